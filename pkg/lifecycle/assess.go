@@ -1,0 +1,280 @@
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// Version is one version of a CRD as status shows it.
+type Version struct {
+	Name       string `json:"name"`
+	Served     bool   `json:"served"`
+	Storage    bool   `json:"storage"`
+	Deprecated bool   `json:"deprecated"`
+	// DeprecationWarning is the text clients receive: the CRD's own, or the
+	// API server's default when the CRD sets none. Empty when not deprecated.
+	DeprecationWarning string `json:"deprecationWarning,omitempty"`
+	// Stored is true when the version is listed in status.storedVersions, so
+	// objects may still be stored at it.
+	Stored bool `json:"stored"`
+	// InSpec is false for a storedVersions entry missing from spec.versions.
+	InSpec bool  `json:"inSpec"`
+	Stage  Stage `json:"stage"`
+}
+
+// Severity says how urgent a Problem is.
+type Severity string
+
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// Problem is something about a CRD's versions a person should know.
+type Problem struct {
+	Severity Severity `json:"severity"`
+	Version  string   `json:"version,omitempty"`
+	Message  string   `json:"message"`
+}
+
+// Action classifies the next step.
+type Action string
+
+const (
+	// ActionRun: something is pending and the command fixes it.
+	ActionRun Action = "run"
+	// ActionReady: the CRD is consistent and may move on with the command.
+	ActionReady Action = "ready"
+	// ActionWait: someone else (the cluster's migrator) is at work.
+	ActionWait Action = "wait"
+	// ActionNone: nothing to do.
+	ActionNone Action = "none"
+)
+
+// Next is the step a person can act on.
+type Next struct {
+	Action  Action `json:"action"`
+	Command string `json:"command,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+func (n Next) String() string {
+	if n.Command == "" {
+		return fmt.Sprintf("%s: %s", n.Action, n.Reason)
+	}
+	return fmt.Sprintf("%s: %s (%s)", n.Action, n.Command, n.Reason)
+}
+
+// Assessment is everything status says about one CRD.
+type Assessment struct {
+	Name           string `json:"name"`
+	Group          string `json:"group"`
+	Kind           string `json:"kind"`
+	Resource       string `json:"resource"`
+	Scope          string `json:"scope"`
+	Conversion     string `json:"conversion"`
+	StorageVersion string `json:"storageVersion"`
+	// StoredVersions is status.storedVersions as the API server has it.
+	StoredVersions []string `json:"storedVersions"`
+	// Migrating is true while the cluster's own storage version migrator
+	// reports StorageMigrating=True on the CRD.
+	Migrating bool `json:"migrating"`
+	// Versions is in Kubernetes version priority order, highest first, and
+	// includes storedVersions entries missing from spec.versions.
+	Versions []Version `json:"versions"`
+	Problems []Problem `json:"problems"`
+	Next     Next      `json:"next"`
+}
+
+// Assess infers every version's stage, the CRD's problems and its next step.
+func Assess(crd *apiextensionsv1.CustomResourceDefinition) Assessment {
+	a := Assessment{
+		Name:           crd.Name,
+		Group:          crd.Spec.Group,
+		Kind:           crd.Spec.Names.Kind,
+		Resource:       crd.Spec.Names.Plural,
+		Scope:          string(crd.Spec.Scope),
+		Conversion:     conversionStrategy(crd),
+		StorageVersion: StorageVersion(crd),
+		StoredVersions: append([]string{}, crd.Status.StoredVersions...),
+		Migrating:      storageMigrating(crd),
+		Problems:       []Problem{},
+	}
+	for _, v := range crd.Spec.Versions {
+		ver := Version{
+			Name:       v.Name,
+			Served:     v.Served,
+			Storage:    v.Storage,
+			Deprecated: v.Deprecated,
+			Stored:     slices.Contains(crd.Status.StoredVersions, v.Name),
+			InSpec:     true,
+		}
+		if v.Deprecated {
+			ver.DeprecationWarning = DeprecationWarning(crd, v.Name)
+		}
+		ver.Stage = inferStage(crd, v, a.StorageVersion)
+		a.Versions = append(a.Versions, ver)
+	}
+	for _, name := range crd.Status.StoredVersions {
+		if specVersion(crd, name) == nil {
+			a.Versions = append(a.Versions, Version{Name: name, Stored: true, Stage: StageMissing})
+		}
+	}
+	slices.SortStableFunc(a.Versions, func(x, y Version) int {
+		switch {
+		case Newer(x.Name, y.Name):
+			return -1
+		case Newer(y.Name, x.Name):
+			return 1
+		}
+		return 0
+	})
+	a.Problems = problems(a)
+	a.Next = nextStep(a)
+	return a
+}
+
+func inferStage(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, storage string) Stage {
+	switch {
+	case v.Storage:
+		return StageStorage
+	case !v.Served:
+		return StageBlocked
+	case v.Deprecated:
+		return StageDeprecated
+	case Newer(v.Name, storage):
+		if isBridged(crd, v.Name, storage) {
+			return StageBridge
+		}
+		return StageIntroduced
+	default:
+		return StageServed
+	}
+}
+
+func problems(a Assessment) []Problem {
+	out := []Problem{}
+	var pending []string
+	for _, v := range a.Versions {
+		switch {
+		case !v.InSpec:
+			out = append(out, Problem{SeverityError, v.Name, fmt.Sprintf(
+				"status.storedVersions names %s, which is missing from spec.versions: every update of this CRD fails until storedVersions is pruned", v.Name)})
+		case v.Stage == StageServed:
+			out = append(out, Problem{SeverityWarning, v.Name, fmt.Sprintf(
+				"%s is served and older than storage version %s but not deprecated: clients get no warning", v.Name, a.StorageVersion)})
+		case v.Storage && v.Deprecated:
+			out = append(out, Problem{SeverityWarning, v.Name, fmt.Sprintf(
+				"storage version %s is marked deprecated", v.Name)})
+		}
+		if v.Stored && !v.Storage {
+			pending = append(pending, v.Name)
+		}
+	}
+	if len(pending) > 0 {
+		out = append(out, Problem{SeverityWarning, "", fmt.Sprintf(
+			"migration pending: objects may still be stored at %s (status.storedVersions: %s)",
+			strings.Join(pending, ", "), strings.Join(a.StoredVersions, ", "))})
+	}
+	if a.Migrating {
+		out = append(out, Problem{SeverityWarning, "", "the cluster's storage version migrator is at work (condition StorageMigrating=True)"})
+	}
+	return out
+}
+
+// nextStep picks the one step that unblocks the most: repair before
+// migration, migration before any promotion, newer versions before older.
+func nextStep(a Assessment) Next {
+	crd := a.Name
+	byStage := map[Stage][]string{}
+	var pending []string
+	for _, v := range a.Versions {
+		byStage[v.Stage] = append(byStage[v.Stage], v.Name)
+		if v.Stored && !v.Storage {
+			pending = append(pending, v.Name)
+		}
+	}
+	migrate := "kubectl crdversion migrate " + crd
+	switch {
+	case a.Migrating:
+		return Next{ActionWait, "", "the cluster's storage version migrator is migrating this resource; check again when StorageMigrating is False"}
+	case len(byStage[StageMissing]) > 0:
+		return Next{ActionRun, migrate, fmt.Sprintf("re-store every object at %s and prune %s from storedVersions", a.StorageVersion, strings.Join(byStage[StageMissing], ", "))}
+	case len(pending) > 0:
+		return Next{ActionRun, migrate, fmt.Sprintf("objects may still be stored at %s", strings.Join(pending, ", "))}
+	case len(byStage[StageIntroduced]) > 0:
+		v := byStage[StageIntroduced][0]
+		return Next{ActionReady, fmt.Sprintf("kubectl crdversion verify %s %s", crd, v), fmt.Sprintf("check that objects round-trip %s→%s→%s, then promote %s to bridge", a.StorageVersion, v, a.StorageVersion, v)}
+	case len(byStage[StageBridge]) > 0:
+		v := byStage[StageBridge][0]
+		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to deprecated", crd, v), fmt.Sprintf("make %s the storage version and deprecate %s", v, a.StorageVersion)}
+	case len(byStage[StageServed]) > 0:
+		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to deprecated", crd, a.StorageVersion), fmt.Sprintf("deprecate %s so clients are warned", strings.Join(byStage[StageServed], ", "))}
+	case len(byStage[StageDeprecated]) > 0:
+		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to blocked", crd, a.StorageVersion), fmt.Sprintf("stop serving %s", strings.Join(byStage[StageDeprecated], ", "))}
+	case len(byStage[StageBlocked]) > 0:
+		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to removed", crd, a.StorageVersion), fmt.Sprintf("remove %s from spec.versions", strings.Join(byStage[StageBlocked], ", "))}
+	case len(a.Versions) == 1:
+		return Next{ActionNone, "", "one version, nothing to do"}
+	default:
+		return Next{ActionNone, "", "versions are consistent"}
+	}
+}
+
+// StorageVersion returns the name of the version marked storage, or "" when
+// none is (which the API server does not allow, but a manifest may hold).
+func StorageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			return v.Name
+		}
+	}
+	return ""
+}
+
+// DeprecationWarning is the text a client receives for deprecated version v:
+// the CRD's own warning, or the default the API server composes.
+func DeprecationWarning(crd *apiextensionsv1.CustomResourceDefinition, v string) string {
+	if sv := specVersion(crd, v); sv != nil && sv.DeprecationWarning != nil {
+		return *sv.DeprecationWarning
+	}
+	msg := fmt.Sprintf("%s/%s %s is deprecated", crd.Spec.Group, v, crd.Spec.Names.Kind)
+	var replacement string
+	for _, other := range crd.Spec.Versions {
+		if other.Served && !other.Deprecated && Newer(other.Name, v) && (replacement == "" || Newer(other.Name, replacement)) {
+			replacement = other.Name
+		}
+	}
+	if replacement != "" {
+		msg += fmt.Sprintf("; use %s/%s %s", crd.Spec.Group, replacement, crd.Spec.Names.Kind)
+	}
+	return msg
+}
+
+func specVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinitionVersion {
+	for i := range crd.Spec.Versions {
+		if crd.Spec.Versions[i].Name == name {
+			return &crd.Spec.Versions[i]
+		}
+	}
+	return nil
+}
+
+func conversionStrategy(crd *apiextensionsv1.CustomResourceDefinition) string {
+	if crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy == "" {
+		return string(apiextensionsv1.NoneConverter)
+	}
+	return string(crd.Spec.Conversion.Strategy)
+}
+
+func storageMigrating(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.StorageMigrating && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}

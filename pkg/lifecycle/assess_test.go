@@ -1,0 +1,209 @@
+package lifecycle
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// crd builds a widgets.example.com CRD from specs like "v1:served,storage"
+// ("-" for no flags); stored is status.storedVersions.
+func crd(stored []string, specs ...string) *apiextensionsv1.CustomResourceDefinition {
+	c := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com", Generation: 3},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "Widget", Plural: "widgets"},
+			Scope: apiextensionsv1.NamespaceScoped,
+		},
+		Status: apiextensionsv1.CustomResourceDefinitionStatus{StoredVersions: stored},
+	}
+	for _, s := range specs {
+		name, flags, _ := strings.Cut(s, ":")
+		c.Spec.Versions = append(c.Spec.Versions, apiextensionsv1.CustomResourceDefinitionVersion{
+			Name:       name,
+			Served:     strings.Contains(flags, "served"),
+			Storage:    strings.Contains(flags, "storage"),
+			Deprecated: strings.Contains(flags, "deprecated"),
+		})
+	}
+	return c
+}
+
+func verified(c *apiextensionsv1.CustomResourceDefinition, v, from string, generation int64) *apiextensionsv1.CustomResourceDefinition {
+	raw, _ := json.Marshal(Verification{From: from, Generation: generation, Objects: 10, At: time.Unix(0, 0).UTC()})
+	c.Annotations = map[string]string{VerifiedAnnotationPrefix + v: string(raw)}
+	return c
+}
+
+func TestAssessStages(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		crd        *apiextensionsv1.CustomResourceDefinition
+		stages     string // "version=stage ..." in priority order
+		action     Action
+		command    string
+		problemSub string // a problem message must contain this; "" means no problems
+	}{
+		{
+			name:    "single version",
+			crd:     crd([]string{"v1"}, "v1:served,storage"),
+			stages:  "v1=storage",
+			action:  ActionNone,
+			command: "",
+		},
+		{
+			name:    "introduced: newer served, not storage, not verified",
+			crd:     crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"),
+			stages:  "v1=introduced v1beta1=storage",
+			action:  ActionReady,
+			command: "kubectl crdversion verify widgets.example.com v1",
+		},
+		{
+			name:    "bridge: verified against current storage and generation",
+			crd:     verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", 3),
+			stages:  "v1=bridge v1beta1=storage",
+			action:  ActionReady,
+			command: "kubectl crdversion promote widgets.example.com v1 --to deprecated",
+		},
+		{
+			name:    "stale verification: CRD changed since",
+			crd:     verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", 2),
+			stages:  "v1=introduced v1beta1=storage",
+			action:  ActionReady,
+			command: "kubectl crdversion verify widgets.example.com v1",
+		},
+		{
+			name:    "stale verification: against another storage version",
+			crd:     verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1alpha1", 3),
+			stages:  "v1=introduced v1beta1=storage",
+			action:  ActionReady,
+			command: "kubectl crdversion verify widgets.example.com v1",
+		},
+		{
+			name:       "deprecated, migration pending",
+			crd:        crd([]string{"v1beta1", "v1"}, "v1beta1:served,deprecated", "v1:served,storage"),
+			stages:     "v1=storage v1beta1=deprecated",
+			action:     ActionRun,
+			command:    "kubectl crdversion migrate widgets.example.com",
+			problemSub: "migration pending: objects may still be stored at v1beta1",
+		},
+		{
+			name:    "deprecated, migrated",
+			crd:     crd([]string{"v1"}, "v1beta1:served,deprecated", "v1:served,storage"),
+			stages:  "v1=storage v1beta1=deprecated",
+			action:  ActionReady,
+			command: "kubectl crdversion promote widgets.example.com v1 --to blocked",
+		},
+		{
+			name:    "blocked",
+			crd:     crd([]string{"v1"}, "v1beta1:deprecated", "v1:served,storage"),
+			stages:  "v1=storage v1beta1=blocked",
+			action:  ActionReady,
+			command: "kubectl crdversion promote widgets.example.com v1 --to removed",
+		},
+		{
+			name:       "blocked but still stored",
+			crd:        crd([]string{"v1beta1", "v1"}, "v1beta1:-", "v1:served,storage"),
+			stages:     "v1=storage v1beta1=blocked",
+			action:     ActionRun,
+			command:    "kubectl crdversion migrate widgets.example.com",
+			problemSub: "migration pending",
+		},
+		{
+			name:       "served older version never deprecated",
+			crd:        crd([]string{"v1"}, "v1beta1:served", "v1:served,storage"),
+			stages:     "v1=storage v1beta1=served",
+			action:     ActionReady,
+			command:    "kubectl crdversion promote widgets.example.com v1 --to deprecated",
+			problemSub: "v1beta1 is served and older than storage version v1 but not deprecated",
+		},
+		{
+			name:       "storedVersions names a version missing from spec",
+			crd:        crd([]string{"v1alpha1", "v1"}, "v1:served,storage"),
+			stages:     "v1=storage v1alpha1=missing",
+			action:     ActionRun,
+			command:    "kubectl crdversion migrate widgets.example.com",
+			problemSub: "status.storedVersions names v1alpha1, which is missing from spec.versions",
+		},
+		{
+			name:       "storage marked deprecated",
+			crd:        crd([]string{"v1"}, "v1:served,storage,deprecated"),
+			stages:     "v1=storage",
+			action:     ActionNone,
+			problemSub: "storage version v1 is marked deprecated",
+		},
+		{
+			name:    "three versions, order by priority not by spec",
+			crd:     crd([]string{"v1"}, "v2alpha1:served", "v1:served,storage", "v1beta1:served,deprecated"),
+			stages:  "v1=storage v1beta1=deprecated v2alpha1=served",
+			action:  ActionReady,
+			command: "kubectl crdversion promote widgets.example.com v1 --to deprecated",
+			// v2alpha1 has lower priority than GA v1, so serving it undeprecated is flagged.
+			problemSub: "v2alpha1 is served and older than storage version v1",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := Assess(tc.crd)
+			var got []string
+			for _, v := range a.Versions {
+				got = append(got, v.Name+"="+string(v.Stage))
+			}
+			if s := strings.Join(got, " "); s != tc.stages {
+				t.Errorf("stages = %q, want %q", s, tc.stages)
+			}
+			if a.Next.Action != tc.action || a.Next.Command != tc.command {
+				t.Errorf("next = %+v, want %s %q", a.Next, tc.action, tc.command)
+			}
+			if tc.problemSub == "" && len(a.Problems) > 0 {
+				t.Errorf("unexpected problems: %+v", a.Problems)
+			}
+			if tc.problemSub != "" && !hasProblem(a, tc.problemSub) {
+				t.Errorf("problems %+v lack %q", a.Problems, tc.problemSub)
+			}
+		})
+	}
+}
+
+func hasProblem(a Assessment, sub string) bool {
+	for _, p := range a.Problems {
+		if strings.Contains(p.Message, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestAssessStorageMigratingWaits(t *testing.T) {
+	c := crd([]string{"v1beta1", "v1"}, "v1beta1:served,deprecated", "v1:served,storage")
+	c.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{{Type: apiextensionsv1.StorageMigrating, Status: apiextensionsv1.ConditionTrue}}
+	a := Assess(c)
+	if !a.Migrating || a.Next.Action != ActionWait {
+		t.Fatalf("migrating=%v next=%+v, want migrating and wait", a.Migrating, a.Next)
+	}
+}
+
+func TestDeprecationWarning(t *testing.T) {
+	c := crd([]string{"v1"}, "v1beta1:served,deprecated", "v1:served,storage", "v1alpha1:served,deprecated")
+	for _, tc := range []struct{ v, want string }{
+		{"v1beta1", "example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget"},
+		{"v1alpha1", "example.com/v1alpha1 Widget is deprecated; use example.com/v1 Widget"},
+	} {
+		if got := DeprecationWarning(c, tc.v); got != tc.want {
+			t.Errorf("DeprecationWarning(%s) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+	own := "use v1, v1beta1 goes away in 2027"
+	c.Spec.Versions[0].DeprecationWarning = &own
+	if got := DeprecationWarning(c, "v1beta1"); got != own {
+		t.Errorf("own warning = %q, want %q", got, own)
+	}
+	solo := crd([]string{"v1"}, "v1:served,storage,deprecated")
+	if got := DeprecationWarning(solo, "v1"); got != "example.com/v1 Widget is deprecated" {
+		t.Errorf("no replacement: %q", got)
+	}
+}

@@ -1,0 +1,19 @@
+package lifecycle
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/version"
+)
+
+// Newer reports whether version a has a higher Kubernetes version priority
+// than b (v2 > v1 > v1beta2 > v1alpha1 > foo1). It is the order kubectl and
+// discovery use, so every listing of versions agrees with what users see there.
+func Newer(a, b string) bool {
+	return version.CompareKubeAwareVersionStrings(a, b) > 0
+}
+
+// SortByPriority sorts version names in place, highest priority first.
+func SortByPriority(names []string) {
+	sort.SliceStable(names, func(i, j int) bool { return Newer(names[i], names[j]) })
+}
