@@ -34,9 +34,14 @@ func crd(stored []string, specs ...string) *apiextensionsv1.CustomResourceDefini
 	return c
 }
 
-func verified(c *apiextensionsv1.CustomResourceDefinition, v, from string, generation int64) *apiextensionsv1.CustomResourceDefinition {
-	raw, _ := json.Marshal(Verification{From: from, Generation: generation, Objects: 10, At: time.Unix(0, 0).UTC()})
+// verified records a passed check of v against from; edit changes the CRD
+// afterwards (nil for none).
+func verified(c *apiextensionsv1.CustomResourceDefinition, v, from string, edit func(*apiextensionsv1.CustomResourceDefinition)) *apiextensionsv1.CustomResourceDefinition {
+	raw, _ := json.Marshal(Verification{From: from, Fingerprint: Fingerprint(c, from, v), Objects: 10, At: time.Unix(0, 0).UTC()})
 	c.Annotations = map[string]string{VerifiedAnnotationPrefix + v: string(raw)}
+	if edit != nil {
+		edit(c)
+	}
 	return c
 }
 
@@ -64,22 +69,24 @@ func TestAssessStages(t *testing.T) {
 			command: "kubectl crdversion verify widgets.example.com v1",
 		},
 		{
-			name:    "bridge: verified against current storage and generation",
-			crd:     verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", 3),
+			name:    "bridge: verified against current storage, schemas and conversion",
+			crd:     verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", nil),
 			stages:  "v1=bridge v1beta1=storage",
 			action:  ActionReady,
 			command: "kubectl crdversion promote widgets.example.com v1 --to deprecated",
 		},
 		{
-			name:    "stale verification: CRD changed since",
-			crd:     verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", 2),
+			name: "stale verification: schema changed since",
+			crd: verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", func(c *apiextensionsv1.CustomResourceDefinition) {
+				c.Spec.Versions[1].Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}
+			}),
 			stages:  "v1=introduced v1beta1=storage",
 			action:  ActionReady,
 			command: "kubectl crdversion verify widgets.example.com v1",
 		},
 		{
 			name:    "stale verification: against another storage version",
-			crd:     verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1alpha1", 3),
+			crd:     verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1alpha1", nil),
 			stages:  "v1=introduced v1beta1=storage",
 			action:  ActionReady,
 			command: "kubectl crdversion verify widgets.example.com v1",
