@@ -1,0 +1,43 @@
+# kubectl-crdversion — see README.md. Every target installs what it needs.
+SHELL   := /bin/bash
+VERSION ?= v0.1.0
+GO      ?= go
+BIN     := bin
+LDFLAGS := -s -w -X main.version=$(VERSION)
+GOFLAGS_BUILD := -trimpath -ldflags "$(LDFLAGS)"
+
+.PHONY: all build sandbox demo sandbox-shell test unit e2e lint dist bench clean
+
+all: build
+
+build: ## the plugin binary, bin/kubectl-crdversion
+	$(GO) build $(GOFLAGS_BUILD) -o $(BIN)/kubectl-crdversion ./cmd/kubectl-crdversion
+
+sandbox: ## the in-process API server for the demo, bin/crdversion-sandbox
+	$(GO) build -o $(BIN)/crdversion-sandbox ./cmd/crdversion-sandbox
+
+demo: build sandbox ## walk through the plugin against an in-process API server
+	./hack/demo.sh
+
+sandbox-shell: build sandbox ## keep a sandbox running to try commands by hand
+	./$(BIN)/crdversion-sandbox serve
+
+lint: ## gofmt and go vet
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+test: lint ## unit and end-to-end tests (the e2e tests run the plugin through kubectl)
+	$(GO) test -count=1 -timeout 20m ./...
+
+unit:
+	$(GO) test -count=1 ./pkg/...
+
+e2e:
+	$(GO) test -count=1 -timeout 20m -v ./test/e2e/
+
+dist: ## release archives and checksums in dist/, and plugins.yaml for krew
+	VERSION=$(VERSION) ./hack/dist.sh
+
+clean:
+	rm -rf $(BIN) dist

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// Exit codes, documented in README.md.
+const (
+	exitOK        = 0
+	exitError     = 1
+	exitAttention = 3
+)
+
+// errAttention ends a command whose work finished but whose result needs a
+// person's attention: its output already says why, so nothing more is printed.
+var errAttention = errors.New("needs attention")
+
+// execute runs the command and is the one place errors are printed, as one
+// `error: ...` line on stderr, and turned into an exit code.
+func execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
+	err := cmd.Execute()
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errAttention):
+		return exitAttention
+	}
+	msg := strings.Join(strings.Fields(strings.TrimSpace(err.Error())), " ")
+	fmt.Fprintf(streams.ErrOut, "error: %s\n", msg)
+	return exitError
+}

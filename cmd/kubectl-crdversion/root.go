@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+)
+
+// NewCmdRoot builds `kubectl crdversion` with kubectl's global flags.
+func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
+	return newCmdRoot(genericclioptions.NewConfigFlags(true), streams)
+}
+
+// newCmdRoot takes the flags so a test can wrap the client's transport.
+func newCmdRoot(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: "crdversion",
+		// Usage lines and errors name the command as a user types it.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl crdversion"},
+		Short:       "Manage the lifecycle of CustomResourceDefinition versions",
+		Long: `Manage the lifecycle of CustomResourceDefinition versions: see every version's
+stage and what to do next, move a version from introduced to removed one safe
+step at a time, and re-store objects at the storage version before pruning
+status.storedVersions.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		// Report results on stdout and everything else on stderr.
+		PersistentPreRun: func(*cobra.Command, []string) {
+			rest.SetDefaultWarningHandler(rest.NewWarningWriter(streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true}))
+		},
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
+	}
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w\nSee '%s --help' for usage.", err, c.CommandPath())
+	})
+	flags.AddFlags(cmd.PersistentFlags())
+	cmd.AddCommand(
+		NewCmdStatus(flags, streams),
+		NewCmdVersion(streams),
+	)
+	return cmd
+}

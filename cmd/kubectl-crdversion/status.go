@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/metadata"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+)
+
+// countWorkers bounds the object counts -o wide asks for at once: enough to
+// hide round-trips on a cluster of hundreds of CRDs without a burst of load.
+const countWorkers = 8
+
+// StatusOptions holds what `kubectl crdversion status` needs.
+type StatusOptions struct {
+	configFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	Names    []string
+	Selector string
+	Group    string
+	Output   string
+
+	format   report.Format
+	crds     apiextensionsclient.Interface
+	metadata metadata.Interface
+	toMapper func() (meta.RESTMapper, error)
+}
+
+// NewCmdStatus builds `kubectl crdversion status`.
+func NewCmdStatus(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &StatusOptions{configFlags: flags, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "status [CRD ...]",
+		Short: "Show every CRD version's flags, stage and the next step",
+		Long: `Show every version of the named CRDs (or of all CRDs): served, storage,
+deprecated, whether it is in status.storedVersions, its lifecycle stage, and
+the next step to take. A CRD is named by its name (widgets.example.com) or as
+kubectl names its resource (plural, singular, short name or kind).
+
+Exit status is 3 when a CRD has an error-level problem, such as a
+storedVersions entry missing from spec.versions.`,
+		Example: `  # Every CRD in the cluster
+  kubectl crdversion status
+
+  # One CRD, by short name, with object counts and deprecation warnings
+  kubectl crdversion status wd -o wide
+
+  # All CRDs of one group, as a document for scripts
+  kubectl crdversion status --group example.com -o json`,
+		ValidArgsFunction: completeCRDNames(flags),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector on the CRDs (e.g. app=foo)")
+	cmd.Flags().StringVar(&o.Group, "group", "", "Only CRDs of this API group")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: "+strings.Join(report.Formats, "|"))
+	return cmd
+}
+
+// Complete builds the clients.
+func (o *StatusOptions) Complete(args []string) error {
+	o.Names = args
+	var err error
+	if o.format, err = report.ParseFormat(o.Output); err != nil {
+		return err
+	}
+	cfg, err := restConfig(o.configFlags)
+	if err != nil {
+		return err
+	}
+	if o.crds, err = apiextensionsclient.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if o.metadata, err = metadata.NewForConfig(cfg); err != nil {
+		return err
+	}
+	o.toMapper = o.configFlags.ToRESTMapper
+	return nil
+}
+
+// Validate checks the input before anything is sent.
+func (o *StatusOptions) Validate() error {
+	if _, err := labels.Parse(o.Selector); err != nil {
+		return fmt.Errorf("invalid selector %q: %w", o.Selector, err)
+	}
+	return nil
+}
+
+// Run lists the CRDs once, assesses them and prints the report.
+func (o *StatusOptions) Run(ctx context.Context) error {
+	all, err := cluster.ListCRDs(ctx, o.crds, o.Selector)
+	if err != nil {
+		return err
+	}
+	crds, err := o.selected(all)
+	if err != nil {
+		return err
+	}
+	items := make([]report.StatusItem, len(crds))
+	for i, crd := range crds {
+		items[i].Assessment = lifecycle.Assess(crd)
+	}
+	if o.format == report.FormatWide {
+		o.count(ctx, crds, items)
+	}
+	if len(items) == 0 && o.format != report.FormatJSON && o.format != report.FormatYAML {
+		fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions found.")
+	}
+	if err := report.WriteStatus(o.Out, o.format, items); err != nil {
+		return err
+	}
+	for _, it := range items {
+		for _, p := range it.Problems {
+			if p.Severity == lifecycle.SeverityError {
+				return errAttention
+			}
+		}
+	}
+	return nil
+}
+
+// selected applies the names and --group to the listed CRDs, keeping the
+// order the user gave and dropping repeats.
+func (o *StatusOptions) selected(all []apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	keep := func(crd *apiextensionsv1.CustomResourceDefinition) {
+		if o.Group != "" && crd.Spec.Group != o.Group {
+			return
+		}
+		for _, seen := range out {
+			if seen.Name == crd.Name {
+				return
+			}
+		}
+		out = append(out, crd)
+	}
+	if len(o.Names) == 0 {
+		for i := range all {
+			keep(&all[i])
+		}
+		return out, nil
+	}
+	for _, name := range o.Names {
+		crd, err := cluster.Resolve(all, name, o.toMapper)
+		if err != nil {
+			return nil, err
+		}
+		keep(crd)
+	}
+	return out, nil
+}
+
+// count fills in object counts, a few CRDs at a time; a CRD whose count
+// fails keeps a blank and the reason goes to stderr.
+func (o *StatusOptions) count(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, items []report.StatusItem) {
+	var g errgroup.Group
+	g.SetLimit(countWorkers)
+	warnings := make([]error, len(crds))
+	for i, crd := range crds {
+		g.Go(func() error {
+			n, ok, err := cluster.CountObjects(ctx, o.metadata, crd)
+			if ok {
+				items[i].Objects = &n
+			}
+			warnings[i] = err
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, err := range warnings {
+		if err != nil {
+			fmt.Fprintf(o.ErrOut, "warning: %v\n", err)
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package report
+
+import (
+	"io"
+	"strconv"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// StatusItem is one CRD in a status report.
+type StatusItem struct {
+	lifecycle.Assessment
+	// Objects counts the CRD's objects; set only by -o wide (and in the
+	// documents), nil when not counted or not countable (no served version).
+	Objects *int64 `json:"objects,omitempty"`
+}
+
+// StatusReport is the document `status -o json|yaml` prints.
+type StatusReport struct {
+	APIVersion string       `json:"apiVersion"`
+	Kind       string       `json:"kind"`
+	Items      []StatusItem `json:"items"`
+}
+
+// WriteStatus renders the status of CRDs: a table of versions, then a table
+// of what to do next per CRD and any problems; or one document.
+func WriteStatus(w io.Writer, f Format, items []StatusItem) error {
+	if f == FormatJSON || f == FormatYAML {
+		if items == nil {
+			items = []StatusItem{}
+		}
+		return writeDocument(w, f, StatusReport{APIVersion: APIVersion, Kind: "StatusReport", Items: items})
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	wide := f == FormatWide
+	header := []string{"CRD", "VERSION", "SERVED", "STORAGE", "DEPRECATED", "STORED", "STAGE"}
+	if wide {
+		header = append(header, "OBJECTS", "WARNING")
+	}
+	versions := newTable(w, header...)
+	for _, it := range items {
+		for i, v := range it.Versions {
+			name, objects := "", ""
+			if i == 0 {
+				name = it.Name
+				objects = count(it.Objects)
+			}
+			row := []string{name, v.Name, yesNo(v.Served), yesNo(v.Storage), yesNo(v.Deprecated), yesNo(v.Stored), string(v.Stage)}
+			if wide {
+				row = append(row, objects, v.DeprecationWarning)
+			}
+			if err := versions.Append(row...); err != nil {
+				return err
+			}
+		}
+	}
+	if err := versions.Render(); err != nil {
+		return err
+	}
+
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	next := newTable(w, "CRD", "CONVERSION", "NEXT")
+	for _, it := range items {
+		if err := next.Append(it.Name, it.Conversion, it.Next.String()); err != nil {
+			return err
+		}
+	}
+	if err := next.Render(); err != nil {
+		return err
+	}
+	return writeProblems(w, items)
+}
+
+func writeProblems(w io.Writer, items []StatusItem) error {
+	t := newTable(w, "CRD", "SEVERITY", "PROBLEM")
+	found := false
+	for _, it := range items {
+		for _, p := range it.Problems {
+			found = true
+			if err := t.Append(it.Name, string(p.Severity), p.Message); err != nil {
+				return err
+			}
+		}
+	}
+	if !found {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return t.Render()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func count(n *int64) string {
+	if n == nil {
+		return ""
+	}
+	return strconv.FormatInt(*n, 10)
+}

@@ -1,0 +1,102 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+func midMigration() StatusItem {
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "Widget", Plural: "widgets"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1beta1", Served: true, Deprecated: true},
+				{Name: "v1", Served: true, Storage: true},
+			},
+		},
+		Status: apiextensionsv1.CustomResourceDefinitionStatus{StoredVersions: []string{"v1beta1", "v1"}},
+	}
+	n := int64(42)
+	return StatusItem{Assessment: lifecycle.Assess(crd), Objects: &n}
+}
+
+func TestWriteStatusTable(t *testing.T) {
+	for _, tc := range []struct {
+		format Format
+		want   []string
+		absent []string
+	}{
+		{FormatTable, []string{
+			"CRD                   VERSION   SERVED   STORAGE   DEPRECATED   STORED   STAGE",
+			"widgets.example.com   v1        yes      yes       no           yes      storage",
+			"                      v1beta1   yes      no        yes          yes      deprecated",
+			"widgets.example.com   None         run: kubectl crdversion migrate widgets.example.com (objects may still be stored at v1beta1)",
+			"migration pending",
+		}, []string{"OBJECTS", "42"}},
+		{FormatWide, []string{"OBJECTS", "WARNING", "42", "example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget"}, nil},
+	} {
+		var buf bytes.Buffer
+		if err := WriteStatus(&buf, tc.format, []StatusItem{midMigration()}); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("format %q: output lacks %q:\n%s", tc.format, w, out)
+			}
+		}
+		for _, a := range tc.absent {
+			if strings.Contains(out, a) {
+				t.Errorf("format %q: output has %q:\n%s", tc.format, a, out)
+			}
+		}
+	}
+}
+
+func TestWriteStatusDocument(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteStatus(&buf, FormatJSON, []StatusItem{midMigration()}); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, buf.String())
+	}
+	if doc["apiVersion"] != APIVersion || doc["kind"] != "StatusReport" {
+		t.Errorf("apiVersion/kind = %v/%v", doc["apiVersion"], doc["kind"])
+	}
+	item := doc["items"].([]any)[0].(map[string]any)
+	for _, key := range []string{"name", "group", "kind", "resource", "scope", "conversion", "storageVersion", "storedVersions", "versions", "problems", "next", "objects"} {
+		if _, ok := item[key]; !ok {
+			t.Errorf("item lacks %q: %v", key, item)
+		}
+	}
+
+	buf.Reset()
+	if err := WriteStatus(&buf, FormatYAML, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); !strings.Contains(got, "kind: StatusReport") || !strings.Contains(got, "items: []") {
+		t.Errorf("empty yaml report = %q", got)
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for in, want := range map[string]Format{"": FormatTable, "table": FormatTable, "wide": FormatWide, "json": FormatJSON, "yaml": FormatYAML} {
+		if got, err := ParseFormat(in); err != nil || got != want {
+			t.Errorf("ParseFormat(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := ParseFormat("xml"); err == nil {
+		t.Error("ParseFormat(xml) accepted")
+	}
+}

@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"maps"
+	"strings"
+	"testing"
+)
+
+// Bad input: one `error: ...` line on stderr, nothing on stdout, exit 1, no
+// stack trace, and the cluster untouched.
+func TestBadInput(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	before := e.crdVersions()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown CRD", []string{"status", "nosuchthings"}, `error: customresourcedefinition "nosuchthings" not found`},
+		{"unknown flag", []string{"status", "--bogus"}, "error: unknown flag: --bogus"},
+		{"malformed selector", []string{"status", "-l", "a in (b"}, `error: invalid selector "a in (b"`},
+		{"bad output format", []string{"status", "-o", "xml"}, `error: unable to match a printer suitable for the output format "xml"`},
+		{"unreachable server", []string{"status", "--server", "https://127.0.0.1:1"}, "connection refused"},
+		{"unknown command", []string{"frobnicate"}, "error: unknown command"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.plugin(tc.args...).mustCode(t, 1)
+			if r.stdout != "" {
+				t.Errorf("stdout = %q, want nothing", r.stdout)
+			}
+			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "error: ") || !strings.Contains(lines[0], tc.want) {
+				t.Errorf("stderr = %q, want one error line containing %q", r.stderr, tc.want)
+			}
+			if strings.Contains(r.stderr, "goroutine ") {
+				t.Errorf("stack trace on stderr")
+			}
+		})
+	}
+	if after := e.crdVersions(); !maps.Equal(before, after) {
+		t.Errorf("bad input changed CRDs: %v -> %v", before, after)
+	}
+}

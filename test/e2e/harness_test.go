@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
+)
+
+// env is one in-process API server with the demo's CRDs and objects.
+type env struct {
+	t       *testing.T
+	sb      *sandbox.Sandbox
+	clients fixtures.Clients
+}
+
+func newEnv(t *testing.T, objects int) *env {
+	t.Helper()
+	sb := sandbox.StartT(t, sandbox.Options{})
+	clients, err := fixtures.NewClients(sb.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objects > 0 {
+		if err := fixtures.InstallDemo(t.Context(), clients, objects); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &env{t: t, sb: sb, clients: clients}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// kubectl runs real kubectl with KUBECONFIG pointing at the sandbox.
+func (e *env) kubectl(args ...string) result {
+	e.t.Helper()
+	cmd := exec.CommandContext(e.t.Context(), "kubectl", args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.sb.KubeconfigPath(), "HOME="+e.t.TempDir())
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errOut.String()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		r.code = exit.ExitCode()
+	case err != nil:
+		e.t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
+	}
+	return r
+}
+
+// plugin runs `kubectl crdversion ARGS`.
+func (e *env) plugin(args ...string) result {
+	e.t.Helper()
+	return e.kubectl(append([]string{"crdversion"}, args...)...)
+}
+
+// crdVersions snapshots every CRD's resourceVersion, to prove a command
+// changed nothing.
+func (e *env) crdVersions() map[string]string {
+	e.t.Helper()
+	list, err := e.clients.CRDs.ApiextensionsV1().CustomResourceDefinitions().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, crd := range list.Items {
+		out[crd.Name] = crd.ResourceVersion
+	}
+	return out
+}
+
+func (e *env) crd(name string) *apiextensionsv1.CustomResourceDefinition {
+	e.t.Helper()
+	crd, err := e.clients.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return crd
+}
+
+func (r result) mustCode(t *testing.T, code int) result {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+func contains(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"encoding/json"
+	"maps"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+)
+
+const demoObjects = 60
+
+func TestStatusAllCRDs(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	before := e.crdVersions()
+
+	// gadgets.example.com's storedVersions names a version gone from spec:
+	// an error-level problem, so exit 3 after the full report.
+	r := e.plugin("status").mustCode(t, 3)
+	contains(t, "status", r.stdout,
+		"CRD                                  VERSION    SERVED   STORAGE   DEPRECATED   STORED   STAGE",
+		"certificates.pki.example.com         v1         yes      yes       no           yes      storage",
+		"                                     v1alpha2   yes      no        yes          yes      deprecated",
+		"backups.storage.example.com          v1         yes      no        no           no       introduced",
+		"clusterpolicies.policy.example.com   v1         yes      yes       no           yes      storage",
+		"gadgets.example.com                  v1         yes      yes       no           yes      storage",
+		"                                     v1alpha1   no       no        no           yes      missing",
+		"run: kubectl crdversion migrate certificates.pki.example.com (objects may still be stored at v1alpha2)",
+		"ready: kubectl crdversion verify backups.storage.example.com v1",
+		"status.storedVersions names v1alpha1, which is missing from spec.versions",
+	)
+	if r.stderr != "" {
+		t.Errorf("stderr = %q, want nothing", r.stderr)
+	}
+	if after := e.crdVersions(); !maps.Equal(before, after) {
+		t.Errorf("status changed CRDs: %v -> %v", before, after)
+	}
+}
+
+func TestStatusResolvesNamesLikeKubectl(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	for _, name := range []string{"certificates.pki.example.com", "certificates", "certificate", "cert", "Certificate", "certs.pki.example.com"} {
+		r := e.plugin("status", name).mustCode(t, 0)
+		if !strings.Contains(r.stdout, "certificates.pki.example.com") || strings.Contains(r.stdout, "backups") {
+			t.Errorf("status %s:\n%s", name, r.stdout)
+		}
+	}
+	// Several names, one repeated: each CRD once, in the order given.
+	r := e.plugin("status", "clusterpolicies", "cert", "certificates").mustCode(t, 0)
+	if strings.Count(r.stdout, "certificates.pki.example.com") != 2 { // versions table + next table
+		t.Errorf("repeated CRD listed more than once:\n%s", r.stdout)
+	}
+	if strings.Index(r.stdout, "clusterpolicies") > strings.Index(r.stdout, "certificates") {
+		t.Errorf("CRDs not in the order given:\n%s", r.stdout)
+	}
+}
+
+func TestStatusWideCountsObjects(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	r := e.plugin("status", "cert", "clusterpolicies", "-o", "wide").mustCode(t, 0)
+	contains(t, "status -o wide", r.stdout, "OBJECTS", "WARNING",
+		"pki.example.com/v1alpha2 Certificate is deprecated; use pki.example.com/v1 Certificate")
+	// InstallDemo puts half the objects in certificates and the rest (less a
+	// third for backups) in clusterpolicies.
+	for crd, want := range map[string]int{"certificates.pki.example.com": demoObjects / 2, "clusterpolicies.policy.example.com": demoObjects - demoObjects/2 - demoObjects/3} {
+		line := lineWith(r.stdout, crd)
+		if !strings.Contains(line, " "+strconv.Itoa(want)+" ") && !strings.HasSuffix(line, " "+strconv.Itoa(want)) {
+			t.Errorf("%s: want object count %d in %q", crd, want, line)
+		}
+	}
+}
+
+func TestStatusDocument(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	r := e.plugin("status", "--group", "pki.example.com", "-o", "json").mustCode(t, 0)
+	var doc report.StatusReport
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("-o json is not JSON: %v\n%s", err, r.stdout)
+	}
+	if doc.APIVersion != report.APIVersion || doc.Kind != "StatusReport" || len(doc.Items) != 1 {
+		t.Fatalf("document = %+v", doc)
+	}
+	it := doc.Items[0]
+	if it.Name != "certificates.pki.example.com" || it.StorageVersion != "v1" || strings.Join(it.StoredVersions, ",") != "v1alpha2,v1" || it.Next.Action != "run" {
+		t.Errorf("item = %+v", it)
+	}
+	if len(it.Versions) != 2 || it.Versions[0].Name != "v1" || it.Versions[1].Stage != "deprecated" {
+		t.Errorf("versions = %+v", it.Versions)
+	}
+
+	y := e.plugin("status", "cert", "-o", "yaml").mustCode(t, 0)
+	contains(t, "-o yaml", y.stdout, "apiVersion: "+report.APIVersion, "kind: StatusReport", "storageVersion: v1")
+}
+
+func TestStatusLabelSelector(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	if r := e.kubectl("label", "crd", "backups.storage.example.com", "tier=data"); r.code != 0 {
+		t.Fatalf("labelling: %s", r.stderr)
+	}
+	r := e.plugin("status", "-l", "tier=data").mustCode(t, 0)
+	if !strings.Contains(r.stdout, "backups.storage.example.com") || strings.Contains(r.stdout, "certificates") {
+		t.Errorf("status -l tier=data:\n%s", r.stdout)
+	}
+	none := e.plugin("status", "-l", "tier=none").mustCode(t, 0)
+	if none.stdout != "" || !strings.Contains(none.stderr, "No CustomResourceDefinitions found.") {
+		t.Errorf("empty selection: stdout %q stderr %q", none.stdout, none.stderr)
+	}
+}
+
+func TestVersionIsStamped(t *testing.T) {
+	e := newEnv(t, 0)
+	r := e.plugin("version").mustCode(t, 0)
+	if !strings.HasPrefix(r.stdout, "kubectl-crdversion "+testVersion+" ") {
+		t.Errorf("version = %q", r.stdout)
+	}
+}
+
+func TestCompletionThroughKubectl(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	// kubectl (1.26+) runs kubectl_complete-crdversion from PATH to complete
+	// a plugin's arguments.
+	sub := e.kubectl("__complete", "crdversion", "st").mustCode(t, 0)
+	contains(t, "completion of subcommands", sub.stdout, "status")
+	names := e.kubectl("__complete", "crdversion", "status", "cert").mustCode(t, 0)
+	contains(t, "completion of CRD names", names.stdout, "certificates.pki.example.com")
+	if strings.Contains(names.stdout, "backups") {
+		t.Errorf("completion ignores the prefix:\n%s", names.stdout)
+	}
+}
+
+func lineWith(out, sub string) string {
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, sub) {
+			return strings.TrimRight(line, "\n")
+		}
+	}
+	return ""
+}
