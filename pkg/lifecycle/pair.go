@@ -1,0 +1,118 @@
+package lifecycle
+
+import (
+	"fmt"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// StageAbsent is where a pair stands before its new version is introduced.
+const StageAbsent Stage = "absent"
+
+// Pair is what one lifecycle step moves: Old is the version being retired,
+// New the one taking over. Old is empty once it has been removed.
+type Pair struct {
+	Old string `json:"old"`
+	New string `json:"new"`
+}
+
+// Refusal is a transition the model does not allow, with why and what to run
+// instead. The plugin prints it as one line and exits 1.
+type Refusal struct {
+	Reason  string
+	Instead string
+}
+
+func (r *Refusal) Error() string {
+	if r.Instead == "" {
+		return r.Reason
+	}
+	return fmt.Sprintf("%s; run: %s", r.Reason, r.Instead)
+}
+
+func refuse(instead, format string, args ...any) *Refusal {
+	return &Refusal{Reason: fmt.Sprintf(format, args...), Instead: instead}
+}
+
+// PairStage infers the pair that version name moves and where it stands:
+// a version absent from spec.versions is about to be introduced; a served
+// version newer than storage is introduced or bridge; the storage version
+// moves its newest older version through deprecated, blocked and removed.
+func PairStage(crd *apiextensionsv1.CustomResourceDefinition, name string) (Pair, Stage, error) {
+	storage, err := singleStorage(crd)
+	if err != nil {
+		return Pair{}, "", err
+	}
+	v := specVersion(crd, name)
+	switch {
+	case v == nil:
+		return Pair{Old: storage, New: name}, StageAbsent, nil
+	case name == storage:
+		old := newestOlder(crd, name)
+		if old == nil {
+			if len(crd.Spec.Versions) == 1 {
+				return Pair{}, "", refuse("", "%s is the only version of %s: introduce a newer one with --from-file", name, crd.Name)
+			}
+			return Pair{}, "", refuse(fmt.Sprintf("kubectl crdversion promote %s %s", crd.Name, newestNewer(crd, name)),
+				"%s is the storage version and every other version is newer: promote the newer one", name)
+		}
+		pair := Pair{Old: old.Name, New: name}
+		switch {
+		case !old.Served:
+			return pair, StageBlocked, nil
+		case old.Deprecated:
+			return pair, StageDeprecated, nil
+		default:
+			// Storage was switched but the old version never deprecated.
+			return pair, StageServed, nil
+		}
+	case !v.Served:
+		return Pair{}, "", refuse("", "%s is not served: only a served version can take over from %s", name, storage)
+	case v.Deprecated:
+		return Pair{}, "", refuse("", "%s is deprecated: only a version that is not deprecated can take over from %s", name, storage)
+	case !Newer(name, storage):
+		return Pair{}, "", refuse(fmt.Sprintf("kubectl crdversion promote %s %s", crd.Name, storage),
+			"%s is older than storage version %s: promote moves a newer version forward", name, storage)
+	case isBridged(crd, name, storage):
+		return Pair{Old: storage, New: name}, StageBridge, nil
+	default:
+		return Pair{Old: storage, New: name}, StageIntroduced, nil
+	}
+}
+
+func singleStorage(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
+	var storage []string
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			storage = append(storage, v.Name)
+		}
+	}
+	if len(storage) != 1 {
+		return "", refuse("", "%s has %d storage versions (%s), exactly one is allowed: fix the CRD first", crd.Name, len(storage), strings.Join(storage, ", "))
+	}
+	return storage[0], nil
+}
+
+// newestOlder is the highest-priority version older than name.
+func newestOlder(crd *apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinitionVersion {
+	var best *apiextensionsv1.CustomResourceDefinitionVersion
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		if Newer(name, v.Name) && (best == nil || Newer(v.Name, best.Name)) {
+			best = v
+		}
+	}
+	return best
+}
+
+// newestNewer is the highest-priority version newer than name, or "".
+func newestNewer(crd *apiextensionsv1.CustomResourceDefinition, name string) string {
+	best := ""
+	for _, v := range crd.Spec.Versions {
+		if Newer(v.Name, name) && (best == "" || Newer(v.Name, best)) {
+			best = v.Name
+		}
+	}
+	return best
+}

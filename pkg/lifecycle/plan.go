@@ -1,0 +1,242 @@
+package lifecycle
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// Plan is one lifecycle step: the field changes it makes and the CRD after.
+type Plan struct {
+	CRD     string   `json:"crd"`
+	Pair    Pair     `json:"pair"`
+	From    Stage    `json:"from"`
+	To      Stage    `json:"to"`
+	Changes []Change `json:"changes"`
+	// Notes say what the step means for objects and clients, and what next.
+	Notes []string `json:"notes,omitempty"`
+	// After is the CRD with the step applied; nil only for refusals.
+	After *apiextensionsv1.CustomResourceDefinition `json:"-"`
+}
+
+// PromoteOptions carries what some steps need from outside the CRD.
+type PromoteOptions struct {
+	// Manifest holds the new version's definition, for introduced.
+	Manifest *apiextensionsv1.CustomResourceDefinition
+	// Verification is the passed round-trip check, for bridge.
+	Verification *Verification
+	// DeprecationWarning overrides the default warning, for deprecated.
+	DeprecationWarning string
+}
+
+// forward is the stage each stage promotes to.
+var forward = map[Stage]Stage{
+	StageAbsent:     StageIntroduced,
+	StageIntroduced: StageBridge,
+	StageBridge:     StageDeprecated,
+	StageServed:     StageDeprecated,
+	StageDeprecated: StageBlocked,
+	StageBlocked:    StageRemoved,
+}
+
+// PlanPromote plans moving version name's pair one stage forward. A target
+// (to) other than the next stage is refused with the command that gets to
+// the next one: steps are never skipped.
+func PlanPromote(crd *apiextensionsv1.CustomResourceDefinition, name string, to Stage, opts PromoteOptions) (*Plan, error) {
+	pair, from, err := PairStage(crd, name)
+	if err != nil {
+		return nil, err
+	}
+	next, ok := forward[from]
+	if !ok {
+		return nil, refuse("", "%s has no stage after %s", name, from)
+	}
+	if to != "" && to != next {
+		if !slices.Contains(Stages, to) {
+			return nil, refuse("", "unknown stage %q: stages are %s", to, stageList())
+		}
+		return nil, refuse(promoteCommand(crd.Name, name, next, opts),
+			"%s is %s; the next stage is %s, not %s: stages are taken one at a time", name, from, next, to)
+	}
+	p := &Plan{CRD: crd.Name, Pair: pair, From: from, To: next, After: crd.DeepCopy()}
+	if err := p.promote(crd, opts); err != nil {
+		return nil, err
+	}
+	p.Changes = diffVersions(crd, p.After)
+	return p, nil
+}
+
+func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts PromoteOptions) error {
+	after, old, nu := p.After, p.Pair.Old, p.Pair.New
+	switch p.To {
+	case StageIntroduced:
+		v, err := manifestVersion(crd, nu, opts.Manifest)
+		if err != nil {
+			return err
+		}
+		after.Spec.Versions = append(after.Spec.Versions, v)
+		if opts.Manifest.Spec.Conversion != nil {
+			after.Spec.Conversion = opts.Manifest.Spec.Conversion.DeepCopy()
+		}
+		p.Notes = append(p.Notes, fmt.Sprintf("%s is served next to %s; %s stays the storage version", nu, old, old),
+			fmt.Sprintf("next: kubectl crdversion verify %s %s", crd.Name, nu))
+	case StageBridge:
+		rec := opts.Verification
+		if rec == nil || rec.From != old {
+			return refuse(fmt.Sprintf("kubectl crdversion verify %s %s", crd.Name, nu),
+				"bridge needs a passed round-trip check of %s against %s", nu, old)
+		}
+		stamped := *rec
+		stamped.Fingerprint = Fingerprint(after, old, nu)
+		setVerification(after, nu, stamped)
+		p.Notes = append(p.Notes, fmt.Sprintf("%d objects round-trip %s→%s→%s without loss", rec.Objects, old, nu, old))
+	case StageDeprecated:
+		if !specVersion(after, nu).Served {
+			return refuse("", "%s is not served: deprecating %s would leave clients no version to move to", nu, old)
+		}
+		o := specVersion(after, old)
+		if p.From == StageBridge {
+			specVersion(after, nu).Storage, o.Storage = true, false
+		}
+		o.Deprecated = true
+		warning := opts.DeprecationWarning
+		if warning == "" {
+			warning = fmt.Sprintf("%s/%s %s is deprecated; use %s/%s %s", crd.Spec.Group, old, crd.Spec.Names.Kind, crd.Spec.Group, nu, crd.Spec.Names.Kind)
+		}
+		o.DeprecationWarning = &warning
+		p.Notes = append(p.Notes, fmt.Sprintf("clients of %s now get the warning %q", old, warning))
+		if p.From == StageBridge {
+			p.Notes = append(p.Notes, fmt.Sprintf("objects are written at %s from now on; those stored at %s must be re-stored: kubectl crdversion migrate %s", nu, old, crd.Name))
+		}
+	case StageBlocked:
+		specVersion(after, old).Served = false
+		p.Notes = append(p.Notes, fmt.Sprintf("requests for %s now fail with 404; objects stay readable through %s", old, nu))
+	case StageRemoved:
+		if slices.Contains(crd.Status.StoredVersions, old) {
+			return refuse(fmt.Sprintf("kubectl crdversion migrate %s", crd.Name),
+				"%s is still in status.storedVersions: objects may be stored at it; migrate (which prunes storedVersions) before removing it", old)
+		}
+		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == old })
+		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
+		p.Notes = append(p.Notes, fmt.Sprintf("%s is gone; managedFields entries naming it break server-side apply: kubectl crdversion migrate %s --clean-managed-fields", old, crd.Name))
+	}
+	return nil
+}
+
+// PlanRollback plans moving version name's pair one stage back. With name
+// empty, the CRD's one pair in flight is meant.
+func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string) (*Plan, error) {
+	if name == "" {
+		var err error
+		if name, err = inFlight(crd); err != nil {
+			return nil, err
+		}
+	}
+	pair, from, err := PairStage(crd, name)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{CRD: crd.Name, Pair: pair, From: from, After: crd.DeepCopy()}
+	after, old, nu := p.After, pair.Old, pair.New
+	switch from {
+	case StageAbsent:
+		return nil, refuse("", "%s is not in spec.versions: nothing to roll back", nu)
+	case StageIntroduced:
+		if slices.Contains(crd.Status.StoredVersions, nu) {
+			return nil, refuse(fmt.Sprintf("kubectl crdversion migrate %s", crd.Name),
+				"%s is in status.storedVersions: objects may be stored at it, so it cannot be removed before they are re-stored at %s", nu, old)
+		}
+		p.To = StageAbsent
+		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == nu })
+		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
+		p.Notes = append(p.Notes, fmt.Sprintf("%s is no longer served; clients using it get 404", nu))
+	case StageBridge:
+		p.To = StageIntroduced
+		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
+	case StageDeprecated, StageServed:
+		p.To = StageBridge
+		o := specVersion(after, old)
+		o.Storage, o.Deprecated, o.DeprecationWarning = true, false, nil
+		specVersion(after, nu).Storage = false
+		p.Notes = append(p.Notes,
+			fmt.Sprintf("objects written since %s became storage are stored at %s; re-store them at %s: kubectl crdversion migrate %s", nu, nu, old, crd.Name))
+	case StageBlocked:
+		p.To = StageDeprecated
+		specVersion(after, old).Served = true
+	}
+	p.Changes = diffVersions(crd, p.After)
+	return p, nil
+}
+
+// inFlight finds the one version whose pair is moving: a served version
+// newer than storage, or the storage version while an older one remains.
+func inFlight(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
+	storage, err := singleStorage(crd)
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	for _, v := range crd.Spec.Versions {
+		if v.Name != storage && v.Served && !v.Deprecated && Newer(v.Name, storage) {
+			names = append(names, v.Name)
+		}
+	}
+	if newestOlder(crd, storage) != nil {
+		names = append(names, storage)
+	}
+	switch len(names) {
+	case 0:
+		return "", refuse("", "%s has one version and nothing to roll back; a removed version cannot be brought back by the plugin (its schema is gone): re-add it from your manifest", crd.Name)
+	case 1:
+		return names[0], nil
+	}
+	return "", refuse("", "%s has several versions in flight (%v): name the one to roll back", crd.Name, names)
+}
+
+func manifestVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, manifest *apiextensionsv1.CustomResourceDefinition) (apiextensionsv1.CustomResourceDefinitionVersion, error) {
+	if manifest == nil {
+		return apiextensionsv1.CustomResourceDefinitionVersion{}, refuse("", "introducing %s needs its schema: pass --from-file with a CRD manifest holding %s", name, name)
+	}
+	if manifest.Name != crd.Name {
+		return apiextensionsv1.CustomResourceDefinitionVersion{}, refuse("", "the manifest is CRD %s, not %s", manifest.Name, crd.Name)
+	}
+	v := specVersion(manifest, name)
+	if v == nil {
+		return apiextensionsv1.CustomResourceDefinitionVersion{}, refuse("", "the manifest for %s has no version %s", crd.Name, name)
+	}
+	out := *v.DeepCopy()
+	out.Served, out.Storage, out.Deprecated, out.DeprecationWarning = true, false, false, nil
+	return out, nil
+}
+
+func setVerification(crd *apiextensionsv1.CustomResourceDefinition, v string, rec Verification) {
+	if rec.At.IsZero() {
+		rec.At = time.Now().UTC()
+	}
+	raw, _ := json.Marshal(rec)
+	if crd.Annotations == nil {
+		crd.Annotations = map[string]string{}
+	}
+	crd.Annotations[VerifiedAnnotationPrefix+v] = string(raw)
+}
+
+func promoteCommand(crd, name string, to Stage, opts PromoteOptions) string {
+	switch {
+	case to == StageIntroduced:
+		return fmt.Sprintf("kubectl crdversion promote %s %s --from-file CRD_MANIFEST", crd, name)
+	case to == StageBridge && opts.Verification == nil:
+		return fmt.Sprintf("kubectl crdversion verify %s %s", crd, name)
+	}
+	return fmt.Sprintf("kubectl crdversion promote %s %s --to %s", crd, name, to)
+}
+
+func stageList() string {
+	s := make([]string, len(Stages))
+	for i, st := range Stages {
+		s[i] = string(st)
+	}
+	return fmt.Sprint(s)
+}

@@ -1,0 +1,168 @@
+package lifecycle
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+func changes(p *Plan) string {
+	var s []string
+	for _, c := range p.Changes {
+		s = append(s, fmt.Sprintf("%s.%s:%s>%s", c.Version, c.Field, c.From, c.To))
+	}
+	return strings.Join(s, " ")
+}
+
+func manifestWith(versions ...string) *apiextensionsv1.CustomResourceDefinition {
+	m := crd(nil, versions...)
+	m.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+	return m
+}
+
+func TestPlanPromote(t *testing.T) {
+	introduced := func() *apiextensionsv1.CustomResourceDefinition {
+		return crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served")
+	}
+	bridged := func() *apiextensionsv1.CustomResourceDefinition {
+		return verified(introduced(), "v1", "v1beta1", nil)
+	}
+	passed := &Verification{From: "v1beta1", Objects: 7}
+	for _, tc := range []struct {
+		name    string
+		crd     *apiextensionsv1.CustomResourceDefinition
+		version string
+		to      Stage
+		opts    PromoteOptions
+		from    Stage
+		changes string
+		refusal string // substring of the refusal; "" means the plan must succeed
+		instead string
+	}{
+		{name: "introduce from manifest", crd: crd([]string{"v1beta1"}, "v1beta1:served,storage"), version: "v1",
+			opts: PromoteOptions{Manifest: manifestWith("v1beta1:served,storage", "v1:served,storage")},
+			from: StageAbsent, changes: "v1.version:>added"},
+		{name: "introduce without manifest", crd: crd([]string{"v1beta1"}, "v1beta1:served,storage"), version: "v1",
+			refusal: "introducing v1 needs its schema: pass --from-file"},
+		{name: "introduce: manifest lacks the version", crd: crd([]string{"v1beta1"}, "v1beta1:served,storage"), version: "v2",
+			opts: PromoteOptions{Manifest: manifestWith("v1:served")}, refusal: "has no version v2"},
+		{name: "bridge with a passed check", crd: introduced(), version: "v1", opts: PromoteOptions{Verification: passed},
+			from: StageIntroduced, changes: "v1.annotation:>verified"},
+		{name: "bridge without a check", crd: introduced(), version: "v1",
+			refusal: "bridge needs a passed round-trip check", instead: "kubectl crdversion verify widgets.example.com v1"},
+		{name: "bridge with a check against another storage version", crd: introduced(), version: "v1",
+			opts: PromoteOptions{Verification: &Verification{From: "v1alpha1"}}, refusal: "bridge needs a passed round-trip check",
+			instead: "kubectl crdversion verify widgets.example.com v1"},
+		{name: "deprecate: switch storage, default warning", crd: bridged(), version: "v1", from: StageBridge,
+			changes: "v1.storage:false>true v1beta1.storage:true>false v1beta1.deprecated:false>true v1beta1.deprecationWarning:>example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget"},
+		{name: "deprecate: own warning", crd: bridged(), version: "v1", opts: PromoteOptions{DeprecationWarning: "gone in 2027"}, from: StageBridge,
+			changes: "v1.storage:false>true v1beta1.storage:true>false v1beta1.deprecated:false>true v1beta1.deprecationWarning:>gone in 2027"},
+		{name: "deprecate an older version served without warning", crd: crd([]string{"v1"}, "v1beta1:served", "v1:served,storage"), version: "v1",
+			from: StageServed, changes: "v1beta1.deprecated:false>true v1beta1.deprecationWarning:>example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget"},
+		{name: "block", crd: crd([]string{"v1beta1", "v1"}, "v1beta1:served,deprecated", "v1:served,storage"), version: "v1",
+			from: StageDeprecated, changes: "v1beta1.served:true>false"},
+		{name: "remove", crd: crd([]string{"v1"}, "v1beta1:deprecated", "v1:served,storage"), version: "v1",
+			from: StageBlocked, changes: "v1beta1.version:present>"},
+		{name: "remove while still in storedVersions", crd: crd([]string{"v1beta1", "v1"}, "v1beta1:deprecated", "v1:served,storage"), version: "v1",
+			refusal: "v1beta1 is still in status.storedVersions", instead: "kubectl crdversion migrate widgets.example.com"},
+		{name: "skip a stage", crd: introduced(), version: "v1", to: StageDeprecated,
+			refusal: "v1 is introduced; the next stage is bridge, not deprecated", instead: "kubectl crdversion verify widgets.example.com v1"},
+		{name: "skip from bridge", crd: bridged(), version: "v1", to: StageBlocked,
+			refusal: "the next stage is deprecated, not blocked", instead: "kubectl crdversion promote widgets.example.com v1 --to deprecated"},
+		{name: "unknown stage", crd: introduced(), version: "v1", to: "gone", refusal: `unknown stage "gone"`},
+		{name: "block the storage version", crd: introduced(), version: "v1beta1", to: StageBlocked,
+			refusal: "v1beta1 is the storage version and every other version is newer", instead: "kubectl crdversion promote widgets.example.com v1"},
+		{name: "deprecate towards an unserved version", crd: crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:-"), version: "v1",
+			refusal: "v1 is not served"},
+		{name: "deprecate when the new storage version is not served", crd: crd([]string{"v1"}, "v1beta1:served", "v1:storage"), version: "v1",
+			refusal: "v1 is not served: deprecating v1beta1 would leave clients no version"},
+		{name: "older version than storage", crd: crd([]string{"v1"}, "v1beta1:served,deprecated", "v1:served,storage", "v1alpha1:served"), version: "v1alpha1",
+			refusal: "v1alpha1 is older than storage version v1", instead: "kubectl crdversion promote widgets.example.com v1"},
+		{name: "two storage versions", crd: crd([]string{"v1"}, "v1beta1:served,storage", "v1:served,storage"), version: "v1",
+			refusal: "has 2 storage versions (v1beta1, v1)"},
+		{name: "one version", crd: crd([]string{"v1"}, "v1:served,storage"), version: "v1",
+			refusal: "v1 is the only version of widgets.example.com"},
+		{name: "a version that does not exist, to a late stage", crd: introduced(), version: "v2", to: StageBlocked,
+			refusal: "v2 is absent; the next stage is introduced, not blocked", instead: "kubectl crdversion promote widgets.example.com v2 --from-file CRD_MANIFEST"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := tc.crd.DeepCopy()
+			p, err := PlanPromote(tc.crd, tc.version, tc.to, tc.opts)
+			if tc.refusal != "" {
+				r, ok := err.(*Refusal)
+				if !ok || !strings.Contains(r.Reason, tc.refusal) || r.Instead != tc.instead {
+					t.Fatalf("got plan %+v, err %v; want refusal %q instead %q", p, err, tc.refusal, tc.instead)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.From != tc.from {
+				t.Errorf("from = %s, want %s", p.From, tc.from)
+			}
+			if got := changes(p); got != tc.changes {
+				t.Errorf("changes:\n got %s\nwant %s", got, tc.changes)
+			}
+			if fmt.Sprint(tc.crd) != fmt.Sprint(before) {
+				t.Error("planning changed its input")
+			}
+			// The plan's result is where the pair now stands.
+			if _, stage, err := PairStage(p.After, p.Pair.New); p.To != StageRemoved && (err != nil || stage != p.To) {
+				t.Errorf("after the plan, %s is %s (%v), want %s", p.Pair.New, stage, err, p.To)
+			}
+		})
+	}
+}
+
+func TestPlanRollback(t *testing.T) {
+	bridged := verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", nil)
+	deprecated, err := PlanPromote(bridged, "v1", "", PromoteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		crd      *apiextensionsv1.CustomResourceDefinition
+		version  string
+		to       Stage
+		changes  string
+		refusal  string
+		noteWant string
+	}{
+		{name: "deprecated back to bridge keeps the verification", crd: deprecated.After, to: StageBridge,
+			changes:  "v1.storage:true>false v1beta1.storage:false>true v1beta1.deprecated:true>false v1beta1.deprecationWarning:example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget>",
+			noteWant: "objects written since v1 became storage are stored at v1"},
+		{name: "bridge back to introduced", crd: bridged, to: StageIntroduced, changes: "v1.annotation:verified>"},
+		{name: "introduced back to absent", crd: crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), to: StageAbsent, changes: "v1.version:present>"},
+		{name: "introduced, but stored at: refused", crd: crd([]string{"v1beta1", "v1"}, "v1beta1:served,storage", "v1:served"), refusal: "v1 is in status.storedVersions"},
+		{name: "blocked back to deprecated", crd: crd([]string{"v1"}, "v1beta1:deprecated", "v1:served,storage"), to: StageDeprecated, changes: "v1beta1.served:false>true"},
+		{name: "removed cannot be rolled back", crd: crd([]string{"v1"}, "v1:served,storage"), refusal: "a removed version cannot be brought back by the plugin"},
+		{name: "two pairs in flight", crd: crd([]string{"v1"}, "v1beta1:served,deprecated", "v1:served,storage", "v2:served"), refusal: "several versions in flight"},
+		{name: "two pairs, one named", crd: crd([]string{"v1"}, "v1beta1:served,deprecated", "v1:served,storage", "v2:served"), version: "v2", to: StageAbsent, changes: "v2.version:present>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := PlanRollback(tc.crd, tc.version)
+			if tc.refusal != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.refusal) {
+					t.Fatalf("got %v, want refusal %q", err, tc.refusal)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.To != tc.to || changes(p) != tc.changes {
+				t.Errorf("to %s changes %s\nwant to %s changes %s", p.To, changes(p), tc.to, tc.changes)
+			}
+			if tc.noteWant != "" && !strings.Contains(strings.Join(p.Notes, "\n"), tc.noteWant) {
+				t.Errorf("notes %q lack %q", p.Notes, tc.noteWant)
+			}
+			if _, stage, err := PairStage(p.After, p.Pair.New); p.To != StageAbsent && (err != nil || stage != p.To) {
+				t.Errorf("after rollback %s is %s (%v), want %s", p.Pair.New, stage, err, p.To)
+			}
+		})
+	}
+}
