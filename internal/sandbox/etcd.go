@@ -1,0 +1,75 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+type etcdServer struct {
+	server   *embed.Etcd
+	client   *clientv3.Client
+	endpoint string
+}
+
+// startEtcd starts a single-member etcd on loopback with fsync off: the data
+// is throw-away, and fsync would dominate test time.
+func startEtcd(ctx context.Context, dir string) (*etcdServer, error) {
+	peer, err := freeLocalURL("http")
+	if err != nil {
+		return nil, err
+	}
+	client, err := freeLocalURL("http")
+	if err != nil {
+		return nil, err
+	}
+	cfg := embed.NewConfig()
+	cfg.Name = "sandbox"
+	cfg.Dir = filepath.Join(dir, "etcd")
+	cfg.UnsafeNoFsync = true
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logger())
+
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("starting etcd: %w", err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(30 * time.Second):
+		e.Close()
+		return nil, errors.New("etcd did not become ready in 30s")
+	case <-ctx.Done():
+		e.Close()
+		return nil, ctx.Err()
+	}
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{client.String()}, DialTimeout: 10 * time.Second, Logger: logger()})
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	return &etcdServer{server: e, client: c, endpoint: client.String()}, nil
+}
+
+func (e *etcdServer) stop() {
+	_ = e.client.Close()
+	e.server.Close()
+	<-e.server.Server.StopNotify()
+}
+
+func logger() *zap.Logger {
+	if verbose() {
+		l, _ := zap.NewDevelopment()
+		return l
+	}
+	return zap.NewNop()
+}

@@ -1,0 +1,73 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// storagePrefix is where the API server keeps objects in etcd.
+const storagePrefix = "/registry"
+
+// StoredAPIVersion reads an object straight from etcd and returns the
+// apiVersion it is stored at; namespace is "" for cluster-scoped objects.
+func (s *Sandbox) StoredAPIVersion(ctx context.Context, group, resource, namespace, name string) (string, error) {
+	key := path.Join(storagePrefix, group, resource, namespace, name)
+	resp, err := s.etcd.client.Get(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	if len(resp.Kvs) == 0 {
+		return "", fmt.Errorf("no etcd key %s", key)
+	}
+	return apiVersionOf(resp.Kvs[0].Value)
+}
+
+// StoredAPIVersions counts the resource's etcd keys by stored apiVersion,
+// reading in pages so a large resource does not load at once.
+func (s *Sandbox) StoredAPIVersions(ctx context.Context, group, resource string) (map[string]int, error) {
+	prefix := path.Join(storagePrefix, group, resource) + "/"
+	end := clientv3.GetPrefixRangeEnd(prefix)
+	counts := map[string]int{}
+	for key := prefix; ; {
+		resp, err := s.etcd.client.Get(ctx, key, clientv3.WithRange(end), clientv3.WithLimit(1000))
+		if err != nil {
+			return nil, err
+		}
+		for _, kv := range resp.Kvs {
+			v, err := apiVersionOf(kv.Value)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", kv.Key, err)
+			}
+			counts[v]++
+		}
+		if !resp.More {
+			return counts, nil
+		}
+		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// Compact compacts etcd at its current revision, so continue tokens issued
+// before expire.
+func (s *Sandbox) Compact(ctx context.Context) error {
+	resp, err := s.etcd.client.Get(ctx, "compact-probe")
+	if err != nil {
+		return err
+	}
+	_, err = s.etcd.client.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical())
+	return err
+}
+
+func apiVersionOf(value []byte) (string, error) {
+	var meta struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	if err := json.Unmarshal(value, &meta); err != nil {
+		return "", fmt.Errorf("stored object is not JSON: %w", err)
+	}
+	return meta.APIVersion, nil
+}
