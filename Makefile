@@ -36,6 +36,9 @@ unit:
 e2e:
 	$(GO) test -count=1 -timeout 20m -v ./test/e2e/
 
+bench: ## benchmarks on the in-process API server (BENCH_CRDS=500)
+	$(GO) test -run '^$$' -bench . -benchtime 5x -timeout 30m ./cmd/kubectl-crdversion/
+
 dist: ## release archives and checksums in dist/, and plugins.yaml for krew
 	VERSION=$(VERSION) ./hack/dist.sh
 

@@ -1,0 +1,239 @@
+// Package packaging checks what users install: the krew manifest against
+// krew's documented rules, and the release archives hack/dist.sh builds.
+package packaging
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// plugin is the part of krew's Plugin (v1alpha2) these checks read.
+type plugin struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		Version          string     `json:"version"`
+		Homepage         string     `json:"homepage"`
+		ShortDescription string     `json:"shortDescription"`
+		Description      string     `json:"description"`
+		Platforms        []platform `json:"platforms"`
+	} `json:"spec"`
+}
+
+type platform struct {
+	Selector struct {
+		MatchLabels map[string]string `json:"matchLabels"`
+	} `json:"selector"`
+	URI    string `json:"uri"`
+	SHA256 string `json:"sha256"`
+	Bin    string `json:"bin"`
+	Files  []struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+	} `json:"files"`
+}
+
+const root = "../.."
+
+func readManifest(t *testing.T, path string) plugin {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p plugin
+	if err := yaml.Unmarshal(raw, &p); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return p
+}
+
+var (
+	semver    = regexp.MustCompile(`^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?$`)
+	sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	nameRule  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+)
+
+func makefileVersion(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^VERSION \?= (\S+)$`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("Makefile has no VERSION ?= line")
+	}
+	return string(m[1])
+}
+
+// checkManifest applies krew's rules (krew.sigs.k8s.io/docs/developer-guide/plugin-manifest).
+func checkManifest(t *testing.T, p plugin, version string, want []string) {
+	t.Helper()
+	if p.APIVersion != "krew.googlecontainertools.github.com/v1alpha2" || p.Kind != "Plugin" {
+		t.Errorf("apiVersion/kind = %s/%s", p.APIVersion, p.Kind)
+	}
+	if p.Metadata.Name != "crdversion" || !nameRule.MatchString(p.Metadata.Name) || strings.HasPrefix(p.Metadata.Name, "kubectl") {
+		t.Errorf("metadata.name = %q", p.Metadata.Name)
+	}
+	s := p.Spec
+	if s.ShortDescription == "" || len(s.ShortDescription) > 50 {
+		t.Errorf("shortDescription %q: must be 1..50 characters", s.ShortDescription)
+	}
+	if strings.TrimSpace(s.Description) == "" {
+		t.Error("description is empty")
+	}
+	if !strings.HasPrefix(s.Homepage, "https://") {
+		t.Errorf("homepage %q is not https", s.Homepage)
+	}
+	if !semver.MatchString(s.Version) || s.Version != version {
+		t.Errorf("version %q: want semver %q", s.Version, version)
+	}
+	seen := map[string]bool{}
+	for _, pl := range s.Platforms {
+		os, arch := pl.Selector.MatchLabels["os"], pl.Selector.MatchLabels["arch"]
+		key := os + "/" + arch
+		if seen[key] {
+			t.Errorf("platform %s listed twice", key)
+		}
+		seen[key] = true
+		if os != "linux" && os != "darwin" && os != "windows" || arch == "" {
+			t.Errorf("platform selector %v", pl.Selector.MatchLabels)
+		}
+		if !strings.HasPrefix(pl.URI, "https://") || !strings.Contains(pl.URI, s.Version) ||
+			!(strings.HasSuffix(pl.URI, ".tar.gz") || strings.HasSuffix(pl.URI, ".zip")) {
+			t.Errorf("%s: uri %q", key, pl.URI)
+		}
+		if !sha256Hex.MatchString(pl.SHA256) {
+			t.Errorf("%s: sha256 %q", key, pl.SHA256)
+		}
+		if (os == "windows") != strings.HasSuffix(pl.Bin, ".exe") || strings.TrimSuffix(pl.Bin, ".exe") != "kubectl-crdversion" {
+			t.Errorf("%s: bin %q", key, pl.Bin)
+		}
+		copies := false
+		for _, f := range pl.Files {
+			copies = copies || f.From == pl.Bin
+		}
+		if len(pl.Files) > 0 && !copies {
+			t.Errorf("%s: files do not copy the binary %s", key, pl.Bin)
+		}
+	}
+	for _, w := range want {
+		if !seen[w] {
+			t.Errorf("platform %s missing", w)
+		}
+	}
+}
+
+func TestCommittedManifest(t *testing.T) {
+	all := []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64", "windows/amd64", "windows/arm64"}
+	checkManifest(t, readManifest(t, filepath.Join(root, "plugins.yaml")), makefileVersion(t), all)
+}
+
+func dist(t *testing.T, version string) string {
+	t.Helper()
+	for _, tool := range []string{"bash", "tar", "gzip", "zip", "sha256sum", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (.ci/run installs it)", tool)
+		}
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("bash", "hack/dist.sh")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "VERSION="+version, "DIST="+dir, "PLATFORMS="+runtime.GOOS+"/"+runtime.GOARCH)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hack/dist.sh: %v\n%s", err, out)
+	}
+	return dir
+}
+
+func TestHostArchive(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("archives are built on unix")
+	}
+	const version = "v0.1.0-test"
+	dir := dist(t, version)
+	archive := filepath.Join(dir, "kubectl-crdversion_"+version+"_"+runtime.GOOS+"_"+runtime.GOARCH+".tar.gz")
+	raw, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
+	want := hex.EncodeToString(sum[:])
+
+	sums, _ := os.ReadFile(filepath.Join(dir, "checksums.txt"))
+	if !strings.Contains(string(sums), want+"  "+filepath.Base(archive)) {
+		t.Errorf("checksums.txt lacks %s %s:\n%s", want, filepath.Base(archive), sums)
+	}
+	m := readManifest(t, filepath.Join(dir, "plugins.yaml"))
+	checkManifest(t, m, version, []string{runtime.GOOS + "/" + runtime.GOARCH})
+	if len(m.Spec.Platforms) != 1 || m.Spec.Platforms[0].SHA256 != want {
+		t.Errorf("manifest does not name the archive's sha256 %s: %+v", want, m.Spec.Platforms)
+	}
+
+	extracted := t.TempDir()
+	files := untar(t, raw, extracted)
+	for _, name := range []string{"kubectl-crdversion", "LICENSE", "kubectl_complete-crdversion"} {
+		if _, ok := files[name]; !ok {
+			t.Errorf("archive lacks %s (has %v)", name, files)
+		}
+	}
+	if files["kubectl-crdversion"]&0o111 == 0 {
+		t.Errorf("binary is not executable: %v", files["kubectl-crdversion"])
+	}
+	out, err := exec.Command(filepath.Join(extracted, "kubectl-crdversion"), "version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "kubectl-crdversion "+version+" ") {
+		t.Errorf("version: %v %q", err, out)
+	}
+
+	again := dist(t, version)
+	raw2, err := os.ReadFile(filepath.Join(again, filepath.Base(archive)))
+	if err != nil || !bytes.Equal(raw2, raw) {
+		t.Errorf("archive is not reproducible: rebuilt bytes differ (%v)", err)
+	}
+}
+
+// untar extracts the archive into dir and returns each name's mode.
+func untar(t *testing.T, raw []byte, dir string) map[string]os.FileMode {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]os.FileMode{}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name] = h.FileInfo().Mode()
+		f, err := os.OpenFile(filepath.Join(dir, filepath.Base(h.Name)), os.O_CREATE|os.O_WRONLY, h.FileInfo().Mode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(f, tr); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+}
