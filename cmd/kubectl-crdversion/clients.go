@@ -1,12 +1,21 @@
 package main
 
 import (
+	"context"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 )
 
 // restConfig returns the client config the global flags describe, with a
-// rate limit that suits a command sending many small reads; client-go's
+// rate limit that suits a command sending many small requests; client-go's
 // default (5/s) would make `status -o wide` on 500 CRDs take minutes.
 func restConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
 	cfg, err := flags.ToRESTConfig()
@@ -17,4 +26,47 @@ func restConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
 	cfg.QPS, cfg.Burst = 100, 200
 	cfg.UserAgent = "kubectl-crdversion/" + version
 	return cfg, nil
+}
+
+// clients are what the commands talk to a cluster with.
+type clients struct {
+	crds     apiextensionsclient.Interface
+	metadata metadata.Interface
+	dynamic  dynamic.Interface
+	toMapper func() (meta.RESTMapper, error)
+}
+
+func newClients(flags *genericclioptions.ConfigFlags) (*clients, error) {
+	cfg, err := restConfig(flags)
+	if err != nil {
+		return nil, err
+	}
+	c := &clients{toMapper: flags.ToRESTMapper}
+	if c.crds, err = apiextensionsclient.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if c.metadata, err = metadata.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if c.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// resolve finds the CRD each name means, from one list of the CRDs.
+func (c *clients) resolve(ctx context.Context, selector string, names ...string) ([]apiextensionsv1.CustomResourceDefinition, []*apiextensionsv1.CustomResourceDefinition, error) {
+	all, err := cluster.ListCRDs(ctx, c.crds, selector)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(names))
+	for _, name := range names {
+		crd, err := cluster.Resolve(all, name, c.toMapper)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, crd)
+	}
+	return all, out, nil
 }

@@ -42,6 +42,9 @@ status.storedVersions.`,
 	flags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(
 		NewCmdStatus(flags, streams),
+		NewCmdPromote(flags, streams),
+		NewCmdRollback(flags, streams),
+		NewCmdVerify(flags, streams),
 		NewCmdVersion(streams),
 	)
 	return cmd

@@ -8,12 +8,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
@@ -34,10 +31,8 @@ type StatusOptions struct {
 	Group    string
 	Output   string
 
-	format   report.Format
-	crds     apiextensionsclient.Interface
-	metadata metadata.Interface
-	toMapper func() (meta.RESTMapper, error)
+	format  report.Format
+	clients *clients
 }
 
 // NewCmdStatus builds `kubectl crdversion status`.
@@ -85,18 +80,8 @@ func (o *StatusOptions) Complete(args []string) error {
 	if o.format, err = report.ParseFormat(o.Output); err != nil {
 		return err
 	}
-	cfg, err := restConfig(o.configFlags)
-	if err != nil {
-		return err
-	}
-	if o.crds, err = apiextensionsclient.NewForConfig(cfg); err != nil {
-		return err
-	}
-	if o.metadata, err = metadata.NewForConfig(cfg); err != nil {
-		return err
-	}
-	o.toMapper = o.configFlags.ToRESTMapper
-	return nil
+	o.clients, err = newClients(o.configFlags)
+	return err
 }
 
 // Validate checks the input before anything is sent.
@@ -109,14 +94,11 @@ func (o *StatusOptions) Validate() error {
 
 // Run lists the CRDs once, assesses them and prints the report.
 func (o *StatusOptions) Run(ctx context.Context) error {
-	all, err := cluster.ListCRDs(ctx, o.crds, o.Selector)
+	all, named, err := o.clients.resolve(ctx, o.Selector, o.Names...)
 	if err != nil {
 		return err
 	}
-	crds, err := o.selected(all)
-	if err != nil {
-		return err
-	}
+	crds := o.selected(all, named)
 	items := make([]report.StatusItem, len(crds))
 	for i, crd := range crds {
 		items[i].Assessment = lifecycle.Assess(crd)
@@ -142,7 +124,7 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 
 // selected applies the names and --group to the listed CRDs, keeping the
 // order the user gave and dropping repeats.
-func (o *StatusOptions) selected(all []apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+func (o *StatusOptions) selected(all []apiextensionsv1.CustomResourceDefinition, named []*apiextensionsv1.CustomResourceDefinition) []*apiextensionsv1.CustomResourceDefinition {
 	var out []*apiextensionsv1.CustomResourceDefinition
 	keep := func(crd *apiextensionsv1.CustomResourceDefinition) {
 		if o.Group != "" && crd.Spec.Group != o.Group {
@@ -159,16 +141,12 @@ func (o *StatusOptions) selected(all []apiextensionsv1.CustomResourceDefinition)
 		for i := range all {
 			keep(&all[i])
 		}
-		return out, nil
+		return out
 	}
-	for _, name := range o.Names {
-		crd, err := cluster.Resolve(all, name, o.toMapper)
-		if err != nil {
-			return nil, err
-		}
+	for _, crd := range named {
 		keep(crd)
 	}
-	return out, nil
+	return out
 }
 
 // count fills in object counts, a few CRDs at a time; a CRD whose count
@@ -179,7 +157,7 @@ func (o *StatusOptions) count(ctx context.Context, crds []*apiextensionsv1.Custo
 	warnings := make([]error, len(crds))
 	for i, crd := range crds {
 		g.Go(func() error {
-			n, ok, err := cluster.CountObjects(ctx, o.metadata, crd)
+			n, ok, err := cluster.CountObjects(ctx, o.clients.metadata, crd)
 			if ok {
 				items[i].Objects = &n
 			}

@@ -207,7 +207,7 @@ func nextStep(a Assessment) Next {
 		return Next{ActionRun, migrate, fmt.Sprintf("objects may still be stored at %s", strings.Join(pending, ", "))}
 	case len(byStage[StageIntroduced]) > 0:
 		v := byStage[StageIntroduced][0]
-		return Next{ActionReady, fmt.Sprintf("kubectl crdversion verify %s %s", crd, v), fmt.Sprintf("check that objects round-trip %s→%s→%s, then promote %s to bridge", a.StorageVersion, v, a.StorageVersion, v)}
+		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to bridge", crd, v), fmt.Sprintf("checks that every object round-trips %s→%s→%s, then records bridge", a.StorageVersion, v, a.StorageVersion)}
 	case len(byStage[StageBridge]) > 0:
 		v := byStage[StageBridge][0]
 		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to deprecated", crd, v), fmt.Sprintf("make %s the storage version and deprecate %s", v, a.StorageVersion)}

@@ -66,7 +66,7 @@ func TestAssessStages(t *testing.T) {
 			crd:     crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"),
 			stages:  "v1=introduced v1beta1=storage",
 			action:  ActionReady,
-			command: "kubectl crdversion verify widgets.example.com v1",
+			command: "kubectl crdversion promote widgets.example.com v1 --to bridge",
 		},
 		{
 			name:    "bridge: verified against current storage, schemas and conversion",
@@ -82,14 +82,14 @@ func TestAssessStages(t *testing.T) {
 			}),
 			stages:  "v1=introduced v1beta1=storage",
 			action:  ActionReady,
-			command: "kubectl crdversion verify widgets.example.com v1",
+			command: "kubectl crdversion promote widgets.example.com v1 --to bridge",
 		},
 		{
 			name:    "stale verification: against another storage version",
 			crd:     verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1alpha1", nil),
 			stages:  "v1=introduced v1beta1=storage",
 			action:  ActionReady,
-			command: "kubectl crdversion verify widgets.example.com v1",
+			command: "kubectl crdversion promote widgets.example.com v1 --to bridge",
 		},
 		{
 			name:       "deprecated, migration pending",

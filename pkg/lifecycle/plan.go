@@ -42,24 +42,33 @@ var forward = map[Stage]Stage{
 	StageBlocked:    StageRemoved,
 }
 
-// PlanPromote plans moving version name's pair one stage forward. A target
-// (to) other than the next stage is refused with the command that gets to
-// the next one: steps are never skipped.
-func PlanPromote(crd *apiextensionsv1.CustomResourceDefinition, name string, to Stage, opts PromoteOptions) (*Plan, error) {
+// NextStage says where promoting version name goes: the stage after the
+// one its pair is in. A target (to) other than that stage is refused with the
+// command that gets to the next one: steps are never skipped.
+func NextStage(crd *apiextensionsv1.CustomResourceDefinition, name string, to Stage) (Pair, Stage, Stage, error) {
 	pair, from, err := PairStage(crd, name)
 	if err != nil {
-		return nil, err
+		return Pair{}, "", "", err
 	}
 	next, ok := forward[from]
 	if !ok {
-		return nil, refuse("", "%s has no stage after %s", name, from)
+		return Pair{}, "", "", refuse("", "%s has no stage after %s", name, from)
 	}
 	if to != "" && to != next {
 		if !slices.Contains(Stages, to) {
-			return nil, refuse("", "unknown stage %q: stages are %s", to, stageList())
+			return Pair{}, "", "", refuse("", "unknown stage %q: stages are %s", to, stageList())
 		}
-		return nil, refuse(promoteCommand(crd.Name, name, next, opts),
+		return Pair{}, "", "", refuse(promoteCommand(crd.Name, name, next),
 			"%s is %s; the next stage is %s, not %s: stages are taken one at a time", name, from, next, to)
+	}
+	return pair, from, next, nil
+}
+
+// PlanPromote plans moving version name's pair one stage forward.
+func PlanPromote(crd *apiextensionsv1.CustomResourceDefinition, name string, to Stage, opts PromoteOptions) (*Plan, error) {
+	pair, from, next, err := NextStage(crd, name, to)
+	if err != nil {
+		return nil, err
 	}
 	p := &Plan{CRD: crd.Name, Pair: pair, From: from, To: next, After: crd.DeepCopy()}
 	if err := p.promote(crd, opts); err != nil {
@@ -82,11 +91,11 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 			after.Spec.Conversion = opts.Manifest.Spec.Conversion.DeepCopy()
 		}
 		p.Notes = append(p.Notes, fmt.Sprintf("%s is served next to %s; %s stays the storage version", nu, old, old),
-			fmt.Sprintf("next: kubectl crdversion verify %s %s", crd.Name, nu))
+			fmt.Sprintf("next: kubectl crdversion promote %s %s --to bridge (checks the round trip first)", crd.Name, nu))
 	case StageBridge:
 		rec := opts.Verification
 		if rec == nil || rec.From != old {
-			return refuse(fmt.Sprintf("kubectl crdversion verify %s %s", crd.Name, nu),
+			return refuse(fmt.Sprintf("kubectl crdversion promote %s %s --to bridge", crd.Name, nu),
 				"bridge needs a passed round-trip check of %s against %s", nu, old)
 		}
 		stamped := *rec
@@ -131,7 +140,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string) (*Plan, error) {
 	if name == "" {
 		var err error
-		if name, err = inFlight(crd); err != nil {
+		if name, err = InFlight(crd); err != nil {
 			return nil, err
 		}
 	}
@@ -171,9 +180,9 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string) (*
 	return p, nil
 }
 
-// inFlight finds the one version whose pair is moving: a served version
+// InFlight finds the one version whose pair is moving: a served version
 // newer than storage, or the storage version while an older one remains.
-func inFlight(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
+func InFlight(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
 	storage, err := singleStorage(crd)
 	if err != nil {
 		return "", err
@@ -223,12 +232,9 @@ func setVerification(crd *apiextensionsv1.CustomResourceDefinition, v string, re
 	crd.Annotations[VerifiedAnnotationPrefix+v] = string(raw)
 }
 
-func promoteCommand(crd, name string, to Stage, opts PromoteOptions) string {
-	switch {
-	case to == StageIntroduced:
+func promoteCommand(crd, name string, to Stage) string {
+	if to == StageIntroduced {
 		return fmt.Sprintf("kubectl crdversion promote %s %s --from-file CRD_MANIFEST", crd, name)
-	case to == StageBridge && opts.Verification == nil:
-		return fmt.Sprintf("kubectl crdversion verify %s %s", crd, name)
 	}
 	return fmt.Sprintf("kubectl crdversion promote %s %s --to %s", crd, name, to)
 }

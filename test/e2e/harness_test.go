@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"strings"
@@ -108,3 +109,21 @@ func contains(t *testing.T, what, got string, wants ...string) {
 		}
 	}
 }
+
+func specVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinitionVersion {
+	for i := range crd.Spec.Versions {
+		if crd.Spec.Versions[i].Name == name {
+			return &crd.Spec.Versions[i]
+		}
+	}
+	return nil
+}
+
+func sameCRDs(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	if !maps.Equal(before, after) {
+		t.Errorf("CRDs changed: %v -> %v", before, after)
+	}
+}
+
+func contains1(got, want string) bool { return strings.Contains(got, want) }

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+)
+
+// PromoteOptions holds what `kubectl crdversion promote` needs.
+type PromoteOptions struct {
+	stepOptions
+	To                 string
+	FromFile           string
+	DeprecationWarning string
+
+	manifest *apiextensionsv1.CustomResourceDefinition
+}
+
+// NewCmdPromote builds `kubectl crdversion promote`.
+func NewCmdPromote(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &PromoteOptions{stepOptions: stepOptions{configFlags: flags, IOStreams: streams}}
+	cmd := &cobra.Command{
+		Use:   "promote CRD [VERSION] [--to STAGE]",
+		Short: "Move a version one stage along introduced → bridge → deprecated → blocked → removed",
+		Long: `Move VERSION (the version taking over) one stage along its lifecycle:
+
+  introduced  add VERSION, served, next to the storage version (needs --from-file)
+  bridge      check that every object round-trips storage→VERSION→storage
+              through the API server, and record that it passed
+  deprecated  make VERSION the storage version; deprecate the old one
+  blocked     stop serving the old version
+  removed     remove the old version (only once it is out of storedVersions)
+
+Without --to it takes the next stage; --to names it, and any stage but the
+next one is refused. VERSION defaults to the one version in flight.`,
+		Example: `  # Introduce v1 from the new CRD manifest, then verify and bridge it
+  kubectl crdversion promote widgets.example.com v1 --from-file widgets-crd.yaml
+  kubectl crdversion promote widgets.example.com v1 --to bridge
+
+  # See what deprecating would change, checked by the API server
+  kubectl crdversion promote widgets.example.com v1 --dry-run=server`,
+		Args:              cobra.RangeArgs(1, 2),
+		ValidArgsFunction: completeCRDNames(flags),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c.Context())
+		},
+	}
+	o.addFlags(cmd)
+	cmd.Flags().StringVar(&o.To, "to", "", "Stage to move to: "+strings.Join(stageNames(), "|")+" (default: the next one)")
+	cmd.Flags().StringVar(&o.FromFile, "from-file", "", "CRD manifest holding the new version's schema (for introduced)")
+	cmd.Flags().StringVar(&o.DeprecationWarning, "deprecation-warning", "", "Warning clients of the old version get (for deprecated; default: <group>/<old> <Kind> is deprecated; use <group>/<new> <Kind>)")
+	return cmd
+}
+
+// Complete reads the manifest and builds the clients.
+func (o *PromoteOptions) Complete(args []string) error {
+	if err := o.complete(args); err != nil {
+		return err
+	}
+	if o.FromFile == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(o.FromFile)
+	if err != nil {
+		return err
+	}
+	o.manifest = &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(raw, o.manifest); err != nil {
+		return fmt.Errorf("%s is not a CustomResourceDefinition manifest: %w", o.FromFile, err)
+	}
+	return nil
+}
+
+// Validate checks the flags before anything is sent.
+func (o *PromoteOptions) Validate() error {
+	if o.To != "" && !isStage(o.To) {
+		return fmt.Errorf("unknown stage %q: stages are %s", o.To, strings.Join(stageNames(), ", "))
+	}
+	return nil
+}
+
+// Run plans the step from a fresh read and applies it. The bridge step
+// first runs the round-trip check and is refused if any object fails it.
+func (o *PromoteOptions) Run(ctx context.Context) error {
+	crd, err := o.target(ctx)
+	if err != nil {
+		return err
+	}
+	version := o.Version
+	if version == "" {
+		if version, err = lifecycle.InFlight(crd); err != nil {
+			return err
+		}
+	}
+	opts := lifecycle.PromoteOptions{Manifest: o.manifest, DeprecationWarning: o.DeprecationWarning}
+	_, _, next, err := lifecycle.NextStage(crd, version, lifecycle.Stage(o.To))
+	if err != nil {
+		return err
+	}
+	if next == lifecycle.StageBridge {
+		result, err := runVerify(ctx, o.clients, crd, nil, o.ErrOut)
+		if err != nil {
+			return err
+		}
+		if !result.Passed() {
+			if err := report.WriteVerify(o.Out, report.FormatTable, crd.Name, result); err != nil {
+				return err
+			}
+			return fmt.Errorf("%s cannot be bridged: %d object checks lose data or fail the round trip (above)", version, len(result.Losses))
+		}
+		rec := result.Verification()
+		opts.Verification = &rec
+	}
+	return o.apply(ctx, crd.Name, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return lifecycle.PlanPromote(crd, version, lifecycle.Stage(o.To), opts)
+	})
+}
+
+func stageNames() []string {
+	out := make([]string, len(lifecycle.Stages))
+	for i, s := range lifecycle.Stages {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func isStage(s string) bool {
+	for _, st := range lifecycle.Stages {
+		if string(st) == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// RollbackOptions holds what `kubectl crdversion rollback` needs.
+type RollbackOptions struct{ stepOptions }
+
+// NewCmdRollback builds `kubectl crdversion rollback`.
+func NewCmdRollback(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &RollbackOptions{stepOptions{configFlags: flags, IOStreams: streams}}
+	cmd := &cobra.Command{
+		Use:   "rollback CRD [VERSION]",
+		Short: "Move the version in flight one stage back",
+		Long: `Move the CRD's version in flight (or VERSION) one stage back: deprecated →
+bridge makes the old version the storage version again, blocked → deprecated
+serves it again, bridge → introduced drops the verification, introduced
+removes the new version. Objects written at the newer version meanwhile stay
+stored at it until ` + "`kubectl crdversion migrate`" + ` re-stores them. A removed
+version cannot be rolled back: its schema is gone.`,
+		Example:           `  kubectl crdversion rollback widgets.example.com --dry-run=server`,
+		Args:              cobra.RangeArgs(1, 2),
+		ValidArgsFunction: completeCRDNames(flags),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.complete(args); err != nil {
+				return err
+			}
+			return o.Run(c.Context())
+		},
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+// Run plans the step back from a fresh read and applies it.
+func (o *RollbackOptions) Run(ctx context.Context) error {
+	crd, err := o.target(ctx)
+	if err != nil {
+		return err
+	}
+	return o.apply(ctx, crd.Name, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return lifecycle.PlanRollback(crd, o.Version)
+	})
+}

@@ -1,0 +1,144 @@
+package convwebhook
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Mode is how the webhook converts.
+type Mode int32
+
+const (
+	// Correct converts both ways without loss.
+	Correct Mode = iota
+	// Lossy drops the port when converting v2 to v1.
+	Lossy
+	// Failing answers every review with a failure.
+	Failing
+)
+
+// Webhook is a running conversion webhook.
+type Webhook struct {
+	URL      string
+	CABundle []byte
+	mode     atomic.Int32
+	reviews  atomic.Int64
+	server   *http.Server
+	listener net.Listener
+}
+
+// Start serves the webhook on 127.0.0.1 over TLS with a fresh CA.
+func Start(mode Mode) (*Webhook, error) {
+	cert, ca, err := selfSigned()
+	if err != nil {
+		return nil, err
+	}
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		return nil, err
+	}
+	w := &Webhook{URL: fmt.Sprintf("https://%s/convert", l.Addr()), CABundle: ca, listener: l}
+	w.mode.Store(int32(mode))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/convert", w.serve)
+	w.server = &http.Server{Handler: mux}
+	go func() { _ = w.server.Serve(l) }()
+	return w, nil
+}
+
+// SetMode switches how later reviews are answered.
+func (w *Webhook) SetMode(m Mode) { w.mode.Store(int32(m)) }
+
+// Reviews counts the conversion reviews answered so far.
+func (w *Webhook) Reviews() int64 { return w.reviews.Load() }
+
+// Stop stops serving.
+func (w *Webhook) Stop() error { return w.server.Close() }
+
+// Conversion is the CRD conversion settings that point at this webhook.
+func (w *Webhook) Conversion() *apiextensionsv1.CustomResourceConversion {
+	url := w.URL
+	return &apiextensionsv1.CustomResourceConversion{
+		Strategy: apiextensionsv1.WebhookConverter,
+		Webhook: &apiextensionsv1.WebhookConversion{
+			ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: w.CABundle},
+			ConversionReviewVersions: []string{"v1"},
+		},
+	}
+}
+
+func (w *Webhook) serve(rw http.ResponseWriter, r *http.Request) {
+	w.reviews.Add(1)
+	var review apiextensionsv1.ConversionReview
+	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+		http.Error(rw, "bad review", http.StatusBadRequest)
+		return
+	}
+	resp := &apiextensionsv1.ConversionResponse{UID: review.Request.UID, Result: metav1.Status{Status: metav1.StatusSuccess}}
+	mode := Mode(w.mode.Load())
+	if mode == Failing {
+		resp.Result = metav1.Status{Status: metav1.StatusFailure, Message: "conversion webhook is failing on purpose"}
+	} else {
+		for _, raw := range review.Request.Objects {
+			out, err := convert(raw.Raw, review.Request.DesiredAPIVersion, mode)
+			if err != nil {
+				resp.ConvertedObjects = nil
+				resp.Result = metav1.Status{Status: metav1.StatusFailure, Message: err.Error()}
+				break
+			}
+			resp.ConvertedObjects = append(resp.ConvertedObjects, runtime.RawExtension{Raw: out})
+		}
+	}
+	review.Response, review.Request = resp, nil
+	rw.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(rw).Encode(review)
+}
+
+func convert(raw []byte, desired string, mode Mode) ([]byte, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(raw); err != nil {
+		return nil, err
+	}
+	from := u.GetAPIVersion()
+	if from == desired {
+		return raw, nil
+	}
+	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
+	if spec == nil {
+		spec = map[string]any{}
+	}
+	switch {
+	case strings.HasSuffix(desired, "/v2"):
+		if hp, ok := spec["hostPort"].(string); ok {
+			host, port, _ := strings.Cut(hp, ":")
+			spec["host"], spec["port"] = host, port
+			delete(spec, "hostPort")
+		}
+	case strings.HasSuffix(desired, "/v1"):
+		host, _ := spec["host"].(string)
+		port, _ := spec["port"].(string)
+		if mode == Lossy {
+			port = ""
+		}
+		if host != "" || port != "" {
+			spec["hostPort"] = host + ":" + port
+		}
+		delete(spec, "host")
+		delete(spec, "port")
+	default:
+		return nil, fmt.Errorf("cannot convert %s to %s", from, desired)
+	}
+	u.Object["spec"] = spec
+	u.SetAPIVersion(desired)
+	return u.MarshalJSON()
+}

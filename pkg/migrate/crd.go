@@ -1,0 +1,67 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// maxReplans bounds how often a step is re-planned after someone else
+// changed the CRD between our read and our write.
+const maxReplans = 5
+
+// Planner decides a lifecycle step from the CRD as it is now.
+type Planner func(*apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error)
+
+// StepResult is a planned (and, unless dry-run=client, written) step.
+type StepResult struct {
+	Plan *lifecycle.Plan
+	// Before is the CRD the final plan was made from.
+	Before *apiextensionsv1.CustomResourceDefinition
+	// After is the CRD as the API server returned it (dry-run=server: as it
+	// would be), or the plan's result with dry-run=client.
+	After *apiextensionsv1.CustomResourceDefinition
+	// Replans counts conflicts that made the step re-read and re-plan.
+	Replans int
+}
+
+// ApplyStep reads the CRD, plans the step and writes the result with the
+// resourceVersion it read. A conflict means someone else changed the CRD:
+// the step is re-planned against their change, never written over it.
+func ApplyStep(ctx context.Context, client apiextensionsclient.Interface, name string, dryRun DryRun, plan Planner) (*StepResult, error) {
+	crds := client.ApiextensionsV1().CustomResourceDefinitions()
+	res := &StepResult{}
+	for {
+		crd, err := crds.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		p, err := plan(crd)
+		if err != nil {
+			return nil, err
+		}
+		res.Plan, res.Before = p, crd
+		if dryRun == DryRunClient {
+			res.After = p.After
+			return res, nil
+		}
+		after, err := crds.Update(ctx, p.After, dryRun.updateOptions())
+		switch {
+		case err == nil:
+			res.After = after
+			return res, nil
+		case apierrors.IsConflict(err) && res.Replans < maxReplans:
+			res.Replans++
+		case apierrors.IsConflict(err):
+			return nil, fmt.Errorf("%s keeps changing under us (%d conflicts): try again when it settles", name, res.Replans+1)
+		default:
+			return nil, fmt.Errorf("updating %s: %w", name, err)
+		}
+	}
+}

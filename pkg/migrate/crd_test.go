@@ -1,0 +1,92 @@
+package migrate
+
+import (
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// Someone edits the CRD between the step's read and its write: the write
+// conflicts, the step is re-planned on their edit, and both survive.
+func TestApplyStepReplansOnConcurrentEdit(t *testing.T) {
+	sb := sandbox.StartT(t, sandbox.Options{})
+	c, err := fixtures.NewClients(sb.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := fixtures.CRD("example.com", "Widget", "widgets", apiextensionsv1.NamespaceScoped, false,
+		fixtures.Version{Name: "v1beta1", Served: true, Deprecated: true},
+		fixtures.Version{Name: "v1", Served: true, Storage: true})
+	if _, err := c.CreateCRD(t.Context(), crd); err != nil {
+		t.Fatal(err)
+	}
+	crds := c.CRDs.ApiextensionsV1().CustomResourceDefinitions()
+
+	calls := 0
+	res, err := ApplyStep(t.Context(), c.CRDs, crd.Name, DryRunNone, func(cur *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		calls++
+		if calls == 1 {
+			theirs := cur.DeepCopy()
+			theirs.Labels = map[string]string{"edited-by": "someone-else"}
+			if _, err := crds.Update(t.Context(), theirs, metav1.UpdateOptions{}); err != nil {
+				t.Fatalf("concurrent edit: %v", err)
+			}
+		}
+		return lifecycle.PlanPromote(cur, "v1", lifecycle.StageBlocked, lifecycle.PromoteOptions{})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 || res.Replans != 1 {
+		t.Fatalf("planned %d times, %d replans; want 2 and 1", calls, res.Replans)
+	}
+	got, err := crds.Get(t.Context(), crd.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels["edited-by"] != "someone-else" {
+		t.Errorf("the concurrent edit was lost: labels %v", got.Labels)
+	}
+	for _, v := range got.Spec.Versions {
+		if v.Name == "v1beta1" && v.Served {
+			t.Errorf("the step was lost: v1beta1 still served")
+		}
+	}
+}
+
+// A server dry run goes through validation and persists nothing.
+func TestApplyStepServerDryRunPersistsNothing(t *testing.T) {
+	sb := sandbox.StartT(t, sandbox.Options{})
+	c, err := fixtures.NewClients(sb.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := fixtures.CRD("example.com", "Widget", "widgets", apiextensionsv1.NamespaceScoped, false,
+		fixtures.Version{Name: "v1beta1", Served: true, Deprecated: true},
+		fixtures.Version{Name: "v1", Served: true, Storage: true})
+	created, err := c.CreateCRD(t.Context(), crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ApplyStep(t.Context(), c.CRDs, crd.Name, DryRunServer, func(cur *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return lifecycle.PlanPromote(cur, "v1", "", lifecycle.PromoteOptions{})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.After.Spec.Versions[0].Served {
+		t.Error("the dry run's answer does not show the change")
+	}
+	got, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), crd.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ResourceVersion != created.ResourceVersion {
+		t.Errorf("server dry run changed the CRD: resourceVersion %s -> %s", created.ResourceVersion, got.ResourceVersion)
+	}
+}

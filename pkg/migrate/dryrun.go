@@ -1,0 +1,40 @@
+package migrate
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DryRun is kubectl's --dry-run: none, client (nothing sent) or server
+// (sent with dryRun=All: validated and admitted, never persisted).
+type DryRun string
+
+const (
+	DryRunNone   DryRun = "none"
+	DryRunClient DryRun = "client"
+	DryRunServer DryRun = "server"
+)
+
+// ParseDryRun accepts kubectl's values.
+func ParseDryRun(s string) (DryRun, error) {
+	switch DryRun(s) {
+	case DryRunNone, DryRunClient, DryRunServer:
+		return DryRun(s), nil
+	case "":
+		return DryRunNone, nil
+	}
+	return "", fmt.Errorf(`invalid dry-run value (%s): must be "none", "server", or "client"`, s)
+}
+
+// FieldManager is the name the plugin's writes are recorded under in
+// managedFields.
+const FieldManager = "kubectl-crdversion"
+
+func (d DryRun) updateOptions() metav1.UpdateOptions {
+	opts := metav1.UpdateOptions{FieldManager: FieldManager}
+	if d == DryRunServer {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	return opts
+}

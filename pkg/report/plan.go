@@ -1,0 +1,50 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// WritePlan renders a lifecycle step for people: what moves where, each
+// field it changes, and what it means. How is "applied", "dry run" or
+// "server dry run".
+func WritePlan(w io.Writer, p *lifecycle.Plan, how string) error {
+	if _, err := fmt.Fprintf(w, "%s: %s %s → %s (%s)\n", p.CRD, p.Pair.New, p.From, p.To, how); err != nil {
+		return err
+	}
+	if p.Pair.Old != "" && p.Pair.Old != p.Pair.New {
+		if _, err := fmt.Fprintf(w, "pair: %s → %s\n", p.Pair.Old, p.Pair.New); err != nil {
+			return err
+		}
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	t := newTable(w, "VERSION", "FIELD", "BEFORE", "AFTER")
+	for _, c := range p.Changes {
+		if err := t.Append(c.Version, c.Field, c.From, c.To); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, n := range p.Notes {
+		if _, err := fmt.Fprintf(w, "\nnote: %s", n); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// WriteCRD prints a CRD as a document, as kubectl -o json|yaml would.
+func WriteCRD(w io.Writer, f Format, crd *apiextensionsv1.CustomResourceDefinition) error {
+	out := crd.DeepCopy()
+	out.APIVersion, out.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+	return writeDocument(w, f, out)
+}

@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+const backups = "backups.storage.example.com"
+
+// The whole forward path of a pair and back, on a CRD the demo installs with
+// v1beta1 as storage and v1 introduced, checking the CRD after each step.
+func TestPromoteAndRollbackWalk(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	objects := demoObjects / 3
+
+	r := e.plugin("promote", "backups", "v1").mustCode(t, 0)
+	contains(t, "promote to bridge", r.stdout, "backups.storage.example.com: v1 introduced → bridge (applied)", "v1        annotation   ", "objects round-trip v1beta1→v1→v1beta1 without loss")
+	rec, ok := lifecycle.VerificationFor(e.crd(backups), "v1")
+	if !ok || rec.From != "v1beta1" || rec.Objects != int64(objects) {
+		t.Fatalf("bridge record = %+v (present %v), want from v1beta1 with %d objects", rec, ok, objects)
+	}
+	if f := strings.Fields(lineWith(e.plugin("status", "backups").stdout, " v1 ")); len(f) == 0 || f[len(f)-1] != "bridge" {
+		t.Errorf("status after bridge: v1 row %q, want stage bridge", f)
+	}
+
+	r = e.plugin("promote", "backups", "v1").mustCode(t, 0)
+	contains(t, "promote to deprecated", r.stdout, "v1 bridge → deprecated", "kubectl crdversion migrate backups.storage.example.com")
+	crd := e.crd(backups)
+	if lifecycle.StorageVersion(crd) != "v1" || !crd.Spec.Versions[0].Deprecated && !crd.Spec.Versions[1].Deprecated {
+		t.Fatalf("after deprecated: storage %s, versions %+v", lifecycle.StorageVersion(crd), crd.Spec.Versions)
+	}
+	// Clients of the old version now get the warning, through real kubectl.
+	get := e.kubectl("get", "backups.v1beta1.storage.example.com", "-n", "team-a", "-o", "name").mustCode(t, 0)
+	contains(t, "kubectl get of the deprecated version", get.stderr, "Warning: storage.example.com/v1beta1 Backup is deprecated; use storage.example.com/v1 Backup")
+
+	e.plugin("promote", "backups", "v1").mustCode(t, 0)
+	if v := specVersion(e.crd(backups), "v1beta1"); v == nil || v.Served {
+		t.Fatalf("after blocked v1beta1 = %+v", v)
+	}
+
+	// v1beta1 is still in storedVersions: removal is refused, nothing changes.
+	before := e.crdVersions()
+	r = e.plugin("promote", "backups", "v1").mustCode(t, 1)
+	oneError(t, r, "v1beta1 is still in status.storedVersions", "run: kubectl crdversion migrate backups.storage.example.com")
+	sameCRDs(t, before, e.crdVersions())
+
+	// And back, one step at a time.
+	e.plugin("rollback", "backups").mustCode(t, 0)
+	if v := specVersion(e.crd(backups), "v1beta1"); !v.Served || !v.Deprecated {
+		t.Fatalf("rollback to deprecated: v1beta1 = %+v", v)
+	}
+	r = e.plugin("rollback", "backups").mustCode(t, 0)
+	contains(t, "rollback to bridge", r.stdout, "v1 deprecated → bridge", "re-store them at v1beta1")
+	crd = e.crd(backups)
+	if lifecycle.StorageVersion(crd) != "v1beta1" || specVersion(crd, "v1beta1").Deprecated || specVersion(crd, "v1beta1").DeprecationWarning != nil {
+		t.Fatalf("rollback to bridge: %+v", crd.Spec.Versions)
+	}
+	contains(t, "status after rollback", e.plugin("status", "backups").stdout, "bridge")
+	e.plugin("rollback", "backups", "v1").mustCode(t, 0)
+	if _, ok := lifecycle.VerificationFor(e.crd(backups), "v1"); ok {
+		t.Fatal("rollback to introduced kept the bridge record")
+	}
+}
+
+func TestPromoteIntroduceFromFile(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	crd := e.crd("clusterpolicies.policy.example.com")
+	manifest := crd.DeepCopy()
+	manifest.Spec.Versions = append(manifest.Spec.Versions, manifest.Spec.Versions[0])
+	manifest.Spec.Versions[1].Name, manifest.Spec.Versions[1].Storage = "v2", false
+	manifest.ManagedFields, manifest.ResourceVersion = nil, ""
+	raw, err := yaml.Marshal(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "crd.yaml")
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	before := e.crdVersions()
+	oneError(t, e.plugin("promote", "clusterpolicies", "v2").mustCode(t, 1), "introducing v2 needs its schema: pass --from-file")
+	oneError(t, e.plugin("promote", "clusterpolicies", "v2", "--to", "deprecated", "--from-file", file).mustCode(t, 1),
+		"v2 is absent; the next stage is introduced, not deprecated", "run: kubectl crdversion promote clusterpolicies.policy.example.com v2 --from-file CRD_MANIFEST")
+	oneError(t, e.plugin("promote", "clusterpolicies", "v2", "--to", "gone").mustCode(t, 1), `unknown stage "gone"`)
+	oneError(t, e.plugin("promote", "clusterpolicies", "v2", "--dry-run=maybe").mustCode(t, 1), "invalid dry-run value (maybe)")
+	sameCRDs(t, before, e.crdVersions())
+
+	r := e.plugin("promote", "clusterpolicies", "v2", "--from-file", file, "-o", "json").mustCode(t, 0)
+	var out map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out["kind"] != "CustomResourceDefinition" {
+		t.Fatalf("-o json: %v\n%s", err, r.stdout)
+	}
+	v2 := specVersion(e.crd("clusterpolicies.policy.example.com"), "v2")
+	if v2 == nil || !v2.Served || v2.Storage {
+		t.Fatalf("introduced v2 = %+v", v2)
+	}
+}
+
+func TestPromoteDryRunChangesNothing(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	before := e.crdVersions()
+	r := e.plugin("promote", "cert", "v1", "--dry-run=server").mustCode(t, 0)
+	contains(t, "server dry run", r.stdout, "v1 deprecated → blocked (server dry run: validated, not persisted)", "v1alpha2   served   true     false")
+	r = e.plugin("promote", "cert", "v1", "--dry-run=client", "-o", "yaml").mustCode(t, 0)
+	contains(t, "client dry run", r.stdout, "kind: CustomResourceDefinition", "served: false")
+	contains(t, "client dry run plan on stderr", r.stderr, "dry run: nothing sent")
+	sameCRDs(t, before, e.crdVersions())
+
+	// The API server validates what a server dry run would write, and what it
+	// rejects is reported: here a warning longer than it accepts.
+	e.plugin("promote", "backups", "v1").mustCode(t, 0) // to bridge
+	before = e.crdVersions()
+	r = e.plugin("promote", "backups", "v1", "--dry-run=server", "--deprecation-warning", strings.Repeat("x", 300)).mustCode(t, 1)
+	oneError(t, r, "deprecationWarning")
+	sameCRDs(t, before, e.crdVersions())
+}
+
+func TestPromoteWarnsWhenGitOpsOwnsVersions(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	// Argo CD applies CRDs server-side under its own field manager.
+	crd := e.crd(backups)
+	manifest := map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": backups},
+		"spec":     crd.Spec,
+	}
+	raw, _ := json.Marshal(manifest)
+	file := filepath.Join(t.TempDir(), "crd.json")
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.kubectl("apply", "--server-side", "--field-manager=argocd-controller", "-f", file).mustCode(t, 0)
+
+	r := e.plugin("rollback", "backups", "--dry-run=server").mustCode(t, 0)
+	contains(t, "gitops warning", r.stderr, "warning: spec.versions is managed by argocd-controller (Argo CD): its next sync or upgrade reverts this change")
+}
+
+func oneError(t *testing.T, r result, wants ...string) {
+	t.Helper()
+	if r.stdout != "" {
+		t.Errorf("stdout = %q, want nothing", r.stdout)
+	}
+	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "error: ") {
+		t.Errorf("stderr = %q, want one error line", r.stderr)
+	}
+	contains(t, "error", r.stderr, wants...)
+}
