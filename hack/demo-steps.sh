@@ -10,11 +10,31 @@ step() {
 	local rc=$?
 	[ "$rc" -eq 0 ] || printf '(exit %d)\n' "$rc"
 }
+say() { printf '\n\033[36m# %s\033[0m\n' "$*"; }
 
+say "Every CRD in the cluster, its versions' stages and what to do next"
 step kubectl crdversion version
 step kubectl crdversion status
 step kubectl crdversion status cert -o wide
 step kubectl crdversion status backups.storage.example.com -o yaml
-# The deprecated version still answers, with the warning clients now see:
+
+say "The deprecated version still answers, with the warning clients now see"
 step kubectl get certificates.v1alpha2.pki.example.com -n team-a web-0000
+
+say "Walk ClusterPolicy from v1 alone to v2 as storage"
+step kubectl crdversion promote clusterpolicies v2 --from-file hack/demo/clusterpolicies-v2.yaml
+say "Skipping a stage is refused, with the command to run instead"
+step kubectl crdversion promote clusterpolicies v2 --to deprecated
+say "bridge: every object must round-trip v1 -> v2 -> v1 through the API server first"
+step kubectl crdversion verify clusterpolicies
+step kubectl crdversion promote clusterpolicies v2
+say "deprecated: checked by the API server first (nothing persisted), then applied"
+step kubectl crdversion promote clusterpolicies v2 --dry-run=server
+step kubectl crdversion promote clusterpolicies v2
+step kubectl get clusterpolicies.v1.policy.example.com baseline-0000
+step kubectl crdversion status clusterpolicies
+say "One step back is one command (here only shown: --dry-run=client)"
+step kubectl crdversion rollback clusterpolicies --dry-run=client
+
+say "Bad input is one error line and exit 1"
 step kubectl crdversion status no-such-thing

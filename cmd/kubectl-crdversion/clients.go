@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -69,4 +70,9 @@ func (c *clients) resolve(ctx context.Context, selector string, names ...string)
 		out = append(out, crd)
 	}
 	return all, out, nil
+}
+
+// noDiscovery stands in for discovery where there is no cluster (-f).
+func noDiscovery() (meta.RESTMapper, error) {
+	return nil, errors.New("no cluster: names are matched against the files' CRDs only")
 }

@@ -24,6 +24,7 @@ type PromoteOptions struct {
 	DeprecationWarning string
 
 	manifest *apiextensionsv1.CustomResourceDefinition
+	verified *lifecycle.Verification
 }
 
 // NewCmdPromote builds `kubectl crdversion promote`.
@@ -48,8 +49,11 @@ next one is refused. VERSION defaults to the one version in flight.`,
   kubectl crdversion promote widgets.example.com v1 --to bridge
 
   # See what deprecating would change, checked by the API server
-  kubectl crdversion promote widgets.example.com v1 --dry-run=server`,
-		Args:              cobra.RangeArgs(1, 2),
+  kubectl crdversion promote widgets.example.com v1 --dry-run=server
+
+  # The same step on the manifest in a GitOps repository, in place
+  kubectl crdversion promote -f deploy/crds/widgets.yaml v1`,
+		Args:              cobra.RangeArgs(0, 2),
 		ValidArgsFunction: completeCRDNames(flags),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
@@ -81,8 +85,11 @@ func (o *PromoteOptions) Complete(args []string) error {
 		return err
 	}
 	o.manifest = &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(raw, o.manifest); err != nil {
+	if err := yaml.Unmarshal(raw, o.manifest); err != nil {
 		return fmt.Errorf("%s is not a CustomResourceDefinition manifest: %w", o.FromFile, err)
+	}
+	if o.manifest.Kind != "CustomResourceDefinition" {
+		return fmt.Errorf("%s is not a CustomResourceDefinition manifest (kind %q)", o.FromFile, o.manifest.Kind)
 	}
 	return nil
 }
@@ -95,41 +102,45 @@ func (o *PromoteOptions) Validate() error {
 	return nil
 }
 
-// Run plans the step from a fresh read and applies it. The bridge step
-// first runs the round-trip check and is refused if any object fails it.
+// Run plans the step and applies it. On a cluster, the bridge step first
+// runs the round-trip check and is refused if any object fails it.
 func (o *PromoteOptions) Run(ctx context.Context) error {
-	crd, err := o.target(ctx)
-	if err != nil {
-		return err
-	}
-	version := o.Version
-	if version == "" {
-		if version, err = lifecycle.InFlight(crd); err != nil {
-			return err
-		}
-	}
-	opts := lifecycle.PromoteOptions{Manifest: o.manifest, DeprecationWarning: o.DeprecationWarning}
-	_, _, next, err := lifecycle.NextStage(crd, version, lifecycle.Stage(o.To))
-	if err != nil {
-		return err
-	}
-	if next == lifecycle.StageBridge {
-		result, err := runVerify(ctx, o.clients, crd, nil, o.ErrOut)
-		if err != nil {
-			return err
-		}
-		if !result.Passed() {
-			if err := report.WriteVerify(o.Out, report.FormatTable, crd.Name, result); err != nil {
-				return err
+	return o.run(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string, offline bool) (*lifecycle.Plan, error) {
+		if version == "" {
+			var err error
+			if version, err = lifecycle.InFlight(crd); err != nil {
+				return nil, err
 			}
-			return fmt.Errorf("%s cannot be bridged: %d object checks lose data or fail the round trip (above)", version, len(result.Losses))
 		}
-		rec := result.Verification()
-		opts.Verification = &rec
-	}
-	return o.apply(ctx, crd.Name, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		opts := lifecycle.PromoteOptions{Manifest: o.manifest, DeprecationWarning: o.DeprecationWarning, Offline: offline, Verification: o.verified}
+		if _, _, next, err := lifecycle.NextStage(crd, version, lifecycle.Stage(o.To), offline); err != nil {
+			return nil, err
+		} else if next == lifecycle.StageBridge && o.verified == nil {
+			if err := o.verify(ctx, crd, version); err != nil {
+				return nil, err
+			}
+			opts.Verification = o.verified
+		}
 		return lifecycle.PlanPromote(crd, version, lifecycle.Stage(o.To), opts)
 	})
+}
+
+// verify runs the round-trip check once, before the bridge step is written
+// (a re-plan after a conflict reuses its result).
+func (o *PromoteOptions) verify(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, version string) error {
+	result, err := runVerify(ctx, o.clients, crd, nil, o.ErrOut)
+	if err != nil {
+		return err
+	}
+	if !result.Passed() {
+		if err := report.WriteVerify(o.Out, report.FormatTable, crd.Name, result); err != nil {
+			return err
+		}
+		return fmt.Errorf("%s cannot be bridged: %d object checks lose data or fail the round trip (above)", version, len(result.Losses))
+	}
+	rec := result.Verification()
+	o.verified = &rec
+	return nil
 }
 
 func stageNames() []string {

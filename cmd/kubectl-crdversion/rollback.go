@@ -26,8 +26,9 @@ serves it again, bridge → introduced drops the verification, introduced
 removes the new version. Objects written at the newer version meanwhile stay
 stored at it until ` + "`kubectl crdversion migrate`" + ` re-stores them. A removed
 version cannot be rolled back: its schema is gone.`,
-		Example:           `  kubectl crdversion rollback widgets.example.com --dry-run=server`,
-		Args:              cobra.RangeArgs(1, 2),
+		Example: `  kubectl crdversion rollback widgets.example.com --dry-run=server
+  kubectl crdversion rollback -f deploy/crds/widgets.yaml`,
+		Args:              cobra.RangeArgs(0, 2),
 		ValidArgsFunction: completeCRDNames(flags),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.complete(args); err != nil {
@@ -42,11 +43,7 @@ version cannot be rolled back: its schema is gone.`,
 
 // Run plans the step back from a fresh read and applies it.
 func (o *RollbackOptions) Run(ctx context.Context) error {
-	crd, err := o.target(ctx)
-	if err != nil {
-		return err
-	}
-	return o.apply(ctx, crd.Name, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanRollback(crd, o.Version)
+	return o.run(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string, _ bool) (*lifecycle.Plan, error) {
+		return lifecycle.PlanRollback(crd, version)
 	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -30,6 +32,7 @@ type StatusOptions struct {
 	Selector string
 	Group    string
 	Output   string
+	Filename string
 
 	format  report.Format
 	clients *clients
@@ -55,7 +58,10 @@ storedVersions entry missing from spec.versions.`,
   kubectl crdversion status wd -o wide
 
   # All CRDs of one group, as a document for scripts
-  kubectl crdversion status --group example.com -o json`,
+  kubectl crdversion status --group example.com -o json
+
+  # Every CRD manifest in a repository, without a cluster
+  kubectl crdversion status -f deploy/crds/`,
 		ValidArgsFunction: completeCRDNames(flags),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
@@ -70,6 +76,7 @@ storedVersions entry missing from spec.versions.`,
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector on the CRDs (e.g. app=foo)")
 	cmd.Flags().StringVar(&o.Group, "group", "", "Only CRDs of this API group")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: "+strings.Join(report.Formats, "|"))
+	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "Read CRDs from this manifest file or directory instead of the cluster")
 	return cmd
 }
 
@@ -80,6 +87,9 @@ func (o *StatusOptions) Complete(args []string) error {
 	if o.format, err = report.ParseFormat(o.Output); err != nil {
 		return err
 	}
+	if o.Filename != "" {
+		return nil
+	}
 	o.clients, err = newClients(o.configFlags)
 	return err
 }
@@ -89,12 +99,15 @@ func (o *StatusOptions) Validate() error {
 	if _, err := labels.Parse(o.Selector); err != nil {
 		return fmt.Errorf("invalid selector %q: %w", o.Selector, err)
 	}
+	if o.Filename != "" && o.format == report.FormatWide {
+		return errors.New("-o wide counts objects on a cluster: not with -f")
+	}
 	return nil
 }
 
 // Run lists the CRDs once, assesses them and prints the report.
 func (o *StatusOptions) Run(ctx context.Context) error {
-	all, named, err := o.clients.resolve(ctx, o.Selector, o.Names...)
+	all, named, err := o.load(ctx)
 	if err != nil {
 		return err
 	}
@@ -171,4 +184,38 @@ func (o *StatusOptions) count(ctx context.Context, crds []*apiextensionsv1.Custo
 			fmt.Fprintf(o.ErrOut, "warning: %v\n", err)
 		}
 	}
+}
+
+// load lists the CRDs of the cluster, or of the files with -f, and finds
+// the ones named.
+func (o *StatusOptions) load(ctx context.Context) ([]apiextensionsv1.CustomResourceDefinition, []*apiextensionsv1.CustomResourceDefinition, error) {
+	if o.Filename == "" {
+		return o.clients.resolve(ctx, o.Selector, o.Names...)
+	}
+	files, err := manifest.Read(o.Filename)
+	if err != nil {
+		return nil, nil, err
+	}
+	selector, _ := labels.Parse(o.Selector)
+	var all []apiextensionsv1.CustomResourceDefinition
+	for _, f := range files {
+		crds, err := f.CRDs()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, c := range crds {
+			if selector.Matches(labels.Set(c.Obj.Labels)) {
+				all = append(all, *c.Obj)
+			}
+		}
+	}
+	named := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(o.Names))
+	for _, name := range o.Names {
+		crd, err := cluster.Resolve(all, name, noDiscovery)
+		if err != nil {
+			return nil, nil, err
+		}
+		named = append(named, crd)
+	}
+	return all, named, nil
 }

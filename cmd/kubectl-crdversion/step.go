@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -9,37 +10,44 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
 // stepOptions is what promote and rollback share: one CRD, one lifecycle
-// step planned from a fresh read, written with optimistic concurrency.
+// step planned from a fresh read, written with optimistic concurrency — or,
+// with -f, planned on a manifest file and written into it.
 type stepOptions struct {
 	configFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 
-	CRD     string
-	Version string
-	DryRun  string
-	Output  string
+	CRD      string
+	Version  string
+	DryRun   string
+	Output   string
+	Filename string
 
+	args    []string
 	dryRun  migrate.DryRun
 	format  report.Format
 	clients *clients
 }
 
+// stepPlanner plans the step for a CRD and a version ("" for the one in
+// flight); offline is set when the CRD comes from a file.
+type stepPlanner func(crd *apiextensionsv1.CustomResourceDefinition, version string, offline bool) (*lifecycle.Plan, error)
+
 func (o *stepOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none", "client" (print the plan, send nothing) or "server" (the API server validates the change, nothing is persisted)`)
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none", "client" (print the plan, change nothing) or "server" (the API server validates the change, nothing is persisted)`)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json|yaml prints the resulting CRD")
+	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "CRD manifest file to change in place instead of the cluster (comments, key order and other documents are kept)")
 }
 
 func (o *stepOptions) complete(args []string) error {
-	o.CRD = args[0]
-	if len(args) > 1 {
-		o.Version = args[1]
-	}
+	o.args = args
 	var err error
 	if o.dryRun, err = migrate.ParseDryRun(o.DryRun); err != nil {
 		return err
@@ -48,19 +56,46 @@ func (o *stepOptions) complete(args []string) error {
 		return err
 	}
 	if o.format == report.FormatWide {
-		return fmt.Errorf("-o wide is not supported here: use json or yaml")
+		return errors.New("-o wide is not supported here: use json or yaml")
+	}
+	if o.Filename != "" {
+		if o.dryRun == migrate.DryRunServer {
+			return errors.New("--dry-run=server needs a cluster: with -f use --dry-run=client")
+		}
+		return nil
+	}
+	if len(args) == 0 {
+		return errors.New("a CRD is required (or -f FILE)")
+	}
+	o.CRD = args[0]
+	if len(args) > 1 {
+		o.Version = args[1]
 	}
 	o.clients, err = newClients(o.configFlags)
 	return err
 }
 
-// target resolves the CRD argument to a CRD name.
+// target resolves the CRD argument on the cluster.
 func (o *stepOptions) target(ctx context.Context) (*apiextensionsv1.CustomResourceDefinition, error) {
 	_, crds, err := o.clients.resolve(ctx, "", o.CRD)
 	if err != nil {
 		return nil, err
 	}
 	return crds[0], nil
+}
+
+// run applies the step to the cluster or, with -f, to the file.
+func (o *stepOptions) run(ctx context.Context, plan stepPlanner) error {
+	if o.Filename != "" {
+		return o.runOffline(plan)
+	}
+	crd, err := o.target(ctx)
+	if err != nil {
+		return err
+	}
+	return o.apply(ctx, crd.Name, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return plan(crd, o.Version, false)
+	})
 }
 
 // apply runs the step and reports it: the plan for people (or the CRD for
@@ -78,11 +113,91 @@ func (o *stepOptions) apply(ctx context.Context, name string, plan migrate.Plann
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
 	how := map[migrate.DryRun]string{migrate.DryRunNone: "applied", migrate.DryRunClient: "dry run: nothing sent", migrate.DryRunServer: "server dry run: validated, not persisted"}[o.dryRun]
+	return o.report(res.Plan, res.After, how)
+}
+
+func (o *stepOptions) report(p *lifecycle.Plan, after *apiextensionsv1.CustomResourceDefinition, how string) error {
 	if o.format == report.FormatJSON || o.format == report.FormatYAML {
-		if err := report.WritePlan(o.ErrOut, res.Plan, how); err != nil {
+		if err := report.WritePlan(o.ErrOut, p, how); err != nil {
 			return err
 		}
-		return report.WriteCRD(o.Out, o.format, res.After)
+		return report.WriteCRD(o.Out, o.format, after)
 	}
-	return report.WritePlan(o.Out, res.Plan, how)
+	return report.WritePlan(o.Out, p, how)
+}
+
+// runOffline plans on the CRD in the file and edits the file in place.
+func (o *stepOptions) runOffline(plan stepPlanner) error {
+	files, err := manifest.Read(o.Filename)
+	if err != nil {
+		return err
+	}
+	var crds []manifest.CRD
+	for _, f := range files {
+		found, err := f.CRDs()
+		if err != nil {
+			return err
+		}
+		crds = append(crds, found...)
+	}
+	crd, version, err := pickOffline(crds, o.args)
+	if err != nil {
+		return err
+	}
+	p, err := plan(crd.Obj, version, true)
+	if err != nil {
+		return err
+	}
+	if err := crd.Apply(p); err != nil {
+		return err
+	}
+	how := "dry run: file unchanged"
+	if o.dryRun != migrate.DryRunClient {
+		if err := crd.File.Write(); err != nil {
+			return err
+		}
+		how = "written to " + crd.File.Path
+	}
+	return o.report(p, p.After, how)
+}
+
+// pickOffline reads the arguments of -f: [CRD] [VERSION], where the CRD may
+// be left out when the files hold just one.
+func pickOffline(crds []manifest.CRD, args []string) (manifest.CRD, string, error) {
+	objs := make([]apiextensionsv1.CustomResourceDefinition, len(crds))
+	for i, c := range crds {
+		objs[i] = *c.Obj
+	}
+	find := func(name string) (manifest.CRD, bool) {
+		if crd, err := cluster.Resolve(objs, name, noDiscovery); err == nil {
+			for _, c := range crds {
+				if c.Obj.Name == crd.Name {
+					return c, true
+				}
+			}
+		}
+		return manifest.CRD{}, false
+	}
+	switch {
+	case len(crds) == 0:
+		return manifest.CRD{}, "", errors.New("no CustomResourceDefinition in the file")
+	case len(args) == 2:
+		c, ok := find(args[0])
+		if !ok {
+			return manifest.CRD{}, "", fmt.Errorf("the file has no CRD %q", args[0])
+		}
+		return c, args[1], nil
+	case len(args) == 1:
+		if c, ok := find(args[0]); ok {
+			return c, "", nil
+		}
+	}
+	if len(crds) > 1 {
+		return manifest.CRD{}, "", fmt.Errorf("the file holds %d CRDs: name one (kubectl crdversion promote -f FILE CRD VERSION)", len(crds))
+	}
+	version := ""
+	if len(args) == 1 {
+		version = args[0]
+	}
+	return crds[0], version, nil
 }

@@ -30,6 +30,10 @@ type PromoteOptions struct {
 	Verification *Verification
 	// DeprecationWarning overrides the default warning, for deprecated.
 	DeprecationWarning string
+	// Offline plans for a manifest file: a file cannot show the cluster's
+	// objects, so bridge (a check of those objects) is left to the cluster
+	// and introduced moves on to deprecated.
+	Offline bool
 }
 
 // forward is the stage each stage promotes to.
@@ -45,12 +49,15 @@ var forward = map[Stage]Stage{
 // NextStage says where promoting version name goes: the stage after the
 // one its pair is in. A target (to) other than that stage is refused with the
 // command that gets to the next one: steps are never skipped.
-func NextStage(crd *apiextensionsv1.CustomResourceDefinition, name string, to Stage) (Pair, Stage, Stage, error) {
+func NextStage(crd *apiextensionsv1.CustomResourceDefinition, name string, to Stage, offline bool) (Pair, Stage, Stage, error) {
 	pair, from, err := PairStage(crd, name)
 	if err != nil {
 		return Pair{}, "", "", err
 	}
 	next, ok := forward[from]
+	if offline && from == StageIntroduced {
+		next = StageDeprecated
+	}
 	if !ok {
 		return Pair{}, "", "", refuse("", "%s has no stage after %s", name, from)
 	}
@@ -66,7 +73,7 @@ func NextStage(crd *apiextensionsv1.CustomResourceDefinition, name string, to St
 
 // PlanPromote plans moving version name's pair one stage forward.
 func PlanPromote(crd *apiextensionsv1.CustomResourceDefinition, name string, to Stage, opts PromoteOptions) (*Plan, error) {
-	pair, from, next, err := NextStage(crd, name, to)
+	pair, from, next, err := NextStage(crd, name, to, opts.Offline)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +114,8 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 			return refuse("", "%s is not served: deprecating %s would leave clients no version to move to", nu, old)
 		}
 		o := specVersion(after, old)
-		if p.From == StageBridge {
+		switched := p.From != StageServed
+		if switched {
 			specVersion(after, nu).Storage, o.Storage = true, false
 		}
 		o.Deprecated = true
@@ -117,8 +125,11 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		}
 		o.DeprecationWarning = &warning
 		p.Notes = append(p.Notes, fmt.Sprintf("clients of %s now get the warning %q", old, warning))
-		if p.From == StageBridge {
+		if switched {
 			p.Notes = append(p.Notes, fmt.Sprintf("objects are written at %s from now on; those stored at %s must be re-stored: kubectl crdversion migrate %s", nu, old, crd.Name))
+		}
+		if p.From == StageIntroduced {
+			p.Notes = append(p.Notes, fmt.Sprintf("bridge is checked on the cluster, not in a file: before this manifest is applied, run kubectl crdversion promote %s %s --to bridge there", crd.Name, nu))
 		}
 	case StageBlocked:
 		specVersion(after, old).Served = false

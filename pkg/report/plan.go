@@ -38,6 +38,16 @@ func WritePlan(w io.Writer, p *lifecycle.Plan, how string) error {
 			return err
 		}
 	}
+	if markers := KubebuilderMarkers(p); len(markers) > 0 {
+		if _, err := io.WriteString(w, "\n\nkubebuilder markers for the same result:"); err != nil {
+			return err
+		}
+		for _, m := range markers {
+			if _, err := fmt.Fprintf(w, "\n  %s", m); err != nil {
+				return err
+			}
+		}
+	}
 	_, err := io.WriteString(w, "\n")
 	return err
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
@@ -33,7 +35,7 @@ func TestPromoteAndRollbackWalk(t *testing.T) {
 	r = e.plugin("promote", "backups", "v1").mustCode(t, 0)
 	contains(t, "promote to deprecated", r.stdout, "v1 bridge → deprecated", "kubectl crdversion migrate backups.storage.example.com")
 	crd := e.crd(backups)
-	if lifecycle.StorageVersion(crd) != "v1" || !crd.Spec.Versions[0].Deprecated && !crd.Spec.Versions[1].Deprecated {
+	if old := specVersion(crd, "v1beta1"); lifecycle.StorageVersion(crd) != "v1" || !old.Deprecated || old.DeprecationWarning == nil {
 		t.Fatalf("after deprecated: storage %s, versions %+v", lifecycle.StorageVersion(crd), crd.Spec.Versions)
 	}
 	// Clients of the old version now get the warning, through real kubectl.
@@ -51,14 +53,42 @@ func TestPromoteAndRollbackWalk(t *testing.T) {
 	oneError(t, r, "v1beta1 is still in status.storedVersions", "run: kubectl crdversion migrate backups.storage.example.com")
 	sameCRDs(t, before, e.crdVersions())
 
-	// And back, one step at a time.
+	// Once every object is re-stored at v1 and storedVersions pruned (what
+	// migrate does; done by hand here), removal goes through, and cannot be
+	// rolled back.
+	restoreAll(t, e, schema.GroupVersionResource{Group: "storage.example.com", Version: "v1", Resource: "backups"})
+	if err := e.clients.SetStoredVersions(t.Context(), backups, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	// A server dry run of the step back is accepted and leaves the CRD as is.
+	blocked := e.crdVersions()
+	e.plugin("rollback", "backups", "--dry-run=server").mustCode(t, 0)
+	sameCRDs(t, blocked, e.crdVersions())
+	r = e.plugin("promote", "backups", "v1").mustCode(t, 0)
+	contains(t, "promote to removed", r.stdout, "v1 blocked → removed", "--clean-managed-fields")
+	if f := strings.Fields(lineWith(r.stdout, "v1beta1   version")); strings.Join(f, " ") != "v1beta1 version present" {
+		t.Errorf("removed plan row %q, want v1beta1 version present", f)
+	}
+	if crd := e.crd(backups); len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != "v1" {
+		t.Fatalf("after removed: %+v", crd.Spec.Versions)
+	}
+	oneError(t, e.plugin("rollback", "backups").mustCode(t, 1), "a removed version cannot be brought back by the plugin")
+}
+
+// The walk back, one step at a time, from blocked.
+func TestRollbackWalk(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	for range 3 {
+		e.plugin("promote", "backups", "v1").mustCode(t, 0) // bridge, deprecated, blocked
+	}
+
 	e.plugin("rollback", "backups").mustCode(t, 0)
 	if v := specVersion(e.crd(backups), "v1beta1"); !v.Served || !v.Deprecated {
 		t.Fatalf("rollback to deprecated: v1beta1 = %+v", v)
 	}
-	r = e.plugin("rollback", "backups").mustCode(t, 0)
+	r := e.plugin("rollback", "backups").mustCode(t, 0)
 	contains(t, "rollback to bridge", r.stdout, "v1 deprecated → bridge", "re-store them at v1beta1")
-	crd = e.crd(backups)
+	crd := e.crd(backups)
 	if lifecycle.StorageVersion(crd) != "v1beta1" || specVersion(crd, "v1beta1").Deprecated || specVersion(crd, "v1beta1").DeprecationWarning != nil {
 		t.Fatalf("rollback to bridge: %+v", crd.Spec.Versions)
 	}
@@ -76,6 +106,7 @@ func TestPromoteIntroduceFromFile(t *testing.T) {
 	manifest.Spec.Versions = append(manifest.Spec.Versions, manifest.Spec.Versions[0])
 	manifest.Spec.Versions[1].Name, manifest.Spec.Versions[1].Storage = "v2", false
 	manifest.ManagedFields, manifest.ResourceVersion = nil, ""
+	manifest.APIVersion, manifest.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
 	raw, err := yaml.Marshal(manifest)
 	if err != nil {
 		t.Fatal(err)
@@ -153,4 +184,25 @@ func oneError(t *testing.T, r result, wants ...string) {
 		t.Errorf("stderr = %q, want one error line", r.stderr)
 	}
 	contains(t, "error", r.stderr, wants...)
+}
+
+// restoreAll writes every object back unchanged, so each is re-encoded at
+// the storage version (the test's stand-in for migrate).
+func restoreAll(t *testing.T, e *env, gvr schema.GroupVersionResource) {
+	t.Helper()
+	ri := e.clients.Dynamic.Resource(gvr)
+	list, err := ri.List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		o := &list.Items[i]
+		if _, err := ri.Namespace(o.GetNamespace()).Update(t.Context(), o, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts, err := e.sb.StoredAPIVersions(t.Context(), gvr.Group, gvr.Resource)
+	if err != nil || len(counts) != 1 || counts[gvr.GroupVersion().String()] != len(list.Items) {
+		t.Fatalf("after re-storing, etcd holds %v (%v), want all %d at %s", counts, err, len(list.Items), gvr.GroupVersion())
+	}
 }

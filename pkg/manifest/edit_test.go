@@ -1,0 +1,157 @@
+package manifest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// A multi-document file as operator repositories have them: comments,
+// quoting, un-indented sequences, another kind of object around the CRD.
+const original = `# Deployed by the widgets chart.
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: widgets-config
+data:
+  mode: "strict"   # keep
+---
+# The Widget CRD.
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names:
+    kind: Widget
+    plural: widgets
+  scope: Namespaced
+  versions:
+  # the old version
+  - name: v1beta1
+    served: true   # served until 2027
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+  # the new version
+  - name: v1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: widgets-webhook
+`
+
+func load(t *testing.T, content string) (*File, CRD) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "widgets.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := files[0].CRDs()
+	if err != nil || len(crds) != 1 {
+		t.Fatalf("CRDs = %v, %v", crds, err)
+	}
+	return files[0], crds[0]
+}
+
+// step plans the next offline step on the file's CRD and applies it.
+func step(t *testing.T, content string, plan func(CRD) (*lifecycle.Plan, error)) string {
+	t.Helper()
+	f, crd := load(t, content)
+	p, err := plan(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := crd.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Write(); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(f.Path)
+	return string(raw)
+}
+
+func promote(to lifecycle.Stage, warning string) func(CRD) (*lifecycle.Plan, error) {
+	return func(c CRD) (*lifecycle.Plan, error) {
+		return lifecycle.PlanPromote(c.Obj, "v1", to, lifecycle.PromoteOptions{Offline: true, DeprecationWarning: warning})
+	}
+}
+
+func TestOfflineWalkKeepsEverythingElse(t *testing.T) {
+	deprecated := step(t, original, promote(lifecycle.StageDeprecated, ""))
+	wantDeprecated := strings.NewReplacer(
+		"    served: true   # served until 2027\n    storage: true\n",
+		"    served: true   # served until 2027\n    storage: false\n    deprecated: true\n    deprecationWarning: \"example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget\"\n",
+		"  - name: v1\n    served: true\n    storage: false\n",
+		"  - name: v1\n    served: true\n    storage: true\n",
+	).Replace(original)
+	if deprecated != wantDeprecated {
+		t.Fatalf("deprecated:\n%s\nwant:\n%s", deprecated, wantDeprecated)
+	}
+
+	blocked := step(t, deprecated, promote("", ""))
+	wantBlocked := strings.Replace(wantDeprecated, "served: true   # served until 2027", "served: false   # served until 2027", 1)
+	if blocked != wantBlocked {
+		t.Fatalf("blocked:\n%s\nwant:\n%s", blocked, wantBlocked)
+	}
+
+	// A file has no storedVersions: the cluster's migrate and prune are its
+	// guard, so removal edits the file.
+	removed := step(t, blocked, promote("", ""))
+	start := strings.Index(wantBlocked, "  # the old version\n")
+	end := strings.Index(wantBlocked, "  # the new version\n")
+	wantRemoved := wantBlocked[:start] + wantBlocked[end:]
+	if removed != wantRemoved {
+		t.Fatalf("removed:\n%s\nwant:\n%s", removed, wantRemoved)
+	}
+}
+
+func TestOfflineRollbackRemovesWarning(t *testing.T) {
+	deprecated := step(t, original, promote(lifecycle.StageDeprecated, "it's gone in 2027"))
+	if !strings.Contains(deprecated, `deprecationWarning: "it's gone in 2027"`) {
+		t.Fatalf("own warning not written:\n%s", deprecated)
+	}
+	back := step(t, deprecated, func(c CRD) (*lifecycle.Plan, error) { return lifecycle.PlanRollback(c.Obj, "v1") })
+	if back != original {
+		t.Fatalf("rollback did not restore the file:\n%s\nwant:\n%s", back, original)
+	}
+}
+
+func TestOfflineRefusesWhatNeedsTheCluster(t *testing.T) {
+	f, crd := load(t, original)
+	p, err := lifecycle.PlanPromote(crd.Obj, "v1", lifecycle.StageBridge, lifecycle.PromoteOptions{Offline: true})
+	if err == nil || !strings.Contains(err.Error(), "the next stage is deprecated, not bridge") {
+		t.Fatalf("offline bridge: plan %v, err %v", p, err)
+	}
+	manifest := *crd.Obj.DeepCopy()
+	manifest.Spec.Versions = append(manifest.Spec.Versions, manifest.Spec.Versions[1])
+	manifest.Spec.Versions[2].Name = "v2"
+	p, err = lifecycle.PlanPromote(crd.Obj, "v2", "", lifecycle.PromoteOptions{Offline: true, Manifest: &manifest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := crd.Apply(p); err == nil || !strings.Contains(err.Error(), "add v2 and its schema to the file") {
+		t.Fatalf("offline introduce: %v", err)
+	}
+	if string(f.Bytes()) != original {
+		t.Errorf("a refused edit changed the file")
+	}
+}

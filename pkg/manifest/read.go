@@ -1,0 +1,127 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// File is one YAML file of one or more documents.
+type File struct {
+	Path string
+	src  []byte
+	docs []*yaml.Node
+}
+
+// CRD is a CustomResourceDefinition found in a file.
+type CRD struct {
+	File  *File
+	Index int // which document of the file
+	Obj   *apiextensionsv1.CustomResourceDefinition
+}
+
+// Read reads a file, or every .yaml/.yml/.json file below a directory.
+func Read(path string) ([]*File, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		f, err := readFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return []*File{f}, nil
+	}
+	var files []*File
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		switch strings.ToLower(filepath.Ext(p)) {
+		case ".yaml", ".yml", ".json":
+			f, err := readFile(p)
+			if err != nil {
+				return err
+			}
+			files = append(files, f)
+		}
+		return nil
+	})
+	return files, err
+}
+
+func readFile(path string) (*File, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{Path: path}
+	if err := f.parse(src); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+func (f *File) parse(src []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var docs []*yaml.Node
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		docs = append(docs, &doc)
+	}
+	f.src, f.docs = src, docs
+	return nil
+}
+
+// CRDs lists the apiextensions.k8s.io/v1 CRDs in the file.
+func (f *File) CRDs() ([]CRD, error) {
+	var out []CRD
+	for i, doc := range f.docs {
+		var m map[string]any
+		if err := doc.Decode(&m); err != nil || m["kind"] != "CustomResourceDefinition" {
+			continue
+		}
+		if m["apiVersion"] != "apiextensions.k8s.io/v1" {
+			return nil, fmt.Errorf("%s: document %d is a CRD of %v; only apiextensions.k8s.io/v1 is supported", f.Path, i+1, m["apiVersion"])
+		}
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", f.Path, i+1, err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := json.Unmarshal(raw, crd); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", f.Path, i+1, err)
+		}
+		out = append(out, CRD{File: f, Index: i, Obj: crd})
+	}
+	return out, nil
+}
+
+// Write saves the file, keeping its permissions.
+func (f *File) Write() error {
+	info, err := os.Stat(f.Path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(f.Path, f.src, info.Mode().Perm())
+}
+
+// Bytes is the file's current content.
+func (f *File) Bytes() []byte { return f.src }

@@ -1,0 +1,38 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// KubebuilderMarkers says how Go operator authors get the same result
+// from controller-gen: the markers to add to or drop from each version's
+// API types, so the next `make manifests` does not undo the step.
+func KubebuilderMarkers(p *lifecycle.Plan) []string {
+	var out []string
+	for _, c := range p.Changes {
+		add := func(marker string) { out = append(out, fmt.Sprintf("%s types: add // %s", c.Version, marker)) }
+		drop := func(marker string) { out = append(out, fmt.Sprintf("%s types: remove // %s", c.Version, marker)) }
+		switch {
+		case c.Field == "storage" && c.To == "true":
+			add("+kubebuilder:storageversion")
+		case c.Field == "storage":
+			drop("+kubebuilder:storageversion")
+		case c.Field == "deprecationWarning" && c.To != "":
+			add("+kubebuilder:deprecatedversion:warning=" + strconv.Quote(c.To))
+		case c.Field == "deprecated" && c.To == "false":
+			drop("+kubebuilder:deprecatedversion")
+		case c.Field == "served" && c.To == "false":
+			add("+kubebuilder:unservedversion")
+		case c.Field == "served":
+			drop("+kubebuilder:unservedversion")
+		case c.Field == "version" && c.To == "":
+			out = append(out, fmt.Sprintf("%s types: delete the %s API package (or stop generating it into this CRD)", c.Version, c.Version))
+		case c.Field == "version":
+			out = append(out, fmt.Sprintf("%s types: add the %s API package with its schema", c.Version, c.Version))
+		}
+	}
+	return out
+}

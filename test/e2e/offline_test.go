@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// offline runs `kubectl crdversion ARGS` with no cluster at all.
+func offline(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "kubectl", append([]string{"crdversion"}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(t.TempDir(), "none"), "HOME="+t.TempDir())
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errOut.String()}
+	if exit, ok := err.(*exec.ExitError); ok {
+		r.code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestOfflineManifestLifecycle(t *testing.T) {
+	original, err := os.ReadFile("../../hack/demo/clusterpolicies-v2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "crds.yaml")
+	// Another document after the CRD must come through untouched.
+	content := string(original) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other # untouched\n"
+	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	st := offline(t, "status", "-f", dir).mustCode(t, 0)
+	contains(t, "status -f", st.stdout, "clusterpolicies.policy.example.com", "introduced")
+
+	dry := offline(t, "promote", "-f", file, "v2", "--dry-run=client").mustCode(t, 0)
+	contains(t, "offline dry run", dry.stdout, "v2 introduced → deprecated (dry run: file unchanged)", "--to bridge there")
+	if now, _ := os.ReadFile(file); string(now) != content {
+		t.Fatal("--dry-run=client changed the file")
+	}
+	oneError(t, offline(t, "promote", "-f", file, "v2", "--dry-run=server").mustCode(t, 1), "--dry-run=server needs a cluster")
+
+	r := offline(t, "promote", "-f", file, "v2").mustCode(t, 0)
+	contains(t, "offline promote", r.stdout, "written to "+file,
+		"kubebuilder markers for the same result:", "v2 types: add // +kubebuilder:storageversion",
+		`v1 types: add // +kubebuilder:deprecatedversion:warning="policy.example.com/v1 ClusterPolicy is deprecated; use policy.example.com/v2 ClusterPolicy"`)
+	changed, _ := os.ReadFile(file)
+	for _, keep := range []string{"# The ClusterPolicy CRD as its next release ships it", "  # v2: same fields, stricter enforcement", "  name: other # untouched"} {
+		if !strings.Contains(string(changed), keep) {
+			t.Errorf("the edit lost %q", keep)
+		}
+	}
+	contains(t, "file after promote", offline(t, "status", "-f", file).stdout, "deprecated")
+
+	offline(t, "rollback", "-f", file).mustCode(t, 0)
+	if back, _ := os.ReadFile(file); string(back) != content {
+		t.Errorf("rollback did not restore the file:\n%s", back)
+	}
+}
