@@ -14,17 +14,7 @@ import (
 // Someone edits the CRD between the step's read and its write: the write
 // conflicts, the step is re-planned on their edit, and both survive.
 func TestApplyStepReplansOnConcurrentEdit(t *testing.T) {
-	sb := sandbox.StartT(t, sandbox.Options{})
-	c, err := fixtures.NewClients(sb.RestConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := fixtures.CRD("example.com", "Widget", "widgets", apiextensionsv1.NamespaceScoped, false,
-		fixtures.Version{Name: "v1beta1", Served: true, Deprecated: true},
-		fixtures.Version{Name: "v1", Served: true, Storage: true})
-	if _, err := c.CreateCRD(t.Context(), crd); err != nil {
-		t.Fatal(err)
-	}
+	c, crd := deprecatedWidgets(t)
 	crds := c.CRDs.ApiextensionsV1().CustomResourceDefinitions()
 
 	calls := 0
@@ -61,18 +51,8 @@ func TestApplyStepReplansOnConcurrentEdit(t *testing.T) {
 
 // A server dry run goes through validation and persists nothing.
 func TestApplyStepServerDryRunPersistsNothing(t *testing.T) {
-	sb := sandbox.StartT(t, sandbox.Options{})
-	c, err := fixtures.NewClients(sb.RestConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := fixtures.CRD("example.com", "Widget", "widgets", apiextensionsv1.NamespaceScoped, false,
-		fixtures.Version{Name: "v1beta1", Served: true, Deprecated: true},
-		fixtures.Version{Name: "v1", Served: true, Storage: true})
-	created, err := c.CreateCRD(t.Context(), crd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, created := deprecatedWidgets(t)
+	crd := created
 	res, err := ApplyStep(t.Context(), c.CRDs, crd.Name, DryRunServer, func(cur *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return lifecycle.PlanPromote(cur, "v1", "", lifecycle.PromoteOptions{})
 	})
@@ -89,4 +69,23 @@ func TestApplyStepServerDryRunPersistsNothing(t *testing.T) {
 	if got.ResourceVersion != created.ResourceVersion {
 		t.Errorf("server dry run changed the CRD: resourceVersion %s -> %s", created.ResourceVersion, got.ResourceVersion)
 	}
+}
+
+// deprecatedWidgets starts a sandbox with a CRD whose v1beta1 is deprecated
+// and v1 is storage.
+func deprecatedWidgets(t *testing.T) (fixtures.Clients, *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	sb := sandbox.StartT(t, sandbox.Options{})
+	c, err := fixtures.NewClients(sb.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := fixtures.CRD("example.com", "Widget", "widgets", apiextensionsv1.NamespaceScoped, false,
+		fixtures.Version{Name: "v1beta1", Served: true, Deprecated: true},
+		fixtures.Version{Name: "v1", Served: true, Storage: true})
+	created, err := c.CreateCRD(t.Context(), crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, created
 }
