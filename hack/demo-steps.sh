@@ -36,5 +36,13 @@ step kubectl crdversion status clusterpolicies
 say "One step back is one command (here only shown: --dry-run=client)"
 step kubectl crdversion rollback clusterpolicies --dry-run=client
 
+say "Re-store every object at its storage version, then prune storedVersions (progress on stderr)"
+step kubectl crdversion migrate --all
+step kubectl crdversion status
+say "Now the old versions can be blocked and removed"
+step kubectl crdversion promote clusterpolicies v2
+step kubectl crdversion promote clusterpolicies v2
+step kubectl crdversion status clusterpolicies
+
 say "Bad input is one error line and exit 1"
 step kubectl crdversion status no-such-thing

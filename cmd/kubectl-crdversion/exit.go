@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -22,8 +23,8 @@ var errAttention = errors.New("needs attention")
 
 // execute runs the command and is the one place errors are printed, as one
 // `error: ...` line on stderr, and turned into an exit code.
-func execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
-	err := cmd.Execute()
+func execute(ctx context.Context, cmd *cobra.Command, streams genericiooptions.IOStreams) int {
+	err := cmd.ExecuteContext(ctx)
 	switch {
 	case err == nil:
 		return exitOK

@@ -45,6 +45,8 @@ status.storedVersions.`,
 		NewCmdPromote(flags, streams),
 		NewCmdRollback(flags, streams),
 		NewCmdVerify(flags, streams),
+		NewCmdMigrate(flags, streams),
+		NewCmdPrune(flags, streams),
 		NewCmdVersion(streams),
 	)
 	return cmd

@@ -26,23 +26,27 @@ type Page struct {
 // existed before are there, unless deleted); those before it were listed
 // already. Without such a token the listing starts over: repeating work is
 // safe, skipping it is not.
-func ListPages(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, pageSize int64, fn func(Page) error) error {
+//
+// It returns how many times a token expired.
+func ListPages(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, pageSize int64, fn func(Page) error) (int, error) {
 	ri := client.Resource(gvr)
 	cont := ""
+	expired := 0
 	for {
 		list, err := ri.List(ctx, metav1.ListOptions{Limit: pageSize, Continue: cont})
-		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+		if (apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) && cont != "" {
+			expired++
 			cont = inconsistentContinue(err)
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
+			return expired, fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
 		}
 		if err := fn(Page{Items: list.Items, Remaining: list.RemainingItemCount}); err != nil {
-			return err
+			return expired, err
 		}
 		if cont = list.Continue; cont == "" {
-			return nil
+			return expired, nil
 		}
 	}
 }

@@ -86,7 +86,7 @@ func Verify(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface,
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(opts.Concurrency, 1))
-	err := ListPages(gctx, meta, gvr(res.Versions[0]), max(opts.PageSize, 1), func(p Page) error {
+	_, err := ListPages(gctx, meta, gvr(res.Versions[0]), max(opts.PageSize, 1), func(p Page) error {
 		known := done.Load() + int64(len(p.Items))
 		if p.Remaining != nil {
 			known += *p.Remaining

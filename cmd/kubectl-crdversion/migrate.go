@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+)
+
+// defaultConcurrency was picked by measurement: on a 2-core machine shared
+// by server and client, 16 writers gave the best rate (8: 597/s, 16: 688/s,
+// 32: 562/s); against a server a network away more writers hide latency.
+const defaultConcurrency = 16
+
+// defaultWaitTimeout bounds the wait for a storage switch: an API server
+// sees a CRD update within seconds; minutes mean something is wrong.
+const defaultWaitTimeout = 2 * time.Minute
+
+// MigrateOptions holds what `kubectl crdversion migrate` needs.
+type MigrateOptions struct {
+	configFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	Names        []string
+	All          bool
+	Concurrency  int
+	PageSize     int64
+	QPS          float32
+	Burst        int
+	DryRun       string
+	Prune        bool
+	Force        bool
+	FailuresFile string
+	Quiet        bool
+	Output       string
+	WaitTimeout  time.Duration
+
+	dryRun  migrate.DryRun
+	format  report.Format
+	clients migrate.Clients
+	list    *clients
+}
+
+// NewCmdMigrate builds `kubectl crdversion migrate`.
+func NewCmdMigrate(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &MigrateOptions{configFlags: flags, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "migrate CRD ... | --all",
+		Short: "Re-store every object at the storage version, then prune storedVersions when proven safe",
+		Long: `Re-store every object of the CRDs at their storage version, then prune
+status.storedVersions down to it — only when that is proven safe.
+
+It waits until the storage switch is in effect (discovery's storageVersionHash),
+proves a conversion webhook answers, then writes every object back unchanged
+(an empty patch: etcd is written only where the object was stored at another
+version) with a bounded pool of workers, listing a page at a time. Conflict and
+NotFound count as done; every other failure is recorded and the run goes on;
+writing stops if conversions start failing. storedVersions is pruned, through
+/status with a resourceVersion precondition, only after zero failures and only
+if the CRD's storage version, generation and storedVersions did not change.
+
+Exit status is 3 when an object failed or storedVersions could not be pruned.`,
+		Example: `  # Right after a helm upgrade that switched the storage version
+  kubectl crdversion migrate certificates.pki.example.com
+
+  # Every CRD with a migration pending; failures as JSON lines
+  kubectl crdversion migrate --all --failures-file failures.jsonl
+
+  # Preflight: which objects would the new storage version reject? (writes nothing)
+  kubectl crdversion migrate widgets.example.com --dry-run=server`,
+		ValidArgsFunction: completeCRDNames(flags),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c.Context())
+		},
+	}
+	cmd.Flags().BoolVar(&o.All, "all", false, "Every CRD whose storedVersions holds more than the storage version")
+	cmd.Flags().IntVar(&o.Concurrency, "concurrency", defaultConcurrency, "Objects written at once")
+	cmd.Flags().Int64Var(&o.PageSize, "page-size", 500, "Objects listed per request")
+	cmd.Flags().Float32Var(&o.QPS, "qps", 1000, "Client-side requests per second (client-go's default of 5 would cap a migration at 5 objects/s)")
+	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests")
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none" or "server": every write sent with dryRun=All, listing each object the storage version's schema or admission would reject; nothing is written`)
+	cmd.Flags().BoolVar(&o.Prune, "prune", true, "Prune status.storedVersions to the storage version when every object is re-stored")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "Go ahead although the CRD reports StorageMigrating=True (the cluster's own migrator at work)")
+	cmd.Flags().StringVar(&o.FailuresFile, "failures-file", "", "Write every failed object as a JSON line to this file")
+	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml")
+	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "How long to wait for a storage version switch to take effect")
+	return cmd
+}
+
+// Complete builds clients with the rate limit asked for.
+func (o *MigrateOptions) Complete(args []string) error {
+	o.Names = args
+	var err error
+	if o.dryRun, err = migrate.ParseDryRun(o.DryRun); err != nil {
+		return err
+	}
+	if o.format, err = report.ParseFormat(o.Output); err != nil {
+		return err
+	}
+	if o.list, err = newClients(o.configFlags); err != nil {
+		return err
+	}
+	cfg, err := restConfig(o.configFlags)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	o.clients.CRDs = o.list.crds
+	if o.clients.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if o.clients.Metadata, err = metadata.NewForConfig(cfg); err != nil {
+		return err
+	}
+	o.clients.Discovery, err = discovery.NewDiscoveryClientForConfig(cfg)
+	return err
+}
+
+// Validate checks the flags before anything is sent.
+func (o *MigrateOptions) Validate() error {
+	switch {
+	case o.All == (len(o.Names) > 0):
+		return errors.New("name the CRDs to migrate, or pass --all (not both)")
+	case o.dryRun == migrate.DryRunClient:
+		return errors.New(`--dry-run=client would show nothing: use "server" to have the API server check every write`)
+	case o.Concurrency < 1 || o.PageSize < 1:
+		return errors.New("--concurrency and --page-size must be at least 1")
+	case o.format == report.FormatWide:
+		return errors.New("-o wide is not supported here: use json or yaml")
+	}
+	return nil
+}
+
+// Run migrates the CRDs one after the other.
+func (o *MigrateOptions) Run(ctx context.Context) error {
+	crds, err := o.targets(ctx)
+	if err != nil {
+		return err
+	}
+	if len(crds) == 0 {
+		fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions with a migration pending.")
+		return nil
+	}
+	failures, closeFailures, err := o.failuresSink()
+	if err != nil {
+		return err
+	}
+	defer closeFailures()
+	var results []*migrate.Result
+	attention := false
+	for _, crd := range crds {
+		if ctx.Err() != nil {
+			break
+		}
+		res, err := o.migrateOne(ctx, crd, failures)
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+		attention = attention || res.NeedsAttention(o.Prune && o.dryRun == migrate.DryRunNone)
+	}
+	if err := report.WriteMigrate(o.Out, o.format, results, o.dryRun == migrate.DryRunServer); err != nil {
+		return err
+	}
+	if attention {
+		return errAttention
+	}
+	return nil
+}
+
+func (o *MigrateOptions) migrateOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, failures func(string, migrate.Failure)) (*migrate.Result, error) {
+	bar := report.NewProgress(o.ErrOut, "migrate "+crd.Name, isTerminal(o.ErrOut), o.Quiet)
+	defer bar.Finish()
+	opts := migrate.Options{
+		RestoreOptions: migrate.RestoreOptions{
+			Concurrency: o.Concurrency,
+			PageSize:    o.PageSize,
+			DryRun:      o.dryRun,
+			Progress:    bar.Update,
+			OnFailure:   func(f migrate.Failure) { failures(crd.Name, f) },
+		},
+		Prune:         o.Prune && o.dryRun == migrate.DryRunNone,
+		Force:         o.Force,
+		SwitchTimeout: o.WaitTimeout,
+	}
+	return migrate.Migrate(ctx, o.clients, crd.Name, opts)
+}
+
+// targets are the named CRDs, or with --all every CRD with a migration
+// pending.
+func (o *MigrateOptions) targets(ctx context.Context) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	all, named, err := o.list.resolve(ctx, "", o.Names...)
+	if err != nil || !o.All {
+		return named, err
+	}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for i := range all {
+		stored := all[i].Status.StoredVersions
+		if len(stored) > 1 || (len(stored) == 1 && stored[0] != lifecycle.StorageVersion(&all[i])) {
+			out = append(out, &all[i])
+		}
+	}
+	return out, nil
+}
+
+// failuresSink writes failures as JSON lines to --failures-file.
+func (o *MigrateOptions) failuresSink() (func(string, migrate.Failure), func(), error) {
+	if o.FailuresFile == "" {
+		return func(string, migrate.Failure) {}, func() {}, nil
+	}
+	f, err := os.Create(o.FailuresFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	var mu sync.Mutex
+	enc := json.NewEncoder(f)
+	write := func(crd string, fl migrate.Failure) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(struct {
+			CRD string `json:"crd"`
+			migrate.Failure
+		}{crd, fl})
+	}
+	return write, func() { _ = f.Close() }, nil
+}
+
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+)
+
+// PruneOptions holds what `kubectl crdversion prune` needs.
+type PruneOptions struct {
+	MigrateOptions
+	IHaveMigrated bool
+}
+
+// NewCmdPrune builds `kubectl crdversion prune`.
+func NewCmdPrune(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &PruneOptions{MigrateOptions: MigrateOptions{configFlags: flags, IOStreams: streams, Prune: true}}
+	cmd := &cobra.Command{
+		Use:   "prune CRD",
+		Short: "Prune status.storedVersions to the storage version, once proven safe",
+		Long: `Prune status.storedVersions of a CRD migrated by other means down to its
+storage version. The API server cannot tell which version each object is
+stored at, so prune first proves it with a re-encoding pass of its own: every
+object is written back unchanged (an object already at the storage version
+costs a round trip and no write), then storedVersions is pruned under the same
+checks as migrate. --i-have-migrated skips the pass on your word.`,
+		Example: `  kubectl crdversion prune widgets.example.com
+  kubectl crdversion prune widgets.example.com --i-have-migrated`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeCRDNames(flags),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if !o.IHaveMigrated {
+				return o.Run(c.Context())
+			}
+			return o.pruneOnYourWord(c.Context())
+		},
+	}
+	cmd.Flags().BoolVar(&o.IHaveMigrated, "i-have-migrated", false, "Skip the proof: prune because you say every object is stored at the storage version")
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none" or "server" (the API server validates the prune; nothing is persisted)`)
+	cmd.Flags().IntVar(&o.Concurrency, "concurrency", defaultConcurrency, "Objects written at once in the proof pass")
+	cmd.Flags().Int64Var(&o.PageSize, "page-size", 500, "Objects listed per request")
+	cmd.Flags().Float32Var(&o.QPS, "qps", 1000, "Client-side requests per second")
+	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests")
+	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml")
+	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "How long to wait for a storage version switch to take effect")
+	return cmd
+}
+
+// pruneOnYourWord prunes without a pass, under the same checks of the CRD,
+// once the storage switch is in effect.
+func (o *PruneOptions) pruneOnYourWord(ctx context.Context) error {
+	crds, err := o.targets(ctx)
+	if err != nil {
+		return err
+	}
+	crd, err := o.clients.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crds[0].Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	storage := lifecycle.StorageVersion(crd)
+	fmt.Fprintf(o.ErrOut, "warning: pruning %s on your word, without proof: any object still stored at a version other than %s becomes unreadable once that version is removed\n", crd.Name, storage)
+	if err := migrate.WaitForSwitch(ctx, o.clients.Discovery, crd, o.WaitTimeout); err != nil {
+		return err
+	}
+	res := &migrate.Result{CRD: crd.Name, Storage: storage, StoredVersions: crd.Status.StoredVersions}
+	res.Pruned, res.PruneSkipped, res.StoredVersionsAfter, err = migrate.Prune(ctx, o.clients.CRDs, crd, o.dryRun)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteMigrate(o.Out, o.format, []*migrate.Result{res}, o.dryRun == migrate.DryRunServer); err != nil {
+		return err
+	}
+	if res.NeedsAttention(o.dryRun == migrate.DryRunNone) {
+		return errAttention
+	}
+	return nil
+}

@@ -1,0 +1,238 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/convwebhook"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
+)
+
+// switched is a CRD whose objects were written at v1beta1 before its
+// storage version was switched to v1: a migration pending.
+type switched struct {
+	sb      *sandbox.Sandbox
+	fx      fixtures.Clients
+	clients Clients
+	crd     string
+	gvr     schema.GroupVersionResource
+}
+
+func newSwitched(t *testing.T, opts sandbox.Options, n int, conv *apiextensionsv1.CustomResourceConversion) *switched {
+	t.Helper()
+	sb := sandbox.StartT(t, opts)
+	cfg := sb.RestConfig()
+	cfg.QPS, cfg.Burst = -1, 0
+	fx, err := fixtures.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := fixtures.CRD("example.com", "Widget", "widgets", apiextensionsv1.NamespaceScoped, true,
+		fixtures.Version{Name: "v1beta1", Served: true, Storage: true},
+		fixtures.Version{Name: "v1", Served: true})
+	crd.Spec.Conversion = conv
+	if _, err := fx.CreateCRD(t.Context(), crd); err != nil {
+		t.Fatal(err)
+	}
+	objs := make([]fixtures.Object, n)
+	for i := range objs {
+		objs[i] = fixtures.Object{Namespace: fmt.Sprintf("ns-%d", i%3), Name: fmt.Sprintf("w-%04d", i),
+			Labels: map[string]string{"i": fmt.Sprint(i)}, Spec: map[string]any{"hostPort": fmt.Sprintf("h%d:%d", i, i)},
+			Status: map[string]any{"ready": i%2 == 0}}
+	}
+	old := schema.GroupVersionResource{Group: "example.com", Version: "v1beta1", Resource: "widgets"}
+	if err := fx.CreateObjects(t.Context(), old, "Widget", objs); err != nil {
+		t.Fatal(err)
+	}
+	if err := fx.SwitchStorage(t.Context(), crd.Name, "v1", true); err != nil {
+		t.Fatal(err)
+	}
+	s := &switched{sb: sb, fx: fx, crd: crd.Name, gvr: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}}
+	s.clients = Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic}
+	if s.clients.Metadata, err = metadata.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if s.clients.Discovery, err = discovery.NewDiscoveryClientForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (s *switched) stored(t *testing.T) map[string]int {
+	t.Helper()
+	counts, err := s.sb.StoredAPIVersions(t.Context(), "example.com", "widgets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return counts
+}
+
+// contents snapshots what a migration must never change.
+func (s *switched) contents(t *testing.T) map[string]string {
+	t.Helper()
+	list, err := s.fx.Dynamic.Resource(s.gvr).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, o := range list.Items {
+		spec, _, _ := unstructured.NestedMap(o.Object, "spec")
+		status, _, _ := unstructured.NestedMap(o.Object, "status")
+		out[o.GetNamespace()+"/"+o.GetName()] = fmt.Sprint(spec, status, o.GetLabels(), o.GetAnnotations())
+	}
+	return out
+}
+
+func opts() Options {
+	return Options{RestoreOptions: RestoreOptions{Concurrency: 8, PageSize: 50}, Prune: true, SwitchTimeout: 30 * time.Second}
+}
+
+func TestMigrateReStoresEveryObjectAndPrunes(t *testing.T) {
+	const n = 300
+	s := newSwitched(t, sandbox.Options{}, n, nil)
+	before := s.contents(t)
+	if c := s.stored(t); c["example.com/v1beta1"] == 0 {
+		t.Fatalf("setup: nothing stored at v1beta1: %v", c)
+	}
+
+	res, err := Migrate(t.Context(), s.clients, s.crd, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete() || res.Listed != n || res.Rewritten+res.Unchanged != n || !res.Pruned {
+		t.Fatalf("result %+v", res)
+	}
+	if c := s.stored(t); len(c) != 1 || c["example.com/v1"] != n {
+		t.Fatalf("etcd after migrate: %v, want all %d at example.com/v1", c, n)
+	}
+	after := s.contents(t)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("%s changed: %s -> %s", k, v, after[k])
+		}
+	}
+	crd, _ := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
+	if fmt.Sprint(crd.Status.StoredVersions) != "[v1]" {
+		t.Errorf("storedVersions = %v, want [v1]", crd.Status.StoredVersions)
+	}
+
+	// A second pass finds every object already at v1: the proof prune uses.
+	again, err := Migrate(t.Context(), s.clients, s.crd, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Rewritten != 0 || again.Unchanged != n || again.PruneSkipped != nothingToPrune {
+		t.Fatalf("second pass %+v", again)
+	}
+}
+
+func TestMigratePruneFalseLeavesStoredVersions(t *testing.T) {
+	s := newSwitched(t, sandbox.Options{}, 20, nil)
+	o := opts()
+	o.Prune = false
+	res, err := Migrate(t.Context(), s.clients, s.crd, o)
+	if err != nil || res.Pruned || res.PruneSkipped != "--prune=false" {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	crd, _ := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
+	if fmt.Sprint(crd.Status.StoredVersions) != "[v1beta1 v1]" {
+		t.Errorf("storedVersions = %v", crd.Status.StoredVersions)
+	}
+}
+
+// The CRD is edited while objects are re-stored: prune must not happen.
+func TestMigrateDoesNotPruneWhenTheCRDChanged(t *testing.T) {
+	s := newSwitched(t, sandbox.Options{}, 50, nil)
+	o := opts()
+	var once sync.Once
+	o.Progress = func(done, total int64) {
+		once.Do(func() {
+			crds := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions()
+			crd, err := crds.Get(context.Background(), s.crd, metav1.GetOptions{})
+			if err == nil {
+				crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Description = "edited meanwhile"
+				_, err = crds.Update(context.Background(), crd, metav1.UpdateOptions{})
+			}
+			if err != nil {
+				t.Errorf("concurrent edit: %v", err)
+			}
+		})
+	}
+	res, err := Migrate(t.Context(), s.clients, s.crd, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Pruned || !res.NeedsAttention(true) || !strings.Contains(res.PruneSkipped, "the CRD was changed during the migration (generation") {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+// An expired continue token (etcd compacted between two pages, watch cache
+// off) must not skip any object.
+func TestMigrateSurvivesExpiredContinueToken(t *testing.T) {
+	const n = 120
+	s := newSwitched(t, sandbox.Options{DisableWatchCache: true}, n, nil)
+	o := opts()
+	o.PageSize, o.Concurrency = 10, 1
+	var once sync.Once
+	o.Progress = func(done, total int64) {
+		if done == 5 {
+			once.Do(func() {
+				if err := s.sb.Compact(context.Background()); err != nil {
+					t.Errorf("compact: %v", err)
+				}
+			})
+		}
+	}
+	res, err := Migrate(t.Context(), s.clients, s.crd, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete() || !res.Pruned || res.ExpiredContinues == 0 {
+		t.Fatalf("result %+v: want complete, pruned, and a continue token that expired", res)
+	}
+	if c := s.stored(t); len(c) != 1 || c["example.com/v1"] != n {
+		t.Fatalf("etcd after migrate across a compaction: %v, want all %d at v1", c, n)
+	}
+}
+
+// With the conversion webhook down nothing is written and nothing pruned;
+// once it is back a rerun completes.
+func TestMigrateWithConversionWebhookDown(t *testing.T) {
+	wh, err := convwebhook.Start(convwebhook.Correct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wh.Stop()
+	s := newSwitched(t, sandbox.Options{}, 30, wh.Conversion())
+	before := s.stored(t)
+
+	wh.SetMode(convwebhook.Failing)
+	if _, err := Migrate(t.Context(), s.clients, s.crd, opts()); err == nil || !strings.Contains(err.Error(), "conversion webhook of widgets.example.com does not answer") {
+		t.Fatalf("migrate with the webhook down: %v", err)
+	}
+	if after := s.stored(t); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("written while the webhook was down: %v -> %v", before, after)
+	}
+
+	wh.SetMode(convwebhook.Correct)
+	res, err := Migrate(t.Context(), s.clients, s.crd, opts())
+	if err != nil || !res.Complete() || !res.Pruned {
+		t.Fatalf("rerun: %+v %v", res, err)
+	}
+	if c := s.stored(t); len(c) != 1 || c["example.com/v1"] != 30 {
+		t.Fatalf("etcd after rerun: %v", c)
+	}
+}

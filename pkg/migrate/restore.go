@@ -1,0 +1,229 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// RestoreOptions tune the rewrite pass.
+type RestoreOptions struct {
+	Concurrency int
+	PageSize    int64
+	DryRun      DryRun
+	// Progress, when set, hears the estimated total and each object done.
+	Progress func(done, total int64)
+	// OnFailure, when set, hears every failure as it happens (the failures
+	// file); the result keeps the first MaxFailuresKept of them.
+	OnFailure func(Failure)
+}
+
+// MaxFailuresKept bounds the failures held in memory for the summary, so a
+// run over a million rejected objects stays flat; OnFailure sees them all.
+const MaxFailuresKept = 1000
+
+// RestoreResult counts what the rewrite pass did.
+type RestoreResult struct {
+	Listed int64 `json:"listed"`
+	// Rewritten objects came back with a new resourceVersion: they were
+	// stored at another version (or changed by someone since listed).
+	Rewritten int64 `json:"rewritten"`
+	// Unchanged objects were already stored at the storage version.
+	Unchanged int64 `json:"unchanged"`
+	// Gone were deleted, Conflicted changed by someone else: both done.
+	Gone       int64     `json:"gone"`
+	Conflicted int64     `json:"conflicted"`
+	Failed     int64     `json:"failed"`
+	Failures   []Failure `json:"failures"`
+	// ExpiredContinues counts list continue tokens that expired (410) and
+	// were resumed from the same key.
+	ExpiredContinues int `json:"expiredContinues"`
+	// Stopped says why the pass ended before every object was written.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// Complete reports a pass that wrote every object without a failure.
+func (r *RestoreResult) Complete() bool { return r.Failed == 0 && r.Stopped == "" }
+
+// item is one object to re-store, as listed.
+type item struct{ namespace, name, resourceVersion string }
+
+// Restore writes every object of the CRD back unchanged, so the API server
+// re-encodes each one at the storage version: an empty merge patch changes
+// nothing, and etcd is written only where the encoding differs (the object
+// was stored at another version). Objects are listed a page at a time and
+// written by a bounded pool of workers. Interrupting ctx stops taking new
+// objects; writes in flight finish.
+func Restore(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
+	res := &RestoreResult{Failures: []Failure{}}
+	var (
+		mu      sync.Mutex
+		total   atomic.Int64
+		done    atomic.Int64
+		stopped atomic.Pointer[string]
+	)
+	stop := func(why string) { stopped.CompareAndSwap(nil, &why) }
+	items := make(chan item, max(opts.PageSize, 1))
+	var wg sync.WaitGroup
+	for range max(opts.Concurrency, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range items {
+				if stopped.Load() != nil || ctx.Err() != nil {
+					continue // drain: nothing new is started
+				}
+				outcome, err := restoreOne(ctx, dyn.Resource(gvr).Namespace(it.namespace), it, opts.DryRun)
+				mu.Lock()
+				switch {
+				case err != nil:
+					res.Failed++
+					f := failureOf(it.namespace, it.name, err)
+					if len(res.Failures) < MaxFailuresKept {
+						res.Failures = append(res.Failures, f)
+					}
+					if opts.OnFailure != nil {
+						opts.OnFailure(f)
+					}
+					if isConversionFailure(err) {
+						stop("the conversion webhook is failing: writing stopped so no object is written while conversions fail")
+					}
+				case outcome == outcomeRewritten:
+					res.Rewritten++
+				case outcome == outcomeUnchanged:
+					res.Unchanged++
+				case outcome == outcomeGone:
+					res.Gone++
+				case outcome == outcomeConflicted:
+					res.Conflicted++
+				}
+				mu.Unlock()
+				if n := done.Add(1); opts.Progress != nil {
+					opts.Progress(n, max(total.Load(), n))
+				}
+			}
+		}()
+	}
+	var listErr error
+	res.ExpiredContinues, listErr = ListPages(ctx, meta, gvr, max(opts.PageSize, 1), func(p Page) error {
+		known := res.listed() + int64(len(p.Items))
+		if p.Remaining != nil {
+			known += *p.Remaining
+		}
+		total.Store(max(total.Load(), known))
+		for _, o := range p.Items {
+			if stopped.Load() != nil {
+				return errStopped
+			}
+			select {
+			case items <- item{o.Namespace, o.Name, o.ResourceVersion}:
+				atomic.AddInt64(&res.Listed, 1)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+	close(items)
+	wg.Wait()
+	switch {
+	case stopped.Load() != nil:
+		res.Stopped = *stopped.Load()
+	case ctx.Err() != nil:
+		res.Stopped = "interrupted: objects not yet written were left as they are; run again to complete"
+	case listErr != nil:
+		res.Stopped = "listing failed: " + listErr.Error()
+	}
+	slices.SortFunc(res.Failures, func(a, b Failure) int {
+		if a.Namespace != b.Namespace {
+			return compare(a.Namespace, b.Namespace)
+		}
+		return compare(a.Name, b.Name)
+	})
+	return res
+}
+
+var errStopped = errors.New("stopped")
+
+func (r *RestoreResult) listed() int64 { return atomic.LoadInt64(&r.Listed) }
+
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+type outcome int
+
+const (
+	outcomeRewritten outcome = iota
+	outcomeUnchanged
+	outcomeGone
+	outcomeConflicted
+)
+
+// writeTimeout bounds one write, including its retries.
+const writeTimeout = 2 * time.Minute
+
+// restoreOne re-stores one object. The write does not inherit ctx's
+// cancellation: an interrupt lets it finish rather than cut it midway.
+// Transient errors (the server busy or restarting) are retried with
+// bounded backoff.
+func restoreOne(ctx context.Context, ri dynamic.ResourceInterface, it item, dryRun DryRun) (outcome, error) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	opts := metav1.PatchOptions{FieldManager: FieldManager}
+	if dryRun == DryRunServer {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	var (
+		out     outcome
+		lastErr error
+	)
+	backoff := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 10, Cap: 5 * time.Second}
+	err := wait.ExponentialBackoffWithContext(wctx, backoff, func(context.Context) (bool, error) {
+		got, err := ri.Patch(wctx, it.name, types.MergePatchType, []byte("{}"), opts)
+		switch {
+		case err == nil:
+			out = outcomeUnchanged
+			if got.GetResourceVersion() != it.resourceVersion {
+				out = outcomeRewritten
+			}
+			return true, nil
+		case apierrors.IsNotFound(err):
+			out = outcomeGone
+			return true, nil
+		case apierrors.IsConflict(err):
+			out = outcomeConflicted
+			return true, nil
+		case isTransient(err):
+			lastErr = err
+			return false, nil
+		}
+		return false, err
+	})
+	if wait.Interrupted(err) && lastErr != nil {
+		err = fmt.Errorf("gave up after retries: %w", lastErr)
+	}
+	return out, err
+}

@@ -1,0 +1,71 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+)
+
+// MigrateReport is the document `migrate -o json|yaml` prints.
+type MigrateReport struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Items      []*migrate.Result `json:"items"`
+}
+
+// WriteMigrate renders migrations: a line per CRD with what was done and
+// whether storedVersions was pruned (or why not), then every failure.
+func WriteMigrate(w io.Writer, f Format, results []*migrate.Result, dryRun bool) error {
+	if f == FormatJSON || f == FormatYAML {
+		if results == nil {
+			results = []*migrate.Result{}
+		}
+		return writeDocument(w, f, MigrateReport{APIVersion: APIVersion, Kind: "MigrateReport", Items: results})
+	}
+	for _, r := range results {
+		rate := float64(r.Rewritten+r.Unchanged+r.Gone+r.Conflicted+r.Failed) / max(r.Duration.Seconds(), 0.001)
+		verb := "re-stored"
+		if dryRun {
+			verb = "accepted by a server dry run"
+		}
+		if _, err := fmt.Fprintf(w, "%s: %d objects at %s: %d %s, %d already there, %d gone, %d changed meanwhile, %d failed (%s, %.0f/s)\n",
+			r.CRD, r.Listed, r.Storage, r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, r.Duration.Round(1e6), rate); err != nil {
+			return err
+		}
+		if r.Stopped != "" {
+			if _, err := fmt.Fprintf(w, "  stopped: %s\n", r.Stopped); err != nil {
+				return err
+			}
+		}
+		prune := fmt.Sprintf("  storedVersions: %s → %s (pruned)", strings.Join(r.StoredVersions, ","), strings.Join(r.StoredVersionsAfter, ","))
+		if !r.Pruned {
+			prune = fmt.Sprintf("  storedVersions: %s, not pruned: %s", strings.Join(r.StoredVersionsAfter, ","), r.PruneSkipped)
+		}
+		if _, err := fmt.Fprintln(w, prune); err != nil {
+			return err
+		}
+	}
+	var rows int
+	t := newTable(w, "CRD", "OBJECT", "CODE", "REASON", "MESSAGE")
+	for _, r := range results {
+		for _, fl := range r.Failures {
+			obj := fl.Name
+			if fl.Namespace != "" {
+				obj = fl.Namespace + "/" + fl.Name
+			}
+			rows++
+			if err := t.Append(r.CRD, obj, fmt.Sprint(fl.Code), fl.Reason, fl.Message); err != nil {
+				return err
+			}
+		}
+	}
+	if rows == 0 {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return t.Render()
+}

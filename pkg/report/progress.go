@@ -1,0 +1,82 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// Progress shows a long run on stderr: a bar with count/total, rate and
+// ETA on a terminal, a line every few seconds elsewhere (logs, CI), nothing
+// when quiet. Results never go through it.
+type Progress struct {
+	mu       sync.Mutex
+	bar      *progressbar.ProgressBar
+	w        io.Writer
+	title    string
+	start    time.Time
+	last     time.Time
+	interval time.Duration
+}
+
+// NewProgress starts showing progress for title.
+func NewProgress(w io.Writer, title string, terminal, quiet bool) *Progress {
+	p := &Progress{title: title, start: time.Now(), interval: 5 * time.Second}
+	switch {
+	case quiet:
+	case terminal:
+		p.bar = progressbar.NewOptions64(-1,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(title),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("obj"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionFullWidth(),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+	default:
+		p.w = w
+		p.last = p.start
+	}
+	return p
+}
+
+// Update reports done objects of an estimated total.
+func (p *Progress) Update(done, total int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.bar != nil:
+		if p.bar.GetMax64() != total {
+			p.bar.ChangeMax64(total)
+		}
+		_ = p.bar.Set64(done)
+	case p.w != nil:
+		now := time.Now()
+		if now.Sub(p.last) < p.interval {
+			return
+		}
+		p.last = now
+		elapsed := now.Sub(p.start)
+		rate := float64(done) / elapsed.Seconds()
+		eta := "?"
+		if rate > 0 && total >= done {
+			eta = time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second).String()
+		}
+		fmt.Fprintf(p.w, "%s: %d/%d objects, %.0f/s, ETA %s\n", p.title, done, total, rate, eta)
+	}
+}
+
+// Finish removes the bar.
+func (p *Progress) Finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

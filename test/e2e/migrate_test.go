@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+)
+
+func TestMigrateThroughKubectl(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	certs := demoObjects / 2
+	stored := func() map[string]int {
+		c, err := e.sb.StoredAPIVersions(t.Context(), "pki.example.com", "certificates")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if c := stored(); c["pki.example.com/v1alpha2"] != certs {
+		t.Fatalf("setup: %v", c)
+	}
+
+	// A server dry run checks every write and writes nothing.
+	dry := e.plugin("migrate", "cert", "--dry-run=server", "-q").mustCode(t, 0)
+	contains(t, "migrate --dry-run=server", dry.stdout, "accepted by a server dry run", "not pruned")
+	if c := stored(); c["pki.example.com/v1alpha2"] != certs {
+		t.Fatalf("a server dry run wrote: %v", c)
+	}
+
+	failures := filepath.Join(t.TempDir(), "failures.jsonl")
+	r := e.plugin("migrate", "--all", "--failures-file", failures, "-o", "json").mustCode(t, 0)
+	var doc report.MigrateReport
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, r.stdout)
+	}
+	// --all: the two CRDs with storedVersions beyond storage.
+	names := []string{}
+	for _, it := range doc.Items {
+		names = append(names, it.CRD)
+		if !it.Pruned || it.Failed != 0 || it.StoredVersionsAfter[0] != it.Storage || len(it.StoredVersionsAfter) != 1 {
+			t.Errorf("%s: %+v", it.CRD, it)
+		}
+	}
+	if strings.Join(names, ",") != "certificates.pki.example.com,gadgets.example.com" {
+		t.Errorf("--all migrated %v", names)
+	}
+	if c := stored(); len(c) != 1 || c["pki.example.com/v1"] != certs {
+		t.Fatalf("etcd after migrate: %v", c)
+	}
+	if f, err := os.Open(failures); err != nil {
+		t.Fatal(err)
+	} else if sc := bufio.NewScanner(f); sc.Scan() {
+		t.Errorf("failures file has %q", sc.Text())
+	}
+	// The problems status flagged are gone: exit 0, nothing pending.
+	st := e.plugin("status").mustCode(t, 0)
+	if strings.Contains(st.stdout, "migration pending") || strings.Contains(st.stdout, "missing") {
+		t.Errorf("status after migrate:\n%s", st.stdout)
+	}
+	oneError(t, e.plugin("migrate").mustCode(t, 1), "name the CRDs to migrate, or pass --all")
+}
+
+func TestPruneNeedsProof(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	// gadgets.example.com's storedVersions names v1alpha1, gone from spec.
+	// prune proves every object is at v1 by its own pass, then prunes.
+	r := e.plugin("prune", "gadgets", "-q").mustCode(t, 0)
+	contains(t, "prune", r.stdout, "gadgets.example.com: 5 objects at v1: 0 re-stored, 5 already there", "storedVersions: v1alpha1,v1 → v1 (pruned)")
+	if sv := e.crd("gadgets.example.com").Status.StoredVersions; strings.Join(sv, ",") != "v1" {
+		t.Fatalf("storedVersions = %v", sv)
+	}
+
+	// On your word: a loud warning, the same checks, and a server dry run
+	// persists nothing.
+	before := e.crdVersions()
+	word := e.plugin("prune", "cert", "--i-have-migrated", "--dry-run=server").mustCode(t, 0)
+	contains(t, "prune --i-have-migrated", word.stderr, "warning: pruning certificates.pki.example.com on your word, without proof")
+	contains(t, "prune --i-have-migrated", word.stdout, "(pruned)")
+	sameCRDs(t, before, e.crdVersions())
+}
