@@ -37,19 +37,20 @@ type MigrateOptions struct {
 	configFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 
-	Names        []string
-	All          bool
-	Concurrency  int
-	PageSize     int64
-	QPS          float32
-	Burst        int
-	DryRun       string
-	Prune        bool
-	Force        bool
-	FailuresFile string
-	Quiet        bool
-	Output       string
-	WaitTimeout  time.Duration
+	Names              []string
+	All                bool
+	Concurrency        int
+	PageSize           int64
+	QPS                float32
+	Burst              int
+	DryRun             string
+	Prune              bool
+	Force              bool
+	FailuresFile       string
+	Quiet              bool
+	Output             string
+	WaitTimeout        time.Duration
+	CleanManagedFields bool
 
 	dryRun  migrate.DryRun
 	format  report.Format
@@ -107,6 +108,7 @@ Exit status is 3 when an object failed or storedVersions could not be pruned.`,
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml")
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "How long to wait for a storage version switch to take effect")
+	cmd.Flags().BoolVar(&o.CleanManagedFields, "clean-managed-fields", false, "Also drop managedFields entries recorded at versions no longer served (they break server-side apply once the version is removed)")
 	return cmd
 }
 
@@ -202,9 +204,10 @@ func (o *MigrateOptions) migrateOne(ctx context.Context, crd *apiextensionsv1.Cu
 			Progress:    bar.Update,
 			OnFailure:   func(f migrate.Failure) { failures(crd.Name, f) },
 		},
-		Prune:         o.Prune && o.dryRun == migrate.DryRunNone,
-		Force:         o.Force,
-		SwitchTimeout: o.WaitTimeout,
+		Prune:              o.Prune && o.dryRun == migrate.DryRunNone,
+		Force:              o.Force,
+		SwitchTimeout:      o.WaitTimeout,
+		CleanManagedFields: o.CleanManagedFields,
 	}
 	return migrate.Migrate(ctx, o.clients, crd.Name, opts)
 }

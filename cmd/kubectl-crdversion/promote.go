@@ -8,11 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -105,7 +107,8 @@ func (o *PromoteOptions) Validate() error {
 // Run plans the step and applies it. On a cluster, the bridge step first
 // runs the round-trip check and is refused if any object fails it.
 func (o *PromoteOptions) Run(ctx context.Context) error {
-	return o.run(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string, offline bool) (*lifecycle.Plan, error) {
+	var planned *lifecycle.Plan
+	err := o.run(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string, offline bool) (*lifecycle.Plan, error) {
 		if version == "" {
 			var err error
 			if version, err = lifecycle.InFlight(crd); err != nil {
@@ -121,8 +124,34 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 			}
 			opts.Verification = o.verified
 		}
-		return lifecycle.PlanPromote(crd, version, lifecycle.Stage(o.To), opts)
+		p, err := lifecycle.PlanPromote(crd, version, lifecycle.Stage(o.To), opts)
+		planned = p
+		return p, err
 	})
+	if err != nil || planned.To != lifecycle.StageRemoved || o.Filename != "" || o.dryRun != migrate.DryRunNone {
+		return err
+	}
+	return o.cleanManagedFields(ctx, planned.CRD)
+}
+
+// cleanManagedFields drops the removed version's managedFields entries from
+// every object, so server-side apply keeps working (kubernetes#111937).
+func (o *PromoteOptions) cleanManagedFields(ctx context.Context, name string) error {
+	crd, err := o.clients.crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	bar := report.NewProgress(o.ErrOut, "clean managedFields of "+name, isTerminal(o.ErrOut), false)
+	res := migrate.CleanManagedFields(ctx, o.clients.dynamic, o.clients.metadata, crd, migrate.RestoreOptions{Concurrency: defaultConcurrency, PageSize: 500, Progress: bar.Update})
+	bar.Finish()
+	fmt.Fprintf(o.Out, "managedFields: %d objects cleaned of entries at unserved versions, %d had none, %d failed\n", res.Rewritten, res.Unchanged, res.Failed)
+	if !res.Complete() {
+		for _, f := range res.Failures {
+			fmt.Fprintf(o.ErrOut, "warning: %s/%s: %s\n", f.Namespace, f.Name, f.Message)
+		}
+		return fmt.Errorf("managedFields of %s not cleaned everywhere (%s); run: kubectl crdversion migrate %s --clean-managed-fields", name, res.Stopped, name)
+	}
+	return nil
 }
 
 // verify runs the round-trip check once, before the bridge step is written

@@ -141,7 +141,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		}
 		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == old })
 		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
-		p.Notes = append(p.Notes, fmt.Sprintf("%s is gone; managedFields entries naming it break server-side apply: kubectl crdversion migrate %s --clean-managed-fields", old, crd.Name))
+		p.Notes = append(p.Notes, fmt.Sprintf("%s is gone; managedFields entries naming it break server-side apply: promote cleans them on the cluster (or: kubectl crdversion migrate %s --clean-managed-fields)", old, crd.Name))
 	}
 	return nil
 }

@@ -37,6 +37,9 @@ type Options struct {
 	Force bool
 	// SwitchTimeout bounds the wait for the storage switch to take effect.
 	SwitchTimeout time.Duration
+	// CleanManagedFields drops managedFields entries of unserved versions
+	// after the re-store pass.
+	CleanManagedFields bool
 }
 
 // Result is what a migration of one CRD did.
@@ -51,12 +54,15 @@ type Result struct {
 	PruneSkipped        string        `json:"pruneSkipped,omitempty"`
 	StoredVersionsAfter []string      `json:"storedVersionsAfter"`
 	Duration            time.Duration `json:"duration"`
+	// ManagedFields is the cleaning pass, when one ran.
+	ManagedFields *RestoreResult `json:"managedFields,omitempty"`
 }
 
 // NeedsAttention reports a migration that finished without proving every
 // object re-stored, or without pruning when it was asked to.
 func (r *Result) NeedsAttention(prune bool) bool {
-	return !r.Complete() || (prune && !r.Pruned && r.PruneSkipped != nothingToPrune)
+	return !r.Complete() || (prune && !r.Pruned && r.PruneSkipped != nothingToPrune) ||
+		(r.ManagedFields != nil && !r.ManagedFields.Complete())
 }
 
 const nothingToPrune = "storedVersions already holds only the storage version"
@@ -84,6 +90,9 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	}
 	res.RestoreResult = *Restore(ctx, c.Dynamic, c.Metadata, crd, opts.RestoreOptions)
 	res.StoredVersionsAfter = res.StoredVersions
+	if opts.CleanManagedFields && ctx.Err() == nil {
+		res.ManagedFields = CleanManagedFields(ctx, c.Dynamic, c.Metadata, crd, opts.RestoreOptions)
+	}
 	switch {
 	case opts.DryRun == DryRunServer:
 		res.PruneSkipped = "dry run: nothing was re-stored, so nothing is proven"

@@ -12,6 +12,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -60,8 +61,14 @@ type RestoreResult struct {
 // Complete reports a pass that wrote every object without a failure.
 func (r *RestoreResult) Complete() bool { return r.Failed == 0 && r.Stopped == "" }
 
-// item is one object to re-store, as listed.
-type item struct{ namespace, name, resourceVersion string }
+// item is one object, as listed.
+type item struct {
+	namespace, name, resourceVersion string
+	managedFields                    []metav1.ManagedFieldsEntry
+}
+
+// writer does one object's write and says how it went.
+type writer func(ctx context.Context, ri dynamic.ResourceInterface, it item, dryRun DryRun) (outcome, error)
 
 // Restore writes every object of the CRD back unchanged, so the API server
 // re-encodes each one at the storage version: an empty merge patch changes
@@ -70,6 +77,12 @@ type item struct{ namespace, name, resourceVersion string }
 // written by a bounded pool of workers. Interrupting ctx stops taking new
 // objects; writes in flight finish.
 func Restore(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
+	return forEachObject(ctx, dyn, meta, crd, opts, restoreOne)
+}
+
+// forEachObject lists the CRD's objects at the storage version a page at a
+// time and hands each to write, on a bounded pool of workers.
+func forEachObject(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions, write writer) *RestoreResult {
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
 	res := &RestoreResult{Failures: []Failure{}}
 	var (
@@ -89,7 +102,7 @@ func Restore(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface
 				if stopped.Load() != nil || ctx.Err() != nil {
 					continue // drain: nothing new is started
 				}
-				outcome, err := restoreOne(ctx, dyn.Resource(gvr).Namespace(it.namespace), it, opts.DryRun)
+				outcome, err := write(ctx, dyn.Resource(gvr).Namespace(it.namespace), it, opts.DryRun)
 				mu.Lock()
 				switch {
 				case err != nil:
@@ -132,7 +145,7 @@ func Restore(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface
 				return errStopped
 			}
 			select {
-			case items <- item{o.Namespace, o.Name, o.ResourceVersion}:
+			case items <- item{o.Namespace, o.Name, o.ResourceVersion, o.ManagedFields}:
 				atomic.AddInt64(&res.Listed, 1)
 			case <-ctx.Done():
 				return ctx.Err()
@@ -185,28 +198,39 @@ const (
 // writeTimeout bounds one write, including its retries.
 const writeTimeout = 2 * time.Minute
 
-// restoreOne re-stores one object. The write does not inherit ctx's
-// cancellation: an interrupt lets it finish rather than cut it midway.
-// Transient errors (the server busy or restarting) are retried with
-// bounded backoff.
+// restoreOne re-stores one object with an empty merge patch.
 func restoreOne(ctx context.Context, ri dynamic.ResourceInterface, it item, dryRun DryRun) (outcome, error) {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
-	defer cancel()
+	return withRetries(ctx, func(wctx context.Context) (*unstructured.Unstructured, error) {
+		return ri.Patch(wctx, it.name, types.MergePatchType, []byte("{}"), patchOptions(dryRun))
+	}, it.resourceVersion)
+}
+
+func patchOptions(dryRun DryRun) metav1.PatchOptions {
 	opts := metav1.PatchOptions{FieldManager: FieldManager}
 	if dryRun == DryRunServer {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
+	return opts
+}
+
+// withRetries runs one write. It does not inherit ctx's cancellation: an
+// interrupt lets it finish rather than cut it midway. Transient errors (the
+// server busy or restarting) are retried with bounded backoff. A new
+// resourceVersion in the answer means etcd was written.
+func withRetries(ctx context.Context, write func(context.Context) (*unstructured.Unstructured, error), listedRV string) (outcome, error) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
 	var (
 		out     outcome
 		lastErr error
 	)
 	backoff := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 10, Cap: 5 * time.Second}
 	err := wait.ExponentialBackoffWithContext(wctx, backoff, func(context.Context) (bool, error) {
-		got, err := ri.Patch(wctx, it.name, types.MergePatchType, []byte("{}"), opts)
+		got, err := write(wctx)
 		switch {
 		case err == nil:
 			out = outcomeUnchanged
-			if got.GetResourceVersion() != it.resourceVersion {
+			if got.GetResourceVersion() != listedRV {
 				out = outcomeRewritten
 			}
 			return true, nil

@@ -46,11 +46,20 @@ func WriteMigrate(w io.Writer, f Format, results []*migrate.Result, dryRun bool)
 		if _, err := fmt.Fprintln(w, prune); err != nil {
 			return err
 		}
+		if mf := r.ManagedFields; mf != nil {
+			if _, err := fmt.Fprintf(w, "  managedFields: %d objects cleaned of entries at unserved versions, %d had none, %d failed\n", mf.Rewritten, mf.Unchanged, mf.Failed); err != nil {
+				return err
+			}
+		}
 	}
 	var rows int
 	t := newTable(w, "CRD", "OBJECT", "CODE", "REASON", "MESSAGE")
 	for _, r := range results {
-		for _, fl := range r.Failures {
+		all := r.Failures
+		if r.ManagedFields != nil {
+			all = append(append([]migrate.Failure{}, all...), r.ManagedFields.Failures...)
+		}
+		for _, fl := range all {
 			obj := fl.Name
 			if fl.Namespace != "" {
 				obj = fl.Namespace + "/" + fl.Name

@@ -1,0 +1,83 @@
+package migrate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+)
+
+// CleanManagedFields drops, from every object of the CRD, the managedFields
+// entries recorded at a version the CRD no longer serves: server-side apply
+// fails on them once that version is removed ("request to convert CR to an
+// invalid group/version", kubernetes#111937). Each object is patched with a
+// resourceVersion precondition; on a conflict it is read again and the
+// entries recomputed, never written over someone else's change.
+func CleanManagedFields(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
+	served := map[string]bool{}
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			served[crd.Spec.Group+"/"+v.Name] = true
+		}
+	}
+	stale := func(mf metav1.ManagedFieldsEntry) bool {
+		gv, err := schema.ParseGroupVersion(mf.APIVersion)
+		return err == nil && gv.Group == crd.Spec.Group && !served[mf.APIVersion]
+	}
+	return forEachObject(ctx, dyn, meta, crd, opts, func(ctx context.Context, ri dynamic.ResourceInterface, it item, dryRun DryRun) (outcome, error) {
+		for range maxReplans {
+			keep, changed := filterEntries(it.managedFields, stale)
+			if !changed {
+				return outcomeUnchanged, nil
+			}
+			patch, err := managedFieldsPatch(it.resourceVersion, keep)
+			if err != nil {
+				return 0, err
+			}
+			out, err := withRetries(ctx, func(wctx context.Context) (*unstructured.Unstructured, error) {
+				return ri.Patch(wctx, it.name, types.MergePatchType, patch, patchOptions(dryRun))
+			}, it.resourceVersion)
+			if err != nil || out != outcomeConflicted {
+				return out, err
+			}
+			fresh, err := ri.Get(ctx, it.name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return outcomeGone, nil
+			}
+			if err != nil {
+				return 0, err
+			}
+			it.resourceVersion, it.managedFields = fresh.GetResourceVersion(), fresh.GetManagedFields()
+		}
+		return 0, fmt.Errorf("%s kept changing: managedFields not cleaned", it.name)
+	})
+}
+
+func filterEntries(entries []metav1.ManagedFieldsEntry, stale func(metav1.ManagedFieldsEntry) bool) ([]metav1.ManagedFieldsEntry, bool) {
+	keep := make([]metav1.ManagedFieldsEntry, 0, len(entries))
+	for _, mf := range entries {
+		if !stale(mf) {
+			keep = append(keep, mf)
+		}
+	}
+	return keep, len(keep) != len(entries)
+}
+
+// managedFieldsPatch sets managedFields under a resourceVersion
+// precondition. An empty list would mean "leave them alone" to the API
+// server; one empty entry is how to clear them.
+func managedFieldsPatch(rv string, keep []metav1.ManagedFieldsEntry) ([]byte, error) {
+	var entries any = keep
+	if len(keep) == 0 {
+		entries = []map[string]any{{}}
+	}
+	return json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rv, "managedFields": entries}})
+}
