@@ -124,7 +124,7 @@ func convert(raw []byte, desired string, mode Mode) ([]byte, error) {
 			spec["host"], spec["port"] = host, port
 			delete(spec, "hostPort")
 		}
-	case strings.HasSuffix(desired, "/v1"):
+	default: // every other version has the hostPort form
 		host, _ := spec["host"].(string)
 		port, _ := spec["port"].(string)
 		if mode == Lossy {
@@ -135,8 +135,6 @@ func convert(raw []byte, desired string, mode Mode) ([]byte, error) {
 		}
 		delete(spec, "host")
 		delete(spec, "port")
-	default:
-		return nil, fmt.Errorf("cannot convert %s to %s", from, desired)
 	}
 	u.Object["spec"] = spec
 	u.SetAPIVersion(desired)

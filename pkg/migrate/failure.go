@@ -35,13 +35,13 @@ func isConversionFailure(err error) bool {
 
 // isTransient tells errors worth retrying: the server is busy, restarting
 // or unreachable for a moment. A conversion failure is not retried: rule 7
-// wants writing to stop, not to hammer a broken webhook.
+// wants writing to stop, not to hammer a broken webhook. Nor is any other
+// 500: it is about the object (too large for etcd, say) and would fail again.
 func isTransient(err error) bool {
 	if err == nil || isConversionFailure(err) {
 		return false
 	}
-	if apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
-		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err) {
+	if apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsServiceUnavailable(err) {
 		return true
 	}
 	var netErr net.Error

@@ -32,7 +32,7 @@ func CleanManagedFields(ctx context.Context, dyn dynamic.Interface, meta metadat
 		gv, err := schema.ParseGroupVersion(mf.APIVersion)
 		return err == nil && gv.Group == crd.Spec.Group && !served[mf.APIVersion]
 	}
-	return forEachObject(ctx, dyn, meta, crd, opts, func(ctx context.Context, ri dynamic.ResourceInterface, it item, dryRun DryRun) (outcome, error) {
+	return forEachObject(ctx, dyn, meta, crd, opts, func(ctx context.Context, ri dynamic.ResourceInterface, it item, opts RestoreOptions) (outcome, error) {
 		for range maxReplans {
 			keep, changed := filterEntries(it.managedFields, stale)
 			if !changed {
@@ -42,8 +42,8 @@ func CleanManagedFields(ctx context.Context, dyn dynamic.Interface, meta metadat
 			if err != nil {
 				return 0, err
 			}
-			out, err := withRetries(ctx, func(wctx context.Context) (*unstructured.Unstructured, error) {
-				return ri.Patch(wctx, it.name, types.MergePatchType, patch, patchOptions(dryRun))
+			out, err := withRetries(ctx, opts.RetryFor, func(wctx context.Context) (*unstructured.Unstructured, error) {
+				return ri.Patch(wctx, it.name, types.MergePatchType, patch, patchOptions(opts.DryRun))
 			}, it.resourceVersion)
 			if err != nil || out != outcomeConflicted {
 				return out, err

@@ -32,6 +32,23 @@ type switched struct {
 
 func newSwitched(t *testing.T, opts sandbox.Options, n int, conv *apiextensionsv1.CustomResourceConversion) *switched {
 	t.Helper()
+	objs := make([]fixtures.Object, n)
+	for i := range objs {
+		objs[i] = widget(i)
+	}
+	return newSwitchedWith(t, opts, objs, func(crd *apiextensionsv1.CustomResourceDefinition) { crd.Spec.Conversion = conv })
+}
+
+func widget(i int) fixtures.Object {
+	return fixtures.Object{Namespace: fmt.Sprintf("ns-%d", i%3), Name: fmt.Sprintf("w-%04d", i),
+		Labels: map[string]string{"i": fmt.Sprint(i)}, Spec: map[string]any{"hostPort": fmt.Sprintf("h%d:%d", i, i)},
+		Status: map[string]any{"ready": i%2 == 0}}
+}
+
+// newSwitchedWith creates the objects at v1beta1, edit's CRD, then switches
+// storage to v1.
+func newSwitchedWith(t *testing.T, opts sandbox.Options, objs []fixtures.Object, edit func(*apiextensionsv1.CustomResourceDefinition)) *switched {
+	t.Helper()
 	sb := sandbox.StartT(t, opts)
 	cfg := sb.RestConfig()
 	cfg.QPS, cfg.Burst = -1, 0
@@ -42,15 +59,9 @@ func newSwitched(t *testing.T, opts sandbox.Options, n int, conv *apiextensionsv
 	crd := fixtures.CRD("example.com", "Widget", "widgets", apiextensionsv1.NamespaceScoped, true,
 		fixtures.Version{Name: "v1beta1", Served: true, Storage: true},
 		fixtures.Version{Name: "v1", Served: true})
-	crd.Spec.Conversion = conv
+	edit(crd)
 	if _, err := fx.CreateCRD(t.Context(), crd); err != nil {
 		t.Fatal(err)
-	}
-	objs := make([]fixtures.Object, n)
-	for i := range objs {
-		objs[i] = fixtures.Object{Namespace: fmt.Sprintf("ns-%d", i%3), Name: fmt.Sprintf("w-%04d", i),
-			Labels: map[string]string{"i": fmt.Sprint(i)}, Spec: map[string]any{"hostPort": fmt.Sprintf("h%d:%d", i, i)},
-			Status: map[string]any{"ready": i%2 == 0}}
 	}
 	old := schema.GroupVersionResource{Group: "example.com", Version: "v1beta1", Resource: "widgets"}
 	if err := fx.CreateObjects(t.Context(), old, "Widget", objs); err != nil {

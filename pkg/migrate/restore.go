@@ -3,7 +3,6 @@ package migrate
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -32,6 +31,9 @@ type RestoreOptions struct {
 	// OnFailure, when set, hears every failure as it happens (the failures
 	// file); the result keeps the first MaxFailuresKept of them.
 	OnFailure func(Failure)
+	// RetryFor bounds how long one write is retried while the server is
+	// busy or unreachable (default 30s); past it the run stops.
+	RetryFor time.Duration
 }
 
 // MaxFailuresKept bounds the failures held in memory for the summary, so a
@@ -68,7 +70,15 @@ type item struct {
 }
 
 // writer does one object's write and says how it went.
-type writer func(ctx context.Context, ri dynamic.ResourceInterface, it item, dryRun DryRun) (outcome, error)
+type writer func(ctx context.Context, ri dynamic.ResourceInterface, it item, opts RestoreOptions) (outcome, error)
+
+// unreachable wraps an error that outlasted the retry budget: the server
+// is gone, not the object at fault, so the run stops rather than fail
+// every object left.
+type unreachable struct{ err error }
+
+func (u unreachable) Error() string { return "the API server did not answer: " + u.err.Error() }
+func (u unreachable) Unwrap() error { return u.err }
 
 // Restore writes every object of the CRD back unchanged, so the API server
 // re-encodes each one at the storage version: an empty merge patch changes
@@ -102,9 +112,12 @@ func forEachObject(ctx context.Context, dyn dynamic.Interface, meta metadata.Int
 				if stopped.Load() != nil || ctx.Err() != nil {
 					continue // drain: nothing new is started
 				}
-				outcome, err := write(ctx, dyn.Resource(gvr).Namespace(it.namespace), it, opts.DryRun)
+				outcome, err := write(ctx, dyn.Resource(gvr).Namespace(it.namespace), it, opts)
+				var gone unreachable
 				mu.Lock()
 				switch {
+				case errors.As(err, &gone):
+					stop(gone.Error() + ": writing stopped; objects not yet written were left as they are, run again")
 				case err != nil:
 					res.Failed++
 					f := failureOf(it.namespace, it.name, err)
@@ -195,13 +208,13 @@ const (
 	outcomeConflicted
 )
 
-// writeTimeout bounds one write, including its retries.
-const writeTimeout = 2 * time.Minute
+// writeTimeout bounds one write beyond its retry budget.
+const writeTimeout = time.Minute
 
 // restoreOne re-stores one object with an empty merge patch.
-func restoreOne(ctx context.Context, ri dynamic.ResourceInterface, it item, dryRun DryRun) (outcome, error) {
-	return withRetries(ctx, func(wctx context.Context) (*unstructured.Unstructured, error) {
-		return ri.Patch(wctx, it.name, types.MergePatchType, []byte("{}"), patchOptions(dryRun))
+func restoreOne(ctx context.Context, ri dynamic.ResourceInterface, it item, opts RestoreOptions) (outcome, error) {
+	return withRetries(ctx, opts.RetryFor, func(wctx context.Context) (*unstructured.Unstructured, error) {
+		return ri.Patch(wctx, it.name, types.MergePatchType, []byte("{}"), patchOptions(opts.DryRun))
 	}, it.resourceVersion)
 }
 
@@ -217,37 +230,32 @@ func patchOptions(dryRun DryRun) metav1.PatchOptions {
 // interrupt lets it finish rather than cut it midway. Transient errors (the
 // server busy or restarting) are retried with bounded backoff. A new
 // resourceVersion in the answer means etcd was written.
-func withRetries(ctx context.Context, write func(context.Context) (*unstructured.Unstructured, error), listedRV string) (outcome, error) {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+func withRetries(ctx context.Context, retryFor time.Duration, write func(context.Context) (*unstructured.Unstructured, error), listedRV string) (outcome, error) {
+	if retryFor <= 0 {
+		retryFor = 30 * time.Second
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), retryFor+writeTimeout)
 	defer cancel()
-	var (
-		out     outcome
-		lastErr error
-	)
-	backoff := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 10, Cap: 5 * time.Second}
-	err := wait.ExponentialBackoffWithContext(wctx, backoff, func(context.Context) (bool, error) {
+	deadline := time.Now().Add(retryFor)
+	delay := 100 * time.Millisecond
+	for {
 		got, err := write(wctx)
 		switch {
 		case err == nil:
-			out = outcomeUnchanged
 			if got.GetResourceVersion() != listedRV {
-				out = outcomeRewritten
+				return outcomeRewritten, nil
 			}
-			return true, nil
+			return outcomeUnchanged, nil
 		case apierrors.IsNotFound(err):
-			out = outcomeGone
-			return true, nil
+			return outcomeGone, nil
 		case apierrors.IsConflict(err):
-			out = outcomeConflicted
-			return true, nil
-		case isTransient(err):
-			lastErr = err
-			return false, nil
+			return outcomeConflicted, nil
+		case !isTransient(err):
+			return 0, err
+		case time.Now().Add(delay).After(deadline):
+			return 0, unreachable{err}
 		}
-		return false, err
-	})
-	if wait.Interrupted(err) && lastErr != nil {
-		err = fmt.Errorf("gave up after retries: %w", lastErr)
+		time.Sleep(wait.Jitter(delay, 0.2))
+		delay = min(2*delay, 5*time.Second)
 	}
-	return out, err
 }
