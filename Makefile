@@ -36,7 +36,8 @@ unit:
 e2e:
 	$(GO) test -count=1 -timeout 20m -v ./test/e2e/
 
-bench: ## benchmarks on the in-process API server (BENCH_CRDS=500)
+bench: ## benchmarks on the in-process API server: migrate vs the rest (BENCH_N=10000, BENCH_RTT, BENCH_RUNS=3), status on BENCH_CRDS=500
+	BENCH=1 $(GO) test -count=1 -v -run TestBenchTable -timeout 60m ./test/bench/ | grep -v '^{"level"'
 	$(GO) test -run '^$$' -bench . -benchtime 5x -timeout 30m ./cmd/kubectl-crdversion/
 
 dist: ## release archives and checksums in dist/, and plugins.yaml for krew

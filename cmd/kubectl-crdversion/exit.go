@@ -21,6 +21,27 @@ const (
 // person's attention: its output already says why, so nothing more is printed.
 var errAttention = errors.New("needs attention")
 
+// options is the shape of every command, as in kubectl: Complete fills in
+// from flags and arguments, Validate refuses bad input before anything is
+// sent, Run does the work.
+type options interface {
+	Complete(args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+func runE(o options) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		if err := o.Complete(args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(c.Context())
+	}
+}
+
 // execute runs the command and is the one place errors are printed, as one
 // `error: ...` line on stderr, and turned into an exit code.
 func execute(ctx context.Context, cmd *cobra.Command, streams genericiooptions.IOStreams) int {

@@ -57,15 +57,7 @@ next one is refused. VERSION defaults to the one version in flight.`,
   kubectl crdversion promote -f deploy/crds/widgets.yaml v1`,
 		Args:              cobra.RangeArgs(0, 2),
 		ValidArgsFunction: completeCRDNames(flags),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context())
-		},
+		RunE:              runE(o),
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&o.To, "to", "", "Stage to move to: "+strings.Join(stageNames(), "|")+" (default: the next one)")
@@ -76,7 +68,7 @@ next one is refused. VERSION defaults to the one version in flight.`,
 
 // Complete reads the manifest and builds the clients.
 func (o *PromoteOptions) Complete(args []string) error {
-	if err := o.complete(args); err != nil {
+	if err := o.stepOptions.Complete(args); err != nil {
 		return err
 	}
 	if o.FromFile == "" {
@@ -98,6 +90,9 @@ func (o *PromoteOptions) Complete(args []string) error {
 
 // Validate checks the flags before anything is sent.
 func (o *PromoteOptions) Validate() error {
+	if err := o.stepOptions.Validate(); err != nil {
+		return err
+	}
 	if o.To != "" && !isStage(o.To) {
 		return fmt.Errorf("unknown stage %q: stages are %s", o.To, strings.Join(stageNames(), ", "))
 	}

@@ -36,18 +36,7 @@ checks as migrate. --i-have-migrated skips the pass on your word.`,
   kubectl crdversion prune widgets.example.com --i-have-migrated`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeCRDNames(flags),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			if !o.IHaveMigrated {
-				return o.Run(c.Context())
-			}
-			return o.pruneOnYourWord(c.Context())
-		},
+		RunE:              runE(o),
 	}
 	cmd.Flags().BoolVar(&o.IHaveMigrated, "i-have-migrated", false, "Skip the proof: prune because you say every object is stored at the storage version")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none" or "server" (the API server validates the prune; nothing is persisted)`)
@@ -59,6 +48,14 @@ checks as migrate. --i-have-migrated skips the pass on your word.`,
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml")
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "How long to wait for a storage version switch to take effect")
 	return cmd
+}
+
+// Run proves and prunes, or prunes on your word.
+func (o *PruneOptions) Run(ctx context.Context) error {
+	if o.IHaveMigrated {
+		return o.pruneOnYourWord(ctx)
+	}
+	return o.MigrateOptions.Run(ctx)
 }
 
 // pruneOnYourWord prunes without a pass, under the same checks of the CRD,

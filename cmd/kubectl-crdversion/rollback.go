@@ -30,12 +30,7 @@ version cannot be rolled back: its schema is gone.`,
   kubectl crdversion rollback -f deploy/crds/widgets.yaml`,
 		Args:              cobra.RangeArgs(0, 2),
 		ValidArgsFunction: completeCRDNames(flags),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.complete(args); err != nil {
-				return err
-			}
-			return o.Run(c.Context())
-		},
+		RunE:              runE(o),
 	}
 	o.addFlags(cmd)
 	return cmd

@@ -63,15 +63,7 @@ storedVersions entry missing from spec.versions.`,
   # Every CRD manifest in a repository, without a cluster
   kubectl crdversion status -f deploy/crds/`,
 		ValidArgsFunction: completeCRDNames(flags),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context())
-		},
+		RunE:              runE(o),
 	}
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector on the CRDs (e.g. app=foo)")
 	cmd.Flags().StringVar(&o.Group, "group", "", "Only CRDs of this API group")

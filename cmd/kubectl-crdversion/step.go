@@ -46,7 +46,8 @@ func (o *stepOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "CRD manifest file to change in place instead of the cluster (comments, key order and other documents are kept)")
 }
 
-func (o *stepOptions) complete(args []string) error {
+// Complete reads the flags and, for a cluster, builds the clients.
+func (o *stepOptions) Complete(args []string) error {
 	o.args = args
 	var err error
 	if o.dryRun, err = migrate.ParseDryRun(o.DryRun); err != nil {
@@ -55,13 +56,7 @@ func (o *stepOptions) complete(args []string) error {
 	if o.format, err = report.ParseFormat(o.Output); err != nil {
 		return err
 	}
-	if o.format == report.FormatWide {
-		return errors.New("-o wide is not supported here: use json or yaml")
-	}
 	if o.Filename != "" {
-		if o.dryRun == migrate.DryRunServer {
-			return errors.New("--dry-run=server needs a cluster: with -f use --dry-run=client")
-		}
 		return nil
 	}
 	if len(args) == 0 {
@@ -73,6 +68,17 @@ func (o *stepOptions) complete(args []string) error {
 	}
 	o.clients, err = newClients(o.configFlags)
 	return err
+}
+
+// Validate checks the flags before anything is sent.
+func (o *stepOptions) Validate() error {
+	switch {
+	case o.format == report.FormatWide:
+		return errors.New("-o wide is not supported here: use json or yaml")
+	case o.Filename != "" && o.dryRun == migrate.DryRunServer:
+		return errors.New("--dry-run=server needs a cluster: with -f use --dry-run=client")
+	}
+	return nil
 }
 
 // target resolves the CRD argument on the cluster.

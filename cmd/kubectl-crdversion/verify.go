@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -47,12 +48,7 @@ Exit status is 0 when every object round-trips, 3 when some do not.`,
   kubectl crdversion verify widgets.example.com v2 -o json`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeCRDNames(flags),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			return o.Run(c.Context())
-		},
+		RunE:              runE(o),
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml")
 	return cmd
@@ -67,6 +63,14 @@ func (o *VerifyOptions) Complete(args []string) error {
 	}
 	o.clients, err = newClients(o.configFlags)
 	return err
+}
+
+// Validate checks the flags before anything is sent.
+func (o *VerifyOptions) Validate() error {
+	if o.format == report.FormatWide {
+		return errors.New("-o wide is not supported here: use json or yaml")
+	}
+	return nil
 }
 
 // Run checks every object and reports what did not come back intact.

@@ -1,0 +1,455 @@
+// Package bench measures `migrate` against what exists, on the in-process
+// API server, in one run so the ratios are fair: `make bench`.
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// target is one CRD whose objects all need re-storing at each run: runs
+// flip its storage version between v1beta1 and v1.
+type target struct {
+	crd     string
+	plural  string
+	objects int
+	version string // current storage version
+}
+
+// conn is a way to the API server: direct, or through the latency proxy.
+type conn struct {
+	cfg        *rest.Config
+	kubeconfig string
+	dyn        dynamic.Interface
+	meta       metadata.Interface
+	disc       discovery.DiscoveryInterface
+}
+
+// result of one algorithm at one latency: objects/s per run, peak RSS.
+type result struct {
+	rates []float64
+	rssKB int64
+}
+
+func (r result) median() float64 {
+	s := slices.Clone(r.rates)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+type algorithm struct {
+	name   string
+	small  bool // runs on the smaller baseline set
+	run    func(ctx context.Context, c conn, t *target) (time.Duration, int64, error)
+	plugin bool
+}
+
+func TestBenchTable(t *testing.T) {
+	if os.Getenv("BENCH") == "" {
+		t.Skip("benchmarks run with make bench (BENCH=1)")
+	}
+	n := envInt("BENCH_N", 10000)
+	small := envInt("BENCH_BASELINE_N", min(n, 2000))
+	runs := envInt("BENCH_RUNS", 3)
+	rtts := []time.Duration{0, 10 * time.Millisecond}
+	if v := os.Getenv("BENCH_RTT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rtts = []time.Duration{d}
+	}
+	plugin := buildPlugin(t)
+	ctx := t.Context()
+
+	sb := sandbox.StartT(t, sandbox.Options{})
+	cfg := sb.RestConfig()
+	cfg.QPS, cfg.Burst = -1, 0
+	fx, err := fixtures.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	big := install(t, fx, "widgets", n)
+	little := install(t, fx, "gadgets", small)
+	t.Logf("installed %d + %d objects in %s", n, small, time.Since(start).Round(time.Second))
+
+	algorithms := []algorithm{
+		{name: "(a) raw ceiling: no-op patch loop, 32 workers, pre-fetched keys", run: ceiling},
+		{name: "kubectl crdversion migrate", run: runPlugin(plugin), plugin: true},
+		{name: "(b) kube-storage-version-migrator (reimplemented)", small: true, run: ksvm},
+		{name: "(b') in-tree StorageVersionMigration (reimplemented)", small: true, run: inTreeSVM},
+		{name: "(c) kubectl get, piped to kubectl replace -f -", small: true, run: kubectlReplace},
+	}
+	table := map[string]map[time.Duration]result{}
+	for _, rtt := range rtts {
+		c := connect(t, sb, rtt)
+		for _, alg := range algorithms {
+			tg := big
+			if alg.small {
+				tg = little
+			}
+			r := result{}
+			for range runs {
+				flip(t, fx, c, tg)
+				elapsed, rss, err := alg.run(ctx, c, tg)
+				if err != nil {
+					t.Fatalf("%s at %s: %v", alg.name, rtt, err)
+				}
+				assertMigrated(t, sb, tg)
+				r.rates = append(r.rates, float64(tg.objects)/elapsed.Seconds())
+				r.rssKB = max(r.rssKB, rss)
+			}
+			if table[alg.name] == nil {
+				table[alg.name] = map[time.Duration]result{}
+			}
+			table[alg.name][rtt] = r
+			t.Logf("%s at %s: %v obj/s", alg.name, rtt, r.rates)
+		}
+	}
+	printTable(t, algorithms, rtts, table, n, small, runs)
+}
+
+func install(t *testing.T, fx fixtures.Clients, plural string, n int) *target {
+	t.Helper()
+	crd := fixtures.CRD("bench.example.com", strings.ToUpper(plural[:1])+plural[1:len(plural)-1], plural, apiextensionsv1.NamespaceScoped, false,
+		fixtures.Version{Name: "v1beta1", Served: true, Storage: true},
+		fixtures.Version{Name: "v1", Served: true})
+	if _, err := fx.CreateCRD(t.Context(), crd); err != nil {
+		t.Fatal(err)
+	}
+	objs := make([]fixtures.Object, n)
+	for i := range objs {
+		objs[i] = fixtures.Object{Namespace: fmt.Sprintf("ns-%d", i%10), Name: fmt.Sprintf("o-%06d", i),
+			Labels: map[string]string{"app": "bench"},
+			Spec:   map[string]any{"replicas": int64(i % 7), "image": "registry.example.com/app:v1", "args": []any{"--a", "--b"}}}
+	}
+	gvr := schema.GroupVersionResource{Group: "bench.example.com", Version: "v1beta1", Resource: plural}
+	if err := fx.CreateObjects(t.Context(), gvr, crd.Spec.Names.Kind, objs); err != nil {
+		t.Fatal(err)
+	}
+	return &target{crd: crd.Name, plural: plural, objects: n, version: "v1beta1"}
+}
+
+// flip switches the storage version to the other one and waits until the
+// switch is in effect, so every object needs re-storing and every
+// algorithm starts from the same state.
+func flip(t *testing.T, fx fixtures.Clients, c conn, tg *target) {
+	t.Helper()
+	next := map[string]string{"v1beta1": "v1", "v1": "v1beta1"}[tg.version]
+	if err := fx.SwitchStorage(t.Context(), tg.crd, next, false); err != nil {
+		t.Fatal(err)
+	}
+	crd, err := fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), tg.crd, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate.WaitForSwitch(t.Context(), c.disc, crd, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	tg.version = next
+}
+
+func (tg *target) gvr() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "bench.example.com", Version: tg.version, Resource: tg.plural}
+}
+
+func assertMigrated(t *testing.T, sb *sandbox.Sandbox, tg *target) {
+	t.Helper()
+	c, err := sb.StoredAPIVersions(t.Context(), "bench.example.com", tg.plural)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c) != 1 || c["bench.example.com/"+tg.version] != tg.objects {
+		t.Fatalf("%s not fully migrated to %s: %v", tg.plural, tg.version, c)
+	}
+}
+
+func connect(t *testing.T, sb *sandbox.Sandbox, rtt time.Duration) conn {
+	t.Helper()
+	cfg := sb.RestConfig()
+	cfg.QPS, cfg.Burst = -1, 0
+	if rtt > 0 {
+		p, err := startProxy(strings.TrimPrefix(cfg.Host, "https://"), rtt/2) // half each way
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.close)
+		cfg.Host = "https://" + p.addr()
+	}
+	c := conn{cfg: cfg, kubeconfig: filepath.Join(t.TempDir(), "kubeconfig")}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["b"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, TLSServerName: cfg.ServerName}
+	kc.AuthInfos["b"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
+	kc.Contexts["b"] = &clientcmdapi.Context{Cluster: "b", AuthInfo: "b"}
+	kc.CurrentContext = "b"
+	if err := clientcmd.WriteToFile(*kc, c.kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if c.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if c.meta, err = metadata.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if c.disc, err = discovery.NewDiscoveryClientForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func keys(ctx context.Context, c conn, tg *target) ([]metav1.PartialObjectMetadata, error) {
+	var out []metav1.PartialObjectMetadata
+	_, err := migrate.ListPages(ctx, c.meta, tg.gvr(), 500, func(p migrate.Page) error {
+		out = append(out, p.Items...)
+		return nil
+	})
+	return out, err
+}
+
+// ceiling: the fastest no-op write loop — empty patches by 32 workers over a
+// key list fetched before the clock starts; no listing, no reporting.
+func ceiling(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
+	objs, err := keys(ctx, c, tg)
+	if err != nil {
+		return 0, 0, err
+	}
+	work := make(chan metav1.PartialObjectMetadata)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	start := time.Now()
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for o := range work {
+				if _, err := c.dyn.Resource(tg.gvr()).Namespace(o.Namespace).Patch(ctx, o.Name, types.MergePatchType, []byte("{}"), metav1.PatchOptions{}); err != nil {
+					mu.Lock()
+					first = cmpErr(first, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, o := range objs {
+		work <- o
+	}
+	close(work)
+	wg.Wait()
+	return time.Since(start), 0, first
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// ksvm: kube-storage-version-migrator's algorithm: one worker, pages of 500
+// full objects, a full-object PUT each, re-GET and PUT again on conflict.
+func ksvm(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
+	ri := c.dyn.Resource(tg.gvr())
+	start := time.Now()
+	cont := ""
+	for {
+		list, err := ri.List(ctx, metav1.ListOptions{Limit: 500, Continue: cont})
+		if err != nil {
+			return 0, 0, err
+		}
+		for i := range list.Items {
+			o := &list.Items[i]
+			_, err := ri.Namespace(o.GetNamespace()).Update(ctx, o, metav1.UpdateOptions{})
+			if apierrors.IsConflict(err) {
+				fresh, gerr := ri.Namespace(o.GetNamespace()).Get(ctx, o.GetName(), metav1.GetOptions{})
+				if gerr == nil {
+					_, err = ri.Namespace(o.GetNamespace()).Update(ctx, fresh, metav1.UpdateOptions{})
+				}
+			}
+			if err != nil && !apierrors.IsNotFound(err) {
+				return 0, 0, err
+			}
+		}
+		if cont = list.GetContinue(); cont == "" {
+			return time.Since(start), 0, nil
+		}
+	}
+}
+
+// inTreeSVM: the in-tree StorageVersionMigration's algorithm: serially, a
+// server-side-apply patch carrying apiVersion, kind, uid and
+// resourceVersion per object, over the garbage collector's metadata cache
+// (here a key list fetched before the clock starts); a conflict means the
+// object was already re-written.
+func inTreeSVM(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
+	objs, err := keys(ctx, c, tg)
+	if err != nil {
+		return 0, 0, err
+	}
+	ri := c.dyn.Resource(tg.gvr())
+	gv := "bench.example.com/" + tg.version
+	kind := strings.ToUpper(tg.plural[:1]) + tg.plural[1:len(tg.plural)-1]
+	start := time.Now()
+	force := true
+	for _, o := range objs {
+		body, _ := json.Marshal(map[string]any{"apiVersion": gv, "kind": kind,
+			"metadata": map[string]any{"name": o.Name, "namespace": o.Namespace, "uid": o.UID, "resourceVersion": o.ResourceVersion}})
+		_, err := ri.Namespace(o.Namespace).Patch(ctx, o.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "storage-version-migrator-controller", Force: &force})
+		if err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return 0, 0, err
+		}
+	}
+	return time.Since(start), 0, nil
+}
+
+// kubectlReplace: the docs' manual path. The items go as a stream of
+// objects rather than a List: kubectl resolves kind List through the core
+// API, which the sandbox does not serve.
+func kubectlReplace(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
+	res := tg.plural + ".bench.example.com"
+	script := fmt.Sprintf(`set -o pipefail; kubectl get %s -A -o jsonpath='{range .items[*]}{@}{"\n"}{end}' --kubeconfig %s | kubectl replace -f - --kubeconfig %s >/dev/null`, res, c.kubeconfig, c.kubeconfig)
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, 0, fmt.Errorf("%v: %s", err, out)
+	}
+	return time.Since(start), 0, nil
+}
+
+// runPlugin runs the built plugin as a user would, measuring its peak RSS.
+func runPlugin(bin string) func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
+	return func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
+		cmd := exec.CommandContext(ctx, bin, "migrate", tg.crd, "-q", "--prune=false", "--kubeconfig", c.kubeconfig)
+		start := time.Now()
+		out, rss, err := runMeasured(cmd)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%v: %s", err, out)
+		}
+		return time.Since(start), rss, nil
+	}
+}
+
+// runMeasured runs cmd and returns its output and its peak RSS in KiB, read
+// from the process's own VmHWM while it runs. The rusage of a child is no
+// use here: Go starts children with vfork, and Linux folds the parent's
+// high-water mark (this test, with an API server in it) into the child's
+// at exec.
+func runMeasured(cmd *exec.Cmd) ([]byte, int64, error) {
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+	var peak int64
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return []byte(out.String()), peak, err
+		case <-tick.C:
+			peak = max(peak, vmHWM(status))
+		}
+	}
+}
+
+func vmHWM(status string) int64 {
+	raw, err := os.ReadFile(status)
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(raw)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
+}
+
+func buildPlugin(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kubectl-crdversion")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-crdversion")
+	cmd.Dir = "../.."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func printTable(t *testing.T, algs []algorithm, rtts []time.Duration, table map[string]map[time.Duration]result, n, small, runs int) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nmigrate: %d objects; (b), (b'), (c): %d objects; median of %d runs; 2 cores shared by API server and client\n\n", n, small, runs)
+	fmt.Fprintf(&b, "| algorithm |")
+	for _, rtt := range rtts {
+		fmt.Fprintf(&b, " obj/s @%s | × ceiling | migrate ÷ it |", rtt)
+	}
+	fmt.Fprintf(&b, " peak RSS |\n|---|")
+	for range rtts {
+		b.WriteString("---|---|---|")
+	}
+	b.WriteString("---|\n")
+	ceil := algs[0].name
+	mig := algs[1].name
+	for _, a := range algs {
+		fmt.Fprintf(&b, "| %s |", a.name)
+		rss := int64(0)
+		for _, rtt := range rtts {
+			r := table[a.name][rtt]
+			rss = max(rss, r.rssKB)
+			fmt.Fprintf(&b, " %.0f | %.2f | %.1f× |", r.median(), r.median()/table[ceil][rtt].median(), table[mig][rtt].median()/r.median())
+		}
+		if rss > 0 {
+			fmt.Fprintf(&b, " %d MiB |\n", rss/1024)
+		} else {
+			b.WriteString(" – |\n")
+		}
+	}
+	fmt.Print(b.String())
+	t.Log(b.String())
+}
