@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,4 +83,20 @@ func TestPruneNeedsProof(t *testing.T) {
 	contains(t, "prune --i-have-migrated", word.stderr, "warning: pruning certificates.pki.example.com on your word, without proof")
 	contains(t, "prune --i-have-migrated", word.stdout, "(pruned)")
 	sameCRDs(t, before, e.crdVersions())
+}
+
+// A cluster-scoped CRD through the whole path to a pruned storedVersions:
+// introduced from a file, bridged, deprecated, migrated.
+func TestMigrateClusterScoped(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	policies := demoObjects - demoObjects/2 - demoObjects/3
+	e.plugin("promote", "clusterpolicies", "v2", "--from-file", "../../hack/demo/clusterpolicies-v2.yaml").mustCode(t, 0)
+	e.plugin("promote", "clusterpolicies", "v2").mustCode(t, 0) // bridge
+	e.plugin("promote", "clusterpolicies", "v2").mustCode(t, 0) // deprecated: v2 is storage
+	r := e.plugin("migrate", "clusterpolicies", "-q").mustCode(t, 0)
+	contains(t, "migrate cluster-scoped", r.stdout, fmt.Sprintf("clusterpolicies.policy.example.com: %d objects at v2: %d re-stored", policies, policies), "storedVersions: v1,v2 → v2 (pruned)")
+	c, err := e.sb.StoredAPIVersions(t.Context(), "policy.example.com", "clusterpolicies")
+	if err != nil || len(c) != 1 || c["policy.example.com/v2"] != policies {
+		t.Fatalf("etcd after migrate: %v %v", c, err)
+	}
 }
