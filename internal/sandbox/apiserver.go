@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,9 +17,11 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
 	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	"k8s.io/apimachinery/pkg/util/wait"
+	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/compatibility"
+	"k8s.io/apiserver/pkg/util/notfoundhandler"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/apiserver/pkg/util/openapi"
 	"k8s.io/client-go/rest"
@@ -30,14 +34,45 @@ type apiServer struct {
 	done   chan error
 }
 
-// startAPIServer runs apiextensions-apiserver against etcd, built from its
-// own options as kube-apiserver would, minus what needs core APIs (there are
-// none here: no namespaces, no services, no RBAC).
-func startAPIServer(ctx context.Context, dir, etcdEndpoint string, opts Options) (*apiServer, error) {
+// identity is what a client knows of the API server: its address, serving
+// certificate and token. A restarted server keeps it, as a restarted
+// kube-apiserver does, so clients can ride the restart out.
+type identity struct {
+	port    int // 0 until the first start picks one
+	certDir string
+	token   string
+}
+
+func newIdentity(dir string) (*identity, error) {
 	certDir, err := os.MkdirTemp(dir, "apiserver-")
 	if err != nil {
 		return nil, err
 	}
+	token := make([]byte, 16)
+	if _, err := rand.Read(token); err != nil {
+		return nil, err
+	}
+	return &identity{certDir: certDir, token: hex.EncodeToString(token)}, nil
+}
+
+// clientConfig trusts the serving certificate, which the certificate
+// directory keeps across restarts (the loopback certificate is new each time).
+func (id *identity) clientConfig() (*rest.Config, error) {
+	ca, err := os.ReadFile(filepath.Join(id.certDir, "apiserver.crt"))
+	if err != nil {
+		return nil, err
+	}
+	return &rest.Config{
+		Host:            fmt.Sprintf("https://127.0.0.1:%d", id.port),
+		BearerToken:     id.token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: ca},
+	}, nil
+}
+
+// startAPIServer runs apiextensions-apiserver against etcd, built from its
+// own options as kube-apiserver would, minus what needs core APIs (there are
+// none here: no namespaces, no services, no RBAC).
+func startAPIServer(ctx context.Context, dir, etcdEndpoint string, id *identity, opts Options) (*apiServer, error) {
 	// Authentication and authorization are delegated to a remote API server
 	// in this server's design; pointing them at an address nobody serves
 	// leaves the loopback token (system:masters) as the one way in.
@@ -65,14 +100,15 @@ func startAPIServer(ctx context.Context, dir, etcdEndpoint string, opts Options)
 	// standalone server's default, so etcd keys look as on a real cluster.
 	ro.Etcd.StorageConfig.Prefix = storagePrefix
 	ro.Etcd.EnableWatchCache = !opts.DisableWatchCache
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", id.port))
 	if err != nil {
 		return nil, err
 	}
+	id.port = listener.Addr().(*net.TCPAddr).Port
 	ro.SecureServing.Listener = listener
-	ro.SecureServing.BindPort = listener.Addr().(*net.TCPAddr).Port
+	ro.SecureServing.BindPort = id.port
 	ro.SecureServing.ExternalAddress = net.ParseIP("127.0.0.1")
-	ro.SecureServing.ServerCert.CertDirectory = certDir
+	ro.SecureServing.ServerCert.CertDirectory = id.certDir
 	ro.Authentication.RemoteKubeConfigFile = nowhere
 	ro.Authentication.SkipInClusterLookup = true
 	ro.Authorization.RemoteKubeConfigFile = nowhere
@@ -94,6 +130,9 @@ func startAPIServer(ctx context.Context, dir, etcdEndpoint string, opts Options)
 		listener.Close()
 		return nil, err
 	}
+	// The loopback token is the clients' token: Complete authorizes
+	// whatever it is, and a fixed one outlives a restart.
+	config.GenericConfig.LoopbackClientConfig.BearerToken = id.token
 	config.GenericConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(
 		openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions),
 		openapinamer.NewDefinitionNamer(extensionsapiserver.Scheme))
@@ -101,14 +140,23 @@ func startAPIServer(ctx context.Context, dir, etcdEndpoint string, opts Options)
 	// Complete turns discovery off (kube-apiserver's aggregator serves it
 	// there); without it kubectl cannot find any resource.
 	completed.GenericConfig.EnableDiscovery = true
-	server, err := completed.New(genericapiserver.NewEmptyDelegate())
+	// As in kube-apiserver: until every CRD is known, a request for one is
+	// answered 503 (try again), not 404 (no such object), which a client
+	// would take as the object gone.
+	notFound := notfoundhandler.New(completed.GenericConfig.Serializer, genericapifilters.NoMuxAndDiscoveryIncompleteKey)
+	server, err := completed.New(genericapiserver.NewEmptyDelegateWithCustomHandler(notFound))
 	if err != nil {
 		listener.Close()
 		return nil, err
 	}
 
 	runCtx, cancel := context.WithCancel(context.Background())
-	s := &apiServer{config: rest.CopyConfig(server.GenericAPIServer.LoopbackClientConfig), cancel: cancel, done: make(chan error, 1)}
+	clientConfig, err := id.clientConfig()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s := &apiServer{config: clientConfig, cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		s.done <- server.GenericAPIServer.PrepareRun().RunWithContext(runCtx)
 		close(s.done)

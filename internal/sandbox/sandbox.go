@@ -28,6 +28,7 @@ type Sandbox struct {
 	ownDir     bool
 	kubeconfig string
 	etcd       *etcdServer
+	id         *identity
 
 	mu     sync.Mutex
 	api    *apiServer
@@ -46,6 +47,10 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	}
 	s.kubeconfig = filepath.Join(s.dir, "kubeconfig")
 	var err error
+	if s.id, err = newIdentity(s.dir); err != nil {
+		s.removeDir()
+		return nil, err
+	}
 	if s.etcd, err = startEtcd(ctx, s.dir); err != nil {
 		s.removeDir()
 		return nil, err
@@ -88,14 +93,15 @@ func (s *Sandbox) KubeconfigPath() string { return s.kubeconfig }
 // Etcd is a client of the sandbox's etcd.
 func (s *Sandbox) Etcd() *clientv3.Client { return s.etcd.client }
 
-// StartAPIServer starts an API server on the running etcd.
+// StartAPIServer starts an API server on the running etcd, at the address
+// and with the certificate and token of the one before it, if any.
 func (s *Sandbox) StartAPIServer(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.api != nil {
 		return errors.New("API server already running")
 	}
-	api, err := startAPIServer(ctx, s.dir, s.etcd.endpoint, s.opts)
+	api, err := startAPIServer(ctx, s.dir, s.etcd.endpoint, s.id, s.opts)
 	if err != nil {
 		return err
 	}
@@ -119,7 +125,8 @@ func (s *Sandbox) StopAPIServer() error {
 	return err
 }
 
-// RestartAPIServer replaces the API server with a new one on the same etcd.
+// RestartAPIServer replaces the API server with a new one on the same etcd
+// and address: clients of the old one go on with the new one.
 func (s *Sandbox) RestartAPIServer(ctx context.Context) error {
 	if err := s.StopAPIServer(); err != nil {
 		return err

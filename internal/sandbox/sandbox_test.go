@@ -74,27 +74,32 @@ func TestTwoSandboxesInOneProcess(t *testing.T) {
 	}
 }
 
-func TestRestartKeepsData(t *testing.T) {
+// A restarted API server keeps the data, the address, the certificate and
+// the token: a client of the old one goes on with the new one.
+func TestRestartKeepsDataAndAddress(t *testing.T) {
 	s := StartT(t, Options{})
 	installWidgets(t, s, 2)
-	before := s.RestConfig().Host
+	before := s.RestConfig()
+	c, err := fixtures.NewClients(before)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s.RestartAPIServer(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	c, err := fixtures.NewClients(s.RestConfig())
-	if err != nil {
-		t.Fatal(err)
+	if after := s.RestConfig(); after.Host != before.Host || after.BearerToken != before.BearerToken || string(after.CAData) != string(before.CAData) {
+		t.Errorf("restart changed the server's identity: %s -> %s", before.Host, after.Host)
 	}
 	got, err := c.Dynamic.Resource(widgets).Namespace("ns").Get(t.Context(), "wb", metav1.GetOptions{})
 	if err != nil {
-		t.Fatalf("object lost across restart (%s -> %s): %v", before, s.RestConfig().Host, err)
+		t.Fatalf("the old client after a restart: %v", err)
 	}
 	if i, _, _ := unstructuredInt(got.Object, "spec", "i"); i != 1 {
 		t.Errorf("spec.i = %d, want 1", i)
 	}
 	kc, err := os.ReadFile(s.KubeconfigPath())
-	if err != nil || !strings.Contains(string(kc), s.RestConfig().Host) {
-		t.Errorf("kubeconfig not rewritten for %s: %v", s.RestConfig().Host, err)
+	if err != nil || !strings.Contains(string(kc), before.Host) {
+		t.Errorf("kubeconfig does not name %s: %v", before.Host, err)
 	}
 }
 
