@@ -137,7 +137,7 @@ func (o *PromoteOptions) cleanManagedFields(ctx context.Context, name string) er
 		return err
 	}
 	bar := report.NewProgress(o.ErrOut, "clean managedFields of "+name, isTerminal(o.ErrOut), false)
-	res := migrate.CleanManagedFields(ctx, o.clients.dynamic, o.clients.metadata, crd, migrate.RestoreOptions{Concurrency: defaultConcurrency, PageSize: 500, Progress: bar.Update})
+	res := migrate.CleanManagedFields(ctx, o.clients.metadata, crd, migrate.RestoreOptions{Concurrency: defaultConcurrency, PageSize: 500, Progress: bar.Update})
 	bar.Finish()
 	fmt.Fprintf(o.Out, "managedFields: %d objects cleaned of entries at unserved versions, %d had none, %d failed\n", res.Rewritten, res.Unchanged, res.Failed)
 	if !res.Complete() {

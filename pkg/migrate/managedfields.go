@@ -8,10 +8,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 )
 
@@ -21,7 +19,7 @@ import (
 // invalid group/version", kubernetes#111937). Each object is patched with a
 // resourceVersion precondition; on a conflict it is read again and the
 // entries recomputed, never written over someone else's change.
-func CleanManagedFields(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
+func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
 	served := map[string]bool{}
 	for _, v := range crd.Spec.Versions {
 		if v.Served {
@@ -32,7 +30,7 @@ func CleanManagedFields(ctx context.Context, dyn dynamic.Interface, meta metadat
 		gv, err := schema.ParseGroupVersion(mf.APIVersion)
 		return err == nil && gv.Group == crd.Spec.Group && !served[mf.APIVersion]
 	}
-	return forEachObject(ctx, dyn, meta, crd, opts, func(ctx context.Context, ri dynamic.ResourceInterface, it item, opts RestoreOptions) (outcome, error) {
+	return forEachObject(ctx, meta, crd, opts, func(ctx context.Context, ri metadata.ResourceInterface, it item, opts RestoreOptions) (outcome, error) {
 		for range maxReplans {
 			keep, changed := filterEntries(it.managedFields, stale)
 			if !changed {
@@ -42,7 +40,7 @@ func CleanManagedFields(ctx context.Context, dyn dynamic.Interface, meta metadat
 			if err != nil {
 				return 0, err
 			}
-			out, err := withRetries(ctx, opts.RetryFor, func(wctx context.Context) (*unstructured.Unstructured, error) {
+			out, err := withRetries(ctx, opts.RetryFor, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
 				return ri.Patch(wctx, it.name, types.MergePatchType, patch, patchOptions(opts.DryRun))
 			}, it.resourceVersion)
 			if err != nil || out != outcomeConflicted {

@@ -92,7 +92,7 @@ func TestCleanManagedFieldsMendsServerSideApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cleaned := CleanManagedFields(t.Context(), fx.Dynamic, meta, current, RestoreOptions{Concurrency: 2, PageSize: 10})
+	cleaned := CleanManagedFields(t.Context(), meta, current, RestoreOptions{Concurrency: 2, PageSize: 10})
 	if !cleaned.Complete() || cleaned.Rewritten != 1 {
 		t.Fatalf("clean: %+v", cleaned)
 	}
@@ -112,7 +112,7 @@ func TestCleanManagedFieldsMendsServerSideApply(t *testing.T) {
 		}
 	}
 	// A second pass finds nothing to clean.
-	if again := CleanManagedFields(t.Context(), fx.Dynamic, meta, current, RestoreOptions{Concurrency: 2, PageSize: 10}); again.Rewritten != 0 || again.Unchanged != 1 {
+	if again := CleanManagedFields(t.Context(), meta, current, RestoreOptions{Concurrency: 2, PageSize: 10}); again.Rewritten != 0 || again.Unchanged != 1 {
 		t.Errorf("second pass: %+v", again)
 	}
 }

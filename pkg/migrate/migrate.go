@@ -88,10 +88,10 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	if err := probeConversion(ctx, c.Dynamic, crd); err != nil {
 		return nil, err
 	}
-	res.RestoreResult = *Restore(ctx, c.Dynamic, c.Metadata, crd, opts.RestoreOptions)
+	res.RestoreResult = *Restore(ctx, c.Metadata, crd, opts.RestoreOptions)
 	res.StoredVersionsAfter = res.StoredVersions
 	if opts.CleanManagedFields && ctx.Err() == nil {
-		res.ManagedFields = CleanManagedFields(ctx, c.Dynamic, c.Metadata, crd, opts.RestoreOptions)
+		res.ManagedFields = CleanManagedFields(ctx, c.Metadata, crd, opts.RestoreOptions)
 	}
 	switch {
 	case opts.DryRun == DryRunServer:

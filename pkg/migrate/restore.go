@@ -11,11 +11,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
@@ -69,8 +67,11 @@ type item struct {
 	managedFields                    []metav1.ManagedFieldsEntry
 }
 
-// writer does one object's write and says how it went.
-type writer func(ctx context.Context, ri dynamic.ResourceInterface, it item, opts RestoreOptions) (outcome, error)
+// writer does one object's write and says how it went. Writes go through
+// the metadata client: the server answers with the object's metadata
+// (protobuf) rather than the whole object as JSON, which spares both ends
+// the encoding of what the write does not need back.
+type writer func(ctx context.Context, ri metadata.ResourceInterface, it item, opts RestoreOptions) (outcome, error)
 
 // unreachable wraps an error that outlasted the retry budget: the server
 // is gone, not the object at fault, so the run stops rather than fail
@@ -86,13 +87,13 @@ func (u unreachable) Unwrap() error { return u.err }
 // was stored at another version). Objects are listed a page at a time and
 // written by a bounded pool of workers. Interrupting ctx stops taking new
 // objects; writes in flight finish.
-func Restore(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
-	return forEachObject(ctx, dyn, meta, crd, opts, restoreOne)
+func Restore(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
+	return forEachObject(ctx, meta, crd, opts, restoreOne)
 }
 
 // forEachObject lists the CRD's objects at the storage version a page at a
 // time and hands each to write, on a bounded pool of workers.
-func forEachObject(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions, write writer) *RestoreResult {
+func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions, write writer) *RestoreResult {
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
 	res := &RestoreResult{Failures: []Failure{}}
 	var (
@@ -112,7 +113,7 @@ func forEachObject(ctx context.Context, dyn dynamic.Interface, meta metadata.Int
 				if stopped.Load() != nil || ctx.Err() != nil {
 					continue // drain: nothing new is started
 				}
-				outcome, err := write(ctx, dyn.Resource(gvr).Namespace(it.namespace), it, opts)
+				outcome, err := write(ctx, meta.Resource(gvr).Namespace(it.namespace), it, opts)
 				var gone unreachable
 				mu.Lock()
 				switch {
@@ -212,8 +213,8 @@ const (
 const writeTimeout = time.Minute
 
 // restoreOne re-stores one object with an empty merge patch.
-func restoreOne(ctx context.Context, ri dynamic.ResourceInterface, it item, opts RestoreOptions) (outcome, error) {
-	return withRetries(ctx, opts.RetryFor, func(wctx context.Context) (*unstructured.Unstructured, error) {
+func restoreOne(ctx context.Context, ri metadata.ResourceInterface, it item, opts RestoreOptions) (outcome, error) {
+	return withRetries(ctx, opts.RetryFor, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
 		return ri.Patch(wctx, it.name, types.MergePatchType, []byte("{}"), patchOptions(opts.DryRun))
 	}, it.resourceVersion)
 }
@@ -230,7 +231,7 @@ func patchOptions(dryRun DryRun) metav1.PatchOptions {
 // interrupt lets it finish rather than cut it midway. Transient errors (the
 // server busy or restarting) are retried with bounded backoff. A new
 // resourceVersion in the answer means etcd was written.
-func withRetries(ctx context.Context, retryFor time.Duration, write func(context.Context) (*unstructured.Unstructured, error), listedRV string) (outcome, error) {
+func withRetries(ctx context.Context, retryFor time.Duration, write func(context.Context) (*metav1.PartialObjectMetadata, error), listedRV string) (outcome, error) {
 	if retryFor <= 0 {
 		retryFor = 30 * time.Second
 	}
