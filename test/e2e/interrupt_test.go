@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// Ctrl-C in the middle of `kubectl crdversion migrate`: the signal reaches
+// the plugin (kubectl execs it), the run stops with writes in flight
+// finished, reports itself interrupted, prunes nothing and changes no
+// object; running again completes and prunes.
+func TestMigrateCtrlC(t *testing.T) {
+	const objects = 1200
+	e := newEnv(t, objects)
+	certs := objects / 2
+	gvr := schema.GroupVersionResource{Group: "pki.example.com", Version: "v1", Resource: "certificates"}
+	before := e.contents(gvr)
+
+	// A low rate limit keeps the run long enough to interrupt it mid-way.
+	cmd := exec.CommandContext(t.Context(), "kubectl", "crdversion", "migrate", "certificates", "--qps", "100", "--burst", "1", "--concurrency", "2")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.sb.KubeconfigPath(), "HOME="+t.TempDir())
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		c, err := e.sb.StoredAPIVersions(ctx, "pki.example.com", "certificates")
+		return c["pki.example.com/v1"] >= 50, err
+	})
+	if err != nil {
+		t.Fatalf("the migration never started writing: %v\n%s", err, errOut.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("interrupted migrate: %v, want exit 3\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+	}
+	contains(t, "interrupted migrate", out.String(), "stopped: interrupted", "not pruned")
+	c, err := e.sb.StoredAPIVersions(t.Context(), "pki.example.com", "certificates")
+	if err != nil || c["pki.example.com/v1"] == certs || c["pki.example.com/v1alpha2"] == 0 {
+		t.Fatalf("etcd after Ctrl-C: %v %v (want a partly migrated set)", c, err)
+	}
+	if sv := e.crd("certificates.pki.example.com").Status.StoredVersions; len(sv) != 2 {
+		t.Errorf("storedVersions after Ctrl-C: %v", sv)
+	}
+
+	again := e.plugin("migrate", "certificates", "-q").mustCode(t, 0)
+	contains(t, "migrate after Ctrl-C", again.stdout, "(pruned)")
+	if c, err := e.sb.StoredAPIVersions(t.Context(), "pki.example.com", "certificates"); err != nil || len(c) != 1 || c["pki.example.com/v1"] != certs {
+		t.Fatalf("etcd after rerun: %v %v", c, err)
+	}
+	if after := e.contents(gvr); !maps.Equal(before, after) {
+		t.Errorf("objects changed by an interrupted migration and its rerun")
+	}
+}
+
+// contents maps every object of the resource to what a user wrote in it:
+// labels, annotations, spec and status.
+func (e *env) contents(gvr schema.GroupVersionResource) map[string]string {
+	e.t.Helper()
+	list, err := e.clients.Dynamic.Resource(gvr).List(e.t.Context(), metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, o := range list.Items {
+		b, err := json.Marshal([]any{o.GetLabels(), o.GetAnnotations(), o.Object["spec"], o.Object["status"]})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out[o.GetNamespace()+"/"+o.GetName()] = string(b)
+	}
+	if len(out) == 0 {
+		e.t.Fatalf("no %s to compare", gvr.Resource)
+	}
+	return out
+}
