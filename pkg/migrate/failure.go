@@ -27,6 +27,21 @@ func failureOf(ns, name string, err error) Failure {
 	return f
 }
 
+// objectGone tells a 404 about the object (deleted since listed: done)
+// from a 404 about its resource, which a server answers while it does not
+// serve it (yet): kube-apiserver answers 503 until it knows every CRD, but
+// a proxy or an older server may not, and taking that for "deleted" would
+// let storedVersions be pruned over an object never re-stored. The
+// resource's 404 carries no Status, so client-go's generic message.
+func objectGone(err error) bool {
+	var status apierrors.APIStatus
+	return apierrors.IsNotFound(err) && errors.As(err, &status) &&
+		!strings.HasPrefix(status.Status().Message, genericNotFound)
+}
+
+// genericNotFound starts the message client-go gives a 404 without a Status.
+const genericNotFound = "the server could not find the requested resource"
+
 // isConversionFailure tells a failing conversion webhook: the API server
 // answers 500 with the webhook named in the message.
 func isConversionFailure(err error) bool {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,7 +46,7 @@ func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiex
 				return out, err
 			}
 			fresh, err := ri.Get(ctx, it.name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
+			if objectGone(err) {
 				return outcomeGone, nil
 			}
 			if err != nil {

@@ -247,7 +247,7 @@ func withRetries(ctx context.Context, retryFor time.Duration, write func(context
 				return outcomeRewritten, nil
 			}
 			return outcomeUnchanged, nil
-		case apierrors.IsNotFound(err):
+		case objectGone(err):
 			return outcomeGone, nil
 		case apierrors.IsConflict(err):
 			return outcomeConflicted, nil

@@ -132,7 +132,7 @@ func roundTrip(ctx context.Context, ri dynamic.NamespaceableResourceInterface, n
 	r := ri.Namespace(ns)
 	read, err := r.Get(ctx, name, metav1.GetOptions{})
 	switch {
-	case apierrors.IsNotFound(err):
+	case objectGone(err):
 		return nil, nil
 	case isObjectFailure(err):
 		return &Loss{Namespace: ns, Name: name, Error: err.Error()}, nil
@@ -141,7 +141,7 @@ func roundTrip(ctx context.Context, ri dynamic.NamespaceableResourceInterface, n
 	}
 	back, err := r.Update(ctx, read.DeepCopy(), metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: FieldManager})
 	switch {
-	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+	case objectGone(err) || apierrors.IsConflict(err):
 		// Deleted or changed between the read and the update: the object
 		// in hand is no longer the object in the cluster.
 		return nil, nil
