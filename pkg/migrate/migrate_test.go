@@ -247,3 +247,37 @@ func TestMigrateWithConversionWebhookDown(t *testing.T) {
 		t.Fatalf("etcd after rerun: %v", c)
 	}
 }
+
+// The cluster's own migrator reports StorageMigrating=True on the CRD:
+// migrate refuses and writes nothing, unless --force.
+func TestMigrateRefusesWhileTheClusterMigrates(t *testing.T) {
+	const n = 20
+	s := newSwitched(t, sandbox.Options{}, n, nil)
+	crds := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions()
+	crd, err := crds.Get(t.Context(), s.crd, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd.Status.Conditions = append(crd.Status.Conditions, apiextensionsv1.CustomResourceDefinitionCondition{
+		Type: apiextensionsv1.StorageMigrating, Status: apiextensionsv1.ConditionTrue, Reason: "Migrating",
+		Message: "the storage version migrator is re-storing objects", LastTransitionTime: metav1.Now()})
+	if _, err := crds.UpdateStatus(t.Context(), crd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := s.stored(t)
+
+	res, err := Migrate(t.Context(), s.clients, s.crd, opts())
+	if err == nil || !strings.Contains(err.Error(), "StorageMigrating=True") || res != nil {
+		t.Fatalf("migrate while the cluster migrates: %+v %v", res, err)
+	}
+	if after := s.stored(t); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("refused run wrote: %v -> %v", before, after)
+	}
+
+	o := opts()
+	o.Force = true
+	res, err = Migrate(t.Context(), s.clients, s.crd, o)
+	if err != nil || !res.Complete() || res.Rewritten != n {
+		t.Fatalf("--force: %+v %v", res, err)
+	}
+}
