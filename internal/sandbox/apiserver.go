@@ -133,6 +133,11 @@ func startAPIServer(ctx context.Context, dir, etcdEndpoint string, id *identity,
 	// The loopback token is the clients' token: Complete authorizes
 	// whatever it is, and a fixed one outlives a restart.
 	config.GenericConfig.LoopbackClientConfig.BearerToken = id.token
+	clientConfig, err := id.clientConfig() // Config wrote the certificate
+	if err != nil {
+		listener.Close()
+		return nil, err
+	}
 	config.GenericConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(
 		openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions),
 		openapinamer.NewDefinitionNamer(extensionsapiserver.Scheme))
@@ -151,11 +156,6 @@ func startAPIServer(ctx context.Context, dir, etcdEndpoint string, id *identity,
 	}
 
 	runCtx, cancel := context.WithCancel(context.Background())
-	clientConfig, err := id.clientConfig()
-	if err != nil {
-		cancel()
-		return nil, err
-	}
 	s := &apiServer{config: clientConfig, cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		s.done <- server.GenericAPIServer.PrepareRun().RunWithContext(runCtx)
