@@ -183,7 +183,7 @@ func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) stri
 	case fresh.Generation != started.Generation:
 		return fmt.Sprintf("the CRD was changed during the migration (generation %d → %d): run it again", started.Generation, fresh.Generation)
 	case migrating(fresh):
-		return "the cluster's storage version migrator started on this CRD (StorageMigrating=True)"
+		return fmt.Sprintf("the cluster's storage version migrator is at work on this CRD (StorageMigrating=True): when it is done, kubectl crdversion prune %s", fresh.Name)
 	}
 	for _, v := range fresh.Status.StoredVersions {
 		if v != storage && !slices.Contains(started.Status.StoredVersions, v) {

@@ -249,7 +249,8 @@ func TestMigrateWithConversionWebhookDown(t *testing.T) {
 }
 
 // The cluster's own migrator reports StorageMigrating=True on the CRD:
-// migrate refuses and writes nothing, unless --force.
+// migrate refuses and writes nothing, unless --force; even then it leaves
+// storedVersions to be pruned once the cluster's migrator is done.
 func TestMigrateRefusesWhileTheClusterMigrates(t *testing.T) {
 	const n = 20
 	s := newSwitched(t, sandbox.Options{}, n, nil)
@@ -277,7 +278,10 @@ func TestMigrateRefusesWhileTheClusterMigrates(t *testing.T) {
 	o := opts()
 	o.Force = true
 	res, err = Migrate(t.Context(), s.clients, s.crd, o)
-	if err != nil || !res.Complete() || res.Rewritten != n {
+	if err != nil || !res.Complete() || res.Rewritten != n || res.Pruned || !strings.Contains(res.PruneSkipped, "StorageMigrating=True") {
 		t.Fatalf("--force: %+v %v", res, err)
+	}
+	if c := s.stored(t); len(c) != 1 || c["example.com/v1"] != n {
+		t.Fatalf("etcd after --force: %v", c)
 	}
 }
