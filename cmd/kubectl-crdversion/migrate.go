@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,9 +15,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
@@ -52,7 +50,9 @@ type MigrateOptions struct {
 	Quiet              bool
 	Output             string
 	WaitTimeout        time.Duration
+	SwitchGrace        time.Duration
 	CleanManagedFields bool
+	AcceptLoss         bool
 
 	dryRun  migrate.DryRun
 	format  report.Format
@@ -102,6 +102,8 @@ Exit status is 3 when an object failed or storedVersions could not be pruned.`,
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml")
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "How long to wait for a storage version switch to take effect")
+	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version (twice the API server's request timeout); the prune waits it out and re-stores once more. 0: no wait")
+	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
 	cmd.Flags().BoolVar(&o.CleanManagedFields, "clean-managed-fields", false, "Also drop managedFields entries recorded at versions no longer served (they break server-side apply once the version is removed)")
 	return cmd
 }
@@ -124,14 +126,7 @@ func (o *MigrateOptions) Complete(args []string) error {
 		return err
 	}
 	cfg.QPS, cfg.Burst = o.QPS, o.Burst
-	o.clients.CRDs = o.list.crds
-	if o.clients.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
-		return err
-	}
-	if o.clients.Metadata, err = metadata.NewForConfig(cfg); err != nil {
-		return err
-	}
-	o.clients.Discovery, err = discovery.NewDiscoveryClientForConfig(cfg)
+	o.clients, err = migrate.NewClients(cfg)
 	return err
 }
 
@@ -167,8 +162,14 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 	defer closeFailures()
 	var results []*migrate.Result
 	attention := false
-	for _, crd := range crds {
+	for i, crd := range crds {
 		if ctx.Err() != nil {
+			names := make([]string, 0, len(crds)-i)
+			for _, c := range crds[i:] {
+				names = append(names, c.Name)
+			}
+			fmt.Fprintf(o.ErrOut, "interrupted: not migrated: %s\n", strings.Join(names, ", "))
+			attention = true
 			break
 		}
 		res, err := o.migrateOne(ctx, crd, failures)
@@ -190,6 +191,8 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 func (o *MigrateOptions) migrateOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, failures func(string, migrate.Failure)) (*migrate.Result, error) {
 	bar := report.NewProgress(o.ErrOut, "migrate "+crd.Name, isTerminal(o.ErrOut), o.Quiet)
 	defer bar.Finish()
+	check := report.NewProgress(o.ErrOut, "check "+crd.Name+" (old→new→old)", isTerminal(o.ErrOut), o.Quiet)
+	defer check.Finish()
 	opts := migrate.Options{
 		RestoreOptions: migrate.RestoreOptions{
 			Concurrency: o.Concurrency,
@@ -201,9 +204,22 @@ func (o *MigrateOptions) migrateOne(ctx context.Context, crd *apiextensionsv1.Cu
 		Prune:              o.Prune && o.dryRun == migrate.DryRunNone,
 		Force:              o.Force,
 		SwitchTimeout:      o.WaitTimeout,
+		SwitchGrace:        o.switchGrace(),
 		CleanManagedFields: o.CleanManagedFields,
+		AcceptLoss:         o.AcceptLoss,
+		Notify:             func(msg string) { fmt.Fprintln(o.ErrOut, msg) },
+		CheckProgress:      check.Update,
 	}
 	return migrate.Migrate(ctx, o.clients, crd.Name, opts)
+}
+
+// switchGrace turns the flag (0: no wait) into the library's option (0:
+// the default).
+func (o *MigrateOptions) switchGrace() time.Duration {
+	if o.SwitchGrace <= 0 {
+		return -1
+	}
+	return o.SwitchGrace
 }
 
 // targets are the named CRDs, or with --all every CRD with a migration

@@ -38,9 +38,12 @@ func NewCmdPromote(flags *genericclioptions.ConfigFlags, streams genericiooption
 		Long: `Move VERSION (the version taking over) one stage along its lifecycle:
 
   introduced  add VERSION, served, next to the storage version (needs --from-file)
-  bridge      check that every object round-trips storage→VERSION→storage
+  bridge      check that every object round-trips VERSION→storage→VERSION
               through the API server, and record that it passed
-  deprecated  make VERSION the storage version; deprecate the old one
+  deprecated  make VERSION the storage version; deprecate the old one; then
+              check that every object round-trips old→VERSION→old (what
+              re-storing at VERSION makes permanent, visible only once
+              VERSION is storage) and switch back if anything would be lost
   blocked     stop serving the old version
   removed     remove the old version (only once it is out of storedVersions)
 
@@ -123,10 +126,45 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 		planned = p
 		return p, err
 	})
-	if err != nil || planned.To != lifecycle.StageRemoved || o.Filename != "" || o.dryRun != migrate.DryRunNone {
+	if err != nil || o.Filename != "" || o.dryRun != migrate.DryRunNone {
 		return err
 	}
-	return o.cleanManagedFields(ctx, planned.CRD)
+	switch {
+	case planned.To == lifecycle.StageDeprecated && planned.From != lifecycle.StageServed:
+		return o.checkSwitch(ctx, planned)
+	case planned.To == lifecycle.StageRemoved:
+		return o.cleanManagedFields(ctx, planned.CRD)
+	}
+	return nil
+}
+
+// checkSwitch proves, right after the switch, that the objects stored at
+// the old version survive being re-stored at the new one — the round trip
+// old→new→old, which the API server shows only once the new version is
+// storage — and switches back when it does not hold.
+func (o *PromoteOptions) checkSwitch(ctx context.Context, p *lifecycle.Plan) error {
+	mc, err := o.migrateClients()
+	if err != nil {
+		return err
+	}
+	bar := report.NewProgress(o.ErrOut, fmt.Sprintf("check %s→%s→%s", p.Pair.Old, p.Pair.New, p.Pair.Old), isTerminal(o.ErrOut), false)
+	back := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return lifecycle.PlanRollback(crd, p.Pair.New)
+	}
+	res, err := migrate.CheckSwitch(ctx, mc, p.CRD, p.Pair.Old, defaultWaitTimeout,
+		migrate.ProveOptions{Concurrency: defaultConcurrency, PageSize: 500, Progress: bar.Update}, back)
+	bar.Finish()
+	if werr := report.WriteSwitchCheck(o.Out, p.CRD, res); werr != nil {
+		return werr
+	}
+	switch {
+	case err != nil:
+		return err
+	case res.Back != nil:
+		return fmt.Errorf("%s was not deprecated: re-storing the objects stored at %s at %s would lose data (above); %s is the storage version again, nothing was lost",
+			p.Pair.Old, p.Pair.Old, p.Pair.New, p.Pair.Old)
+	}
+	return nil
 }
 
 // cleanManagedFields drops the removed version's managedFields entries from

@@ -39,7 +39,7 @@ checks as migrate. --i-have-migrated skips the pass on your word.`,
 		RunE:              runE(o),
 	}
 	cmd.Flags().BoolVar(&o.IHaveMigrated, "i-have-migrated", false, "Skip the proof: prune because you say every object is stored at the storage version")
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none" or "server" (the API server validates the prune; nothing is persisted)`)
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none" or "server": the proof pass is sent with dryRun=All (it shows the objects the API server would refuse; nothing is re-stored, so nothing is proven and no prune is sent); with --i-have-migrated the prune itself is sent with dryRun=All`)
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", defaultConcurrency, "Objects written at once in the proof pass")
 	cmd.Flags().Int64Var(&o.PageSize, "page-size", 500, "Objects listed per request")
 	cmd.Flags().Float32Var(&o.QPS, "qps", 1000, "Client-side requests per second")
@@ -47,6 +47,8 @@ checks as migrate. --i-have-migrated skips the pass on your word.`,
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml")
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "How long to wait for a storage version switch to take effect")
+	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version; the prune waits it out and re-stores once more. 0: no wait")
+	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
 	return cmd
 }
 
@@ -71,7 +73,7 @@ func (o *PruneOptions) pruneOnYourWord(ctx context.Context) error {
 	}
 	storage := lifecycle.StorageVersion(crd)
 	fmt.Fprintf(o.ErrOut, "warning: pruning %s on your word, without proof: any object still stored at a version other than %s becomes unreadable once that version is removed\n", crd.Name, storage)
-	if err := migrate.WaitForSwitch(ctx, o.clients.Discovery, crd, o.WaitTimeout); err != nil {
+	if err := migrate.WaitForSwitch(ctx, o.clients.Discovery, o.clients.FreshDiscovery, crd, o.WaitTimeout); err != nil {
 		return err
 	}
 	res := &migrate.Result{CRD: crd.Name, Storage: storage, StoredVersions: crd.Status.StoredVersions}

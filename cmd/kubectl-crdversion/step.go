@@ -81,6 +81,16 @@ func (o *stepOptions) Validate() error {
 	return nil
 }
 
+// migrateClients are the clients of pkg/migrate's passes over objects.
+func (o *stepOptions) migrateClients() (migrate.Clients, error) {
+	cfg, err := restConfig(o.configFlags)
+	if err != nil {
+		return migrate.Clients{}, err
+	}
+	cfg.QPS, cfg.Burst = 1000, 1000
+	return migrate.NewClients(cfg)
+}
+
 // target resolves the CRD argument on the cluster.
 func (o *stepOptions) target(ctx context.Context) (*apiextensionsv1.CustomResourceDefinition, error) {
 	_, crds, err := o.clients.resolve(ctx, "", o.CRD)

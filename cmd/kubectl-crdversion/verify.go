@@ -43,6 +43,12 @@ storage version and back on the way, through its real conversion path
 (webhook included), so any difference is a lossy conversion. Nothing is
 written.
 
+That is VERSION→storage→VERSION. The other direction, storage→VERSION→storage
+(what re-storing objects at VERSION makes permanent), the API server shows
+only once VERSION is the storage version: verify says how it is known (the
+schemas may prove it) or when it is checked (promote --to deprecated, right
+after the switch; migrate, before re-storing).
+
 Exit status is 0 when every object round-trips, 3 when some do not.`,
 		Example: `  kubectl crdversion verify widgets.example.com
   kubectl crdversion verify widgets.example.com v2 -o json`,

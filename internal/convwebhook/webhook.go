@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +27,10 @@ const (
 	Lossy
 	// Failing answers every review with a failure.
 	Failing
+	// DropsLegacy carries spec.legacy into no other version: an old version
+	// whose objects have it loses it on old→new→old, while new→old→new
+	// (objects read at new never have it) shows nothing.
+	DropsLegacy
 )
 
 // Webhook is a running conversion webhook.
@@ -33,6 +39,7 @@ type Webhook struct {
 	CABundle []byte
 	mode     atomic.Int32
 	reviews  atomic.Int64
+	stall    atomic.Pointer[stall]
 	server   *http.Server
 	listener net.Listener
 }
@@ -54,6 +61,39 @@ func Start(mode Mode) (*Webhook, error) {
 	w.server = &http.Server{Handler: mux}
 	go func() { _ = w.server.Serve(l) }()
 	return w, nil
+}
+
+// stall holds back the first review that converts a named object.
+type stall struct {
+	name    string
+	for_    time.Duration
+	started chan struct{}
+	once    sync.Once
+}
+
+// Stall makes the next review that converts the object called name wait d
+// before it is answered, as a slow webhook would; the channel is closed
+// when that review arrives.
+func (w *Webhook) Stall(name string, d time.Duration) <-chan struct{} {
+	s := &stall{name: name, for_: d, started: make(chan struct{})}
+	w.stall.Store(s)
+	return s.started
+}
+
+// holdBack waits if the review converts the stalled object.
+func (w *Webhook) holdBack(objects []runtime.RawExtension) {
+	s := w.stall.Load()
+	if s == nil {
+		return
+	}
+	for _, raw := range objects {
+		u := &unstructured.Unstructured{}
+		if u.UnmarshalJSON(raw.Raw) == nil && u.GetName() == s.name && w.stall.CompareAndSwap(s, nil) {
+			s.once.Do(func() { close(s.started) })
+			time.Sleep(s.for_)
+			return
+		}
+	}
 }
 
 // SetMode switches how later reviews are answered.
@@ -85,6 +125,7 @@ func (w *Webhook) serve(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := &apiextensionsv1.ConversionResponse{UID: review.Request.UID, Result: metav1.Status{Status: metav1.StatusSuccess}}
+	w.holdBack(review.Request.Objects)
 	mode := Mode(w.mode.Load())
 	if mode == Failing {
 		resp.Result = metav1.Status{Status: metav1.StatusFailure, Message: "conversion webhook is failing on purpose"}
@@ -135,6 +176,9 @@ func convert(raw []byte, desired string, mode Mode) ([]byte, error) {
 		}
 		delete(spec, "host")
 		delete(spec, "port")
+	}
+	if mode == DropsLegacy {
+		delete(spec, "legacy")
 	}
 	u.Object["spec"] = spec
 	u.SetAPIVersion(desired)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
+	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -70,4 +72,37 @@ func apiVersionOf(value []byte) (string, error) {
 		return "", fmt.Errorf("stored object is not JSON: %w", err)
 	}
 	return meta.APIVersion, nil
+}
+
+// CheckStoredVersions checks, from etcd alone, the promise a migration
+// keeps: every key of the CRD's resource is stored at a version that the
+// CRD's status.storedVersions names. It returns each violation.
+func (s *Sandbox) CheckStoredVersions(ctx context.Context, crdName, group, resource string) ([]string, error) {
+	key := path.Join(storagePrefix, "apiextensions.k8s.io", "customresourcedefinitions", crdName)
+	resp, err := s.etcd.client.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, fmt.Errorf("no etcd key %s", key)
+	}
+	var crd struct {
+		Status struct {
+			StoredVersions []string `json:"storedVersions"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(resp.Kvs[0].Value, &crd); err != nil {
+		return nil, err
+	}
+	counts, err := s.StoredAPIVersions(ctx, group, resource)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for apiVersion, n := range counts {
+		if !slices.Contains(crd.Status.StoredVersions, strings.TrimPrefix(apiVersion, group+"/")) {
+			out = append(out, fmt.Sprintf("%d objects stored at %s, which status.storedVersions %v lacks", n, apiVersion, crd.Status.StoredVersions))
+		}
+	}
+	return out, nil
 }

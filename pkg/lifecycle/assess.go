@@ -207,7 +207,7 @@ func nextStep(a Assessment) Next {
 		return Next{ActionRun, migrate, fmt.Sprintf("objects may still be stored at %s", strings.Join(pending, ", "))}
 	case len(byStage[StageIntroduced]) > 0:
 		v := byStage[StageIntroduced][0]
-		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to bridge", crd, v), fmt.Sprintf("checks that every object round-trips %s→%s→%s, then records bridge", a.StorageVersion, v, a.StorageVersion)}
+		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to bridge", crd, v), fmt.Sprintf("checks that every object round-trips %s→%s→%s, then records bridge", v, a.StorageVersion, v)}
 	case len(byStage[StageBridge]) > 0:
 		v := byStage[StageBridge][0]
 		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to deprecated", crd, v), fmt.Sprintf("make %s the storage version and deprecate %s", v, a.StorageVersion)}

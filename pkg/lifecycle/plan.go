@@ -1,10 +1,8 @@
 package lifecycle
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
@@ -108,7 +106,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		stamped := *rec
 		stamped.Fingerprint = Fingerprint(after, old, nu)
 		setVerification(after, nu, stamped)
-		p.Notes = append(p.Notes, fmt.Sprintf("%d objects round-trip %s→%s→%s without loss", rec.Objects, old, nu, old))
+		p.Notes = append(p.Notes, fmt.Sprintf("%d objects round-trip %s→%s→%s without loss; %s→%s→%s (what re-storing objects at %s makes permanent) is checked by the next step, right after the switch", rec.Objects, nu, old, nu, old, nu, old, nu))
 	case StageDeprecated:
 		if !specVersion(after, nu).Served {
 			return refuse("", "%s is not served: deprecating %s would leave clients no version to move to", nu, old)
@@ -181,6 +179,9 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string) (*
 		o := specVersion(after, old)
 		o.Storage, o.Deprecated, o.DeprecationWarning = true, false, nil
 		specVersion(after, nu).Storage = false
+		// Objects written at old from now on were never checked: the
+		// old→new→old record no longer covers every object stored at old.
+		delete(after.Annotations, VerifiedAnnotationPrefix+old)
 		p.Notes = append(p.Notes,
 			fmt.Sprintf("objects written since %s became storage are stored at %s; re-store them at %s: kubectl crdversion migrate %s", nu, nu, old, crd.Name))
 	case StageBlocked:
@@ -233,14 +234,11 @@ func manifestVersion(crd *apiextensionsv1.CustomResourceDefinition, name string,
 }
 
 func setVerification(crd *apiextensionsv1.CustomResourceDefinition, v string, rec Verification) {
-	if rec.At.IsZero() {
-		rec.At = time.Now().UTC()
-	}
-	raw, _ := json.Marshal(rec)
 	if crd.Annotations == nil {
 		crd.Annotations = map[string]string{}
 	}
-	crd.Annotations[VerifiedAnnotationPrefix+v] = string(raw)
+	k, val := rec.Annotation(v)
+	crd.Annotations[k] = val
 }
 
 func promoteCommand(crd, name string, to Stage) string {

@@ -10,8 +10,13 @@ import (
 )
 
 // VerifiedAnnotationPrefix prefixes the annotation, one per version, in which
-// a passed round-trip check is recorded. The CRD state of introduced and
-// bridge is otherwise identical, so the record is what tells them apart.
+// a passed round-trip check is recorded. The annotation of version v with
+// From s records that every object read at v came back intact through
+// storage version s: v→s→v. For a new version before the switch that is
+// the bridge (the CRD state of introduced and bridge is otherwise
+// identical, so the record is what tells them apart); for an old version
+// after the switch it is old→new→old, what re-storing its objects at the
+// new version makes permanent.
 const VerifiedAnnotationPrefix = "crdversion.kubectl.io/verified-"
 
 // Verification is the record a passed round-trip check leaves on the CRD.
@@ -54,9 +59,25 @@ func Fingerprint(crd *apiextensionsv1.CustomResourceDefinition, a, b string) str
 	return hex.EncodeToString(sum[:])
 }
 
-// isBridged reports whether v's recorded check still holds: made against the
-// current storage version with the schemas and conversion as they are now.
-func isBridged(crd *apiextensionsv1.CustomResourceDefinition, v, storage string) bool {
+// ValidVerification returns v's recorded check if it still holds: made
+// through the current storage version with the schemas and conversion as
+// they are now.
+func ValidVerification(crd *apiextensionsv1.CustomResourceDefinition, v string) (Verification, bool) {
+	storage := StorageVersion(crd)
 	rec, ok := VerificationFor(crd, v)
-	return ok && rec.From == storage && rec.Fingerprint == Fingerprint(crd, storage, v)
+	return rec, ok && rec.From == storage && rec.Fingerprint == Fingerprint(crd, storage, v)
+}
+
+// Annotation is the key and value that record rec as the check of v.
+func (rec Verification) Annotation(v string) (string, string) {
+	if rec.At.IsZero() {
+		rec.At = time.Now().UTC()
+	}
+	raw, _ := json.Marshal(rec)
+	return VerifiedAnnotationPrefix + v, string(raw)
+}
+
+func isBridged(crd *apiextensionsv1.CustomResourceDefinition, v, storage string) bool {
+	_, ok := ValidVerification(crd, v)
+	return ok && StorageVersion(crd) == storage
 }

@@ -31,6 +31,9 @@ func ParseDryRun(s string) (DryRun, error) {
 // managedFields.
 const FieldManager = "kubectl-crdversion"
 
+// persists reports a run whose writes are persisted; the zero value is none.
+func (d DryRun) persists() bool { return d == "" || d == DryRunNone }
+
 func (d DryRun) updateOptions() metav1.UpdateOptions {
 	opts := metav1.UpdateOptions{FieldManager: FieldManager}
 	if d == DryRunServer {

@@ -2,10 +2,13 @@ package migrate
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Failure is one object the migration could not re-store.
@@ -27,20 +30,34 @@ func failureOf(ns, name string, err error) Failure {
 	return f
 }
 
-// objectGone tells a 404 about the object (deleted since listed: done)
-// from a 404 about its resource, which a server answers while it does not
-// serve it (yet): kube-apiserver answers 503 until it knows every CRD, but
-// a proxy or an older server may not, and taking that for "deleted" would
-// let storedVersions be pruned over an object never re-stored. The
-// resource's 404 carries no Status, so client-go's generic message.
-func objectGone(err error) bool {
-	var status apierrors.APIStatus
-	return apierrors.IsNotFound(err) && errors.As(err, &status) &&
-		!strings.HasPrefix(status.Status().Message, genericNotFound)
+// objectGone tells the object's own NotFound (deleted since listed: done)
+// from every other 404: the resource's (a server not serving it yet answers
+// without a Status, and taking that for "deleted" would let storedVersions
+// be pruned over an object never re-stored) and an admission webhook's
+// denial, which may carry any code. The registry's NotFound names the
+// object in its details and says exactly "<resource> "<name>" not found".
+func objectGone(err error, gr schema.GroupResource, name string) bool {
+	s, ok := apiStatus(err)
+	return ok && apierrors.IsNotFound(err) && s.Details != nil && s.Details.Name == name &&
+		s.Message == fmt.Sprintf("%s %q not found", gr, name)
 }
 
-// genericNotFound starts the message client-go gives a 404 without a Status.
-const genericNotFound = "the server could not find the requested resource"
+// realConflict tells an optimistic-concurrency conflict on the object
+// (someone wrote it after it was listed, so it is re-encoded already) from a
+// denial that only carries the code 409.
+func realConflict(err error, gr schema.GroupResource, name string) bool {
+	s, ok := apiStatus(err)
+	return ok && s.Reason == metav1.StatusReasonConflict && s.Details != nil && s.Details.Name == name &&
+		strings.HasPrefix(s.Message, fmt.Sprintf("Operation cannot be fulfilled on %s %q: ", gr, name))
+}
+
+func apiStatus(err error) (metav1.Status, bool) {
+	var status apierrors.APIStatus
+	if err == nil || !errors.As(err, &status) {
+		return metav1.Status{}, false
+	}
+	return status.Status(), true
+}
 
 // isConversionFailure tells a failing conversion webhook: the API server
 // answers 500 with the webhook named in the message.

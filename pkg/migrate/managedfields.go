@@ -29,32 +29,40 @@ func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiex
 		gv, err := schema.ParseGroupVersion(mf.APIVersion)
 		return err == nil && gv.Group == crd.Spec.Group && !served[mf.APIVersion]
 	}
-	return forEachObject(ctx, meta, crd, opts, func(ctx context.Context, ri metadata.ResourceInterface, it item, opts RestoreOptions) (outcome, error) {
+	return forEachObject(ctx, meta, crd, opts, func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
 		for range maxReplans {
-			keep, changed := filterEntries(it.managedFields, stale)
+			keep, changed := filterEntries(it.ManagedFields, stale)
 			if !changed {
 				return outcomeUnchanged, nil
 			}
-			patch, err := managedFieldsPatch(it.resourceVersion, keep)
+			patch, err := managedFieldsPatch(it.ResourceVersion, keep)
 			if err != nil {
 				return 0, err
 			}
-			out, err := withRetries(ctx, opts.RetryFor, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
-				return ri.Patch(wctx, it.name, types.MergePatchType, patch, patchOptions(opts.DryRun))
-			}, it.resourceVersion)
-			if err != nil || out != outcomeConflicted {
+			out, got, err := withRetries(ctx, opts.RetryFor, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
+				return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts.DryRun))
+			})
+			if err != nil || out == outcomeGone {
 				return out, err
 			}
-			fresh, err := ri.Get(ctx, it.name, metav1.GetOptions{})
-			if objectGone(err) {
+			if out != outcomeConflicted {
+				// The API server puts the old entries back when its field
+				// manager fails on the new ones: only the answer tells.
+				if left, _ := filterEntries(got.ManagedFields, stale); len(left) != len(got.ManagedFields) {
+					return 0, fmt.Errorf("the API server kept %d managedFields entries at unserved versions", len(got.ManagedFields)-len(left))
+				}
+				return out, nil
+			}
+			fresh, err := ri.Get(ctx, it.Name, metav1.GetOptions{})
+			if objectGone(err, gr, it.Name) {
 				return outcomeGone, nil
 			}
 			if err != nil {
 				return 0, err
 			}
-			it.resourceVersion, it.managedFields = fresh.GetResourceVersion(), fresh.GetManagedFields()
+			it = fresh.ObjectMeta
 		}
-		return 0, fmt.Errorf("%s kept changing: managedFields not cleaned", it.name)
+		return 0, fmt.Errorf("%s kept changing: managedFields not cleaned", it.Name)
 	})
 }
 

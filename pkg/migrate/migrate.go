@@ -24,6 +24,10 @@ type Clients struct {
 	Dynamic   dynamic.Interface
 	Metadata  metadata.Interface
 	Discovery discovery.DiscoveryInterface
+	// FreshDiscovery, when set, gives a discovery client on connections of
+	// its own and a func that closes them: each read of the storage switch
+	// may then reach another API server behind a load balancer.
+	FreshDiscovery func() (discovery.DiscoveryInterface, func(), error)
 }
 
 // Options tune a migration.
@@ -40,6 +44,18 @@ type Options struct {
 	// CleanManagedFields drops managedFields entries of unserved versions
 	// after the re-store pass.
 	CleanManagedFields bool
+	// AcceptLoss re-stores objects stored at an old version without proof
+	// that old→new→old keeps them intact.
+	AcceptLoss bool
+	// SwitchGrace is how long after the storage switch a write that began
+	// before it may still land at the old version (0: DefaultSwitchGrace;
+	// negative: none). The prune waits it out and re-stores once more.
+	SwitchGrace time.Duration
+	// Notify, when set, hears what the migration is waiting for.
+	Notify func(string)
+	// CheckProgress, when set, hears the progress of a per-object check of
+	// old→new→old, when one runs before the re-store.
+	CheckProgress func(done, total int64)
 }
 
 // Result is what a migration of one CRD did.
@@ -47,7 +63,14 @@ type Result struct {
 	CRD            string   `json:"crd"`
 	Storage        string   `json:"storage"`
 	StoredVersions []string `json:"storedVersions"`
+	// Proofs say, per old version in storedVersions, how re-storing its
+	// objects is known to lose nothing.
+	Proofs []Proof `json:"proofs"`
 	RestoreResult
+	// Settle is the second pass made after the switch grace ran out, when
+	// the first began inside it: writes in flight across the switch may
+	// have landed at the old version meanwhile.
+	Settle *RestoreResult `json:"settle,omitempty"`
 	// Pruned is true when storedVersions was written down to [storage].
 	Pruned bool `json:"pruned"`
 	// PruneSkipped says why storedVersions was left as it is.
@@ -61,7 +84,8 @@ type Result struct {
 // NeedsAttention reports a migration that finished without proving every
 // object re-stored, or without pruning when it was asked to.
 func (r *Result) NeedsAttention(prune bool) bool {
-	return !r.Complete() || (prune && !r.Pruned && r.PruneSkipped != nothingToPrune) ||
+	return !r.Complete() || r.Changed > 0 || (prune && !r.Pruned && r.PruneSkipped != nothingToPrune) ||
+		(r.Settle != nil && (!r.Settle.Complete() || r.Settle.Changed > 0)) ||
 		(r.ManagedFields != nil && !r.ManagedFields.Complete())
 }
 
@@ -78,20 +102,40 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions}
+	res := &Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, Proofs: []Proof{}}
+	res.StoredVersionsAfter = res.StoredVersions
 	if migrating(crd) && !opts.Force {
 		return nil, fmt.Errorf("%s has StorageMigrating=True: the cluster's own storage version migrator is at work on it; let it finish, or pass --force", crd.Name)
 	}
-	if err := WaitForSwitch(ctx, c.Discovery, crd, opts.SwitchTimeout); err != nil {
+	if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout); err != nil {
 		return nil, err
 	}
 	if err := probeConversion(ctx, c.Dynamic, crd); err != nil {
 		return nil, err
 	}
+	if res.Proofs, err = proofs(ctx, c, crd, opts); err != nil {
+		return nil, err
+	}
+	for _, p := range res.Proofs {
+		if !p.Holds() {
+			res.Failures = []Failure{}
+			res.Stopped = fmt.Sprintf("nothing was re-stored: %s (--accept-loss re-stores anyway)", p.Detail)
+			res.PruneSkipped = "nothing was re-stored"
+			res.Duration = time.Since(start)
+			return res, nil
+		}
+	}
+	passStart := time.Now()
 	res.RestoreResult = *Restore(ctx, c.Metadata, crd, opts.RestoreOptions)
-	res.StoredVersionsAfter = res.StoredVersions
 	if opts.CleanManagedFields && ctx.Err() == nil {
 		res.ManagedFields = CleanManagedFields(ctx, c.Metadata, crd, opts.RestoreOptions)
+	}
+	prune := opts.Prune && opts.DryRun.persists()
+	if prune && res.Complete() {
+		res.Settle, err = settle(ctx, c, crd, opts, start, passStart)
+		if err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case opts.DryRun == DryRunServer:
@@ -100,6 +144,8 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		res.PruneSkipped = "--prune=false"
 	case !res.Complete():
 		res.PruneSkipped = "not every object was re-stored"
+	case res.Settle != nil && !res.Settle.Complete():
+		res.PruneSkipped = "the second pass after the switch grace did not re-store every object"
 	default:
 		res.Pruned, res.PruneSkipped, res.StoredVersionsAfter, err = Prune(ctx, c.CRDs, crd, opts.DryRun)
 		if err != nil {
@@ -108,6 +154,57 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	}
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// proofs shows, unless losses are accepted, that re-storing the objects of
+// every old version loses nothing.
+func proofs(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options) ([]Proof, error) {
+	if opts.AcceptLoss {
+		var out []Proof
+		for _, v := range crd.Status.StoredVersions {
+			if v != lifecycle.StorageVersion(crd) {
+				out = append(out, Proof{Version: v, Storage: lifecycle.StorageVersion(crd), By: ProofWaived, Detail: "not checked: --accept-loss"})
+			}
+		}
+		return out, nil
+	}
+	return ProveRestorable(ctx, c, crd, ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize, Progress: opts.CheckProgress, DryRun: opts.DryRun})
+}
+
+// settle makes sure no write that began before the storage switch can land
+// after the prune. The API server runs a request with the storage it had
+// when the request began, for up to the switch grace; a pass that began
+// after the grace ran out has seen every such write land. Otherwise wait
+// until it runs out and re-store once more: objects re-stored already cost
+// a round trip and no write.
+func settle(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, firstSeen, passStart time.Time) (*RestoreResult, error) {
+	grace := opts.SwitchGrace
+	switch {
+	case grace < 0:
+		return nil, nil
+	case grace == 0:
+		grace = DefaultSwitchGrace
+	}
+	switched := SwitchedAt(crd)
+	if switched.IsZero() {
+		switched = firstSeen
+	}
+	over := switched.Add(grace)
+	if !passStart.Before(over) {
+		return nil, nil
+	}
+	if opts.Notify != nil {
+		opts.Notify(fmt.Sprintf("%s: the storage switch is %s old; writes begun before it may land at the old version for up to %s: waiting %s, then re-storing once more before pruning",
+			crd.Name, time.Since(switched).Round(time.Second), grace, time.Until(over).Round(time.Second)))
+	}
+	t := time.NewTimer(time.Until(over))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return &RestoreResult{Failures: []Failure{}, Stopped: "interrupted while waiting out the switch grace: not pruned; run again"}, nil
+	case <-t.C:
+	}
+	return Restore(ctx, c.Metadata, crd, opts.RestoreOptions), nil
 }
 
 // probeConversion proves a conversion webhook answers before anything is

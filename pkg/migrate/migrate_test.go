@@ -49,6 +49,18 @@ func widget(i int) fixtures.Object {
 // storage to v1.
 func newSwitchedWith(t *testing.T, opts sandbox.Options, objs []fixtures.Object, edit func(*apiextensionsv1.CustomResourceDefinition)) *switched {
 	t.Helper()
+	s := newUnswitched(t, opts, objs, edit)
+	if err := s.fx.SwitchStorage(t.Context(), s.crd, "v1", true); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// newUnswitched creates the objects at v1beta1, the storage version, with
+// v1 served beside it. At the end of the test, etcd must show no object
+// stored at a version that storedVersions lacks, whatever the test did.
+func newUnswitched(t *testing.T, opts sandbox.Options, objs []fixtures.Object, edit func(*apiextensionsv1.CustomResourceDefinition)) *switched {
+	t.Helper()
 	sb := sandbox.StartT(t, opts)
 	cfg := sb.RestConfig()
 	cfg.QPS, cfg.Burst = -1, 0
@@ -67,9 +79,6 @@ func newSwitchedWith(t *testing.T, opts sandbox.Options, objs []fixtures.Object,
 	if err := fx.CreateObjects(t.Context(), old, "Widget", objs); err != nil {
 		t.Fatal(err)
 	}
-	if err := fx.SwitchStorage(t.Context(), crd.Name, "v1", true); err != nil {
-		t.Fatal(err)
-	}
 	s := &switched{sb: sb, fx: fx, crd: crd.Name, gvr: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}}
 	s.clients = Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic}
 	if s.clients.Metadata, err = metadata.NewForConfig(cfg); err != nil {
@@ -78,6 +87,15 @@ func newSwitchedWith(t *testing.T, opts sandbox.Options, objs []fixtures.Object,
 	if s.clients.Discovery, err = discovery.NewDiscoveryClientForConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		bad, err := sb.CheckStoredVersions(context.Background(), s.crd, "example.com", "widgets")
+		if err != nil {
+			t.Errorf("checking etcd against storedVersions: %v", err)
+		}
+		for _, b := range bad {
+			t.Errorf("etcd at the end: %s", b)
+		}
+	})
 	return s
 }
 
@@ -106,8 +124,10 @@ func (s *switched) contents(t *testing.T) map[string]string {
 	return out
 }
 
+// opts are the options of most tests: no switch grace, since no write is
+// in flight across their switches (the grace has tests of its own).
 func opts() Options {
-	return Options{RestoreOptions: RestoreOptions{Concurrency: 8, PageSize: 50}, Prune: true, SwitchTimeout: 30 * time.Second}
+	return Options{RestoreOptions: RestoreOptions{Concurrency: 8, PageSize: 50}, Prune: true, SwitchTimeout: 30 * time.Second, SwitchGrace: -1}
 }
 
 func TestMigrateReStoresEveryObjectAndPrunes(t *testing.T) {
@@ -124,6 +144,10 @@ func TestMigrateReStoresEveryObjectAndPrunes(t *testing.T) {
 	}
 	if !res.Complete() || res.Listed != n || res.Rewritten+res.Unchanged != n || !res.Pruned {
 		t.Fatalf("result %+v", res)
+	}
+	// Both versions keep everything (conversion None): no object needs a check.
+	if len(res.Proofs) != 1 || res.Proofs[0].By != ProofSchema {
+		t.Fatalf("proofs %+v, want one by schema", res.Proofs)
 	}
 	if c := s.stored(t); len(c) != 1 || c["example.com/v1"] != n {
 		t.Fatalf("etcd after migrate: %v, want all %d at example.com/v1", c, n)

@@ -3,13 +3,14 @@ package migrate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,10 +48,14 @@ type RestoreResult struct {
 	// Unchanged objects were already stored at the storage version.
 	Unchanged int64 `json:"unchanged"`
 	// Gone were deleted, Conflicted changed by someone else: both done.
-	Gone       int64     `json:"gone"`
-	Conflicted int64     `json:"conflicted"`
-	Failed     int64     `json:"failed"`
-	Failures   []Failure `json:"failures"`
+	Gone       int64 `json:"gone"`
+	Conflicted int64 `json:"conflicted"`
+	Failed     int64 `json:"failed"`
+	// Changed objects were written, but the answer shows the write changed
+	// them (mutating admission) or dropped their managedFields (an object
+	// near the size limit): listed among Failures, reason ChangedByWrite.
+	Changed  int64     `json:"changed"`
+	Failures []Failure `json:"failures"`
 	// ExpiredContinues counts list continue tokens that expired (410) and
 	// were resumed from the same key.
 	ExpiredContinues int `json:"expiredContinues"`
@@ -61,17 +66,14 @@ type RestoreResult struct {
 // Complete reports a pass that wrote every object without a failure.
 func (r *RestoreResult) Complete() bool { return r.Failed == 0 && r.Stopped == "" }
 
-// item is one object, as listed.
-type item struct {
-	namespace, name, resourceVersion string
-	managedFields                    []metav1.ManagedFieldsEntry
-}
+// item is one object's metadata, as listed.
+type item = metav1.ObjectMeta
 
 // writer does one object's write and says how it went. Writes go through
 // the metadata client: the server answers with the object's metadata
 // (protobuf) rather than the whole object as JSON, which spares both ends
 // the encoding of what the write does not need back.
-type writer func(ctx context.Context, ri metadata.ResourceInterface, it item, opts RestoreOptions) (outcome, error)
+type writer func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error)
 
 // unreachable wraps an error that outlasted the retry budget: the server
 // is gone, not the object at fault, so the run stops rather than fail
@@ -113,15 +115,25 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 				if stopped.Load() != nil || ctx.Err() != nil {
 					continue // drain: nothing new is started
 				}
-				outcome, err := write(ctx, meta.Resource(gvr).Namespace(it.namespace), it, opts)
+				outcome, err := write(ctx, meta.Resource(gvr).Namespace(it.Namespace), gvr.GroupResource(), it, opts)
 				var gone unreachable
+				var changed changedByWrite
 				mu.Lock()
 				switch {
 				case errors.As(err, &gone):
 					stop(gone.Error() + ": writing stopped; objects not yet written were left as they are, run again")
+				case errors.As(err, &changed):
+					res.Changed++
+					f := Failure{Namespace: it.Namespace, Name: it.Name, Reason: ReasonChangedByWrite, Message: changed.Error()}
+					if len(res.Failures) < MaxFailuresKept {
+						res.Failures = append(res.Failures, f)
+					}
+					if opts.OnFailure != nil {
+						opts.OnFailure(f)
+					}
 				case err != nil:
 					res.Failed++
-					f := failureOf(it.namespace, it.name, err)
+					f := failureOf(it.Namespace, it.Name, err)
 					if len(res.Failures) < MaxFailuresKept {
 						res.Failures = append(res.Failures, f)
 					}
@@ -159,7 +171,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 				return errStopped
 			}
 			select {
-			case items <- item{o.Namespace, o.Name, o.ResourceVersion, o.ManagedFields}:
+			case items <- o.ObjectMeta:
 				atomic.AddInt64(&res.Listed, 1)
 			case <-ctx.Done():
 				return ctx.Err()
@@ -179,9 +191,9 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 	}
 	slices.SortFunc(res.Failures, func(a, b Failure) int {
 		if a.Namespace != b.Namespace {
-			return compare(a.Namespace, b.Namespace)
+			return strings.Compare(a.Namespace, b.Namespace)
 		}
-		return compare(a.Name, b.Name)
+		return strings.Compare(a.Name, b.Name)
 	})
 	return res
 }
@@ -189,16 +201,6 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 var errStopped = errors.New("stopped")
 
 func (r *RestoreResult) listed() int64 { return atomic.LoadInt64(&r.Listed) }
-
-func compare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 type outcome int
 
@@ -212,11 +214,22 @@ const (
 // writeTimeout bounds one write beyond its retry budget.
 const writeTimeout = time.Minute
 
-// restoreOne re-stores one object with an empty merge patch.
-func restoreOne(ctx context.Context, ri metadata.ResourceInterface, it item, opts RestoreOptions) (outcome, error) {
-	return withRetries(ctx, opts.RetryFor, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
-		return ri.Patch(wctx, it.name, types.MergePatchType, []byte("{}"), patchOptions(opts.DryRun))
-	}, it.resourceVersion)
+// restoreOne re-stores one object with a merge patch that sets nothing but
+// the resourceVersion it was listed at: the object is unchanged, and a
+// write by anyone else since the listing is a conflict (that write
+// re-encoded it already). The answer is compared with the listing: a write
+// meant to change nothing must not have changed anything.
+func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
+	patch := []byte(fmt.Sprintf(`{"metadata":{"resourceVersion":%q}}`, it.ResourceVersion))
+	out, got, err := withRetries(ctx, opts.RetryFor, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
+		return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts.DryRun))
+	})
+	if err == nil && got != nil {
+		if what := writeEffects(&it, &got.ObjectMeta); len(what) > 0 {
+			return out, changedByWrite(what)
+		}
+	}
+	return out, err
 }
 
 func patchOptions(dryRun DryRun) metav1.PatchOptions {
@@ -227,11 +240,14 @@ func patchOptions(dryRun DryRun) metav1.PatchOptions {
 	return opts
 }
 
-// withRetries runs one write. It does not inherit ctx's cancellation: an
-// interrupt lets it finish rather than cut it midway. Transient errors (the
-// server busy or restarting) are retried with bounded backoff. A new
-// resourceVersion in the answer means etcd was written.
-func withRetries(ctx context.Context, retryFor time.Duration, write func(context.Context) (*metav1.PartialObjectMetadata, error), listedRV string) (outcome, error) {
+// withRetries runs one write of object it. It does not inherit ctx's
+// cancellation: an interrupt lets it finish rather than cut it midway.
+// Transient errors (the server busy or restarting) are retried with bounded
+// backoff. A new resourceVersion in the answer means etcd was written. Only
+// the object's own NotFound and a real optimistic-concurrency conflict count
+// as done; any other 404 or 409 (an admission denial may carry either) is a
+// failure.
+func withRetries(ctx context.Context, retryFor time.Duration, gr schema.GroupResource, it item, write func(context.Context) (*metav1.PartialObjectMetadata, error)) (outcome, *metav1.PartialObjectMetadata, error) {
 	if retryFor <= 0 {
 		retryFor = 30 * time.Second
 	}
@@ -243,18 +259,18 @@ func withRetries(ctx context.Context, retryFor time.Duration, write func(context
 		got, err := write(wctx)
 		switch {
 		case err == nil:
-			if got.GetResourceVersion() != listedRV {
-				return outcomeRewritten, nil
+			if got.GetResourceVersion() != it.ResourceVersion {
+				return outcomeRewritten, got, nil
 			}
-			return outcomeUnchanged, nil
-		case objectGone(err):
-			return outcomeGone, nil
-		case apierrors.IsConflict(err):
-			return outcomeConflicted, nil
+			return outcomeUnchanged, got, nil
+		case objectGone(err, gr, it.Name):
+			return outcomeGone, nil, nil
+		case realConflict(err, gr, it.Name):
+			return outcomeConflicted, nil, nil
 		case !isTransient(err):
-			return 0, err
+			return 0, nil, err
 		case time.Now().Add(delay).After(deadline):
-			return 0, unreachable{err}
+			return 0, nil, unreachable{err}
 		}
 		time.Sleep(wait.Jitter(delay, 0.2))
 		delay = min(2*delay, 5*time.Second)

@@ -22,32 +22,81 @@ func storageVersionHash(group, version, kind string) string {
 	return base64.StdEncoding.EncodeToString(sum[:8])
 }
 
+// consistentReads is how many discovery reads in a row, each on a new
+// connection, must report the new hash: behind a load balancer each may
+// reach another API server, and one that has not seen the CRD update yet
+// still writes at the old version.
+const consistentReads = 3
+
 // WaitForSwitch waits until the API server's discovery reports the CRD's
-// storage version as the resource's storage version. Right after a CRD
-// update (a helm upgrade, a kubectl apply) writes can still be encoded at
-// the old version for a while; a rewrite before then would re-store objects
-// at the old version and prove nothing.
-func WaitForSwitch(ctx context.Context, disc discovery.DiscoveryInterface, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
+// storage version as the resource's storage version, consistentReads times
+// in a row. Right after a CRD update (a helm upgrade, a kubectl apply)
+// writes can still be encoded at the old version for a while; a rewrite
+// before then would re-store objects at the old version and prove nothing.
+// fresh, when set, gives a discovery client on new connections per read;
+// otherwise disc is asked every time.
+func WaitForSwitch(ctx context.Context, disc discovery.DiscoveryInterface, fresh func() (discovery.DiscoveryInterface, func(), error), crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
 	storage := lifecycle.StorageVersion(crd)
 	want := storageVersionHash(crd.Spec.Group, storage, crd.Spec.Names.Kind)
 	gv := crd.Spec.Group + "/" + storage
 	var got string
+	seen := 0
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		list, err := disc.ServerResourcesForGroupVersion(gv)
-		if err != nil {
-			return false, nil // not served yet, or a passing error: poll on
-		}
-		for _, r := range list.APIResources {
-			if r.Name == crd.Spec.Names.Plural {
-				got = r.StorageVersionHash
-				return got == want, nil
+		d, done := disc, func() {}
+		if fresh != nil {
+			var err error
+			if d, done, err = fresh(); err != nil {
+				return false, err
 			}
 		}
-		return false, nil
+		defer done()
+		got = ""
+		if list, err := d.ServerResourcesForGroupVersion(gv); err == nil {
+			for _, r := range list.APIResources {
+				if r.Name == crd.Spec.Names.Plural {
+					got = r.StorageVersionHash
+				}
+			}
+		}
+		if got != want {
+			seen = 0 // not served yet, a passing error, or a server behind
+			return false, nil
+		}
+		seen++
+		return seen >= consistentReads, nil
 	})
 	if err != nil {
 		return fmt.Errorf("the switch of %s to storage version %s is not in effect after %s (discovery reports storageVersionHash %q, want %q): nothing was written",
 			crd.Name, storage, timeout, got, want)
 	}
 	return nil
+}
+
+// DefaultSwitchGrace covers the longest request an API server may still be
+// running when the storage version switches: it keeps the old storage for
+// requests already under way, and tears it down after up to twice its
+// request timeout (60 s by default). A write stalled that long (a slow
+// admission or conversion webhook) lands at the old version.
+const DefaultSwitchGrace = 2 * time.Minute
+
+// SwitchedAt is the latest moment the CRD's storage version can have been
+// switched, as far as the CRD shows: the newest managedFields timestamp of a
+// write to the CRD itself (not its status), rounded up to the next second
+// (timestamps are kept in seconds), or its creation. A CRD with no such
+// timestamp gives the zero time: the caller counts from when it first saw
+// the switch.
+func SwitchedAt(crd *apiextensionsv1.CustomResourceDefinition) time.Time {
+	var at time.Time
+	for _, mf := range crd.ManagedFields {
+		if mf.Subresource == "" && mf.Time != nil && mf.Time.After(at) {
+			at = mf.Time.Time
+		}
+	}
+	if at.IsZero() {
+		at = crd.CreationTimestamp.Time
+	}
+	if at.IsZero() {
+		return at
+	}
+	return at.Truncate(time.Second).Add(time.Second)
 }

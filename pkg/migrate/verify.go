@@ -44,8 +44,18 @@ type Loss struct {
 type VerifyResult struct {
 	Storage  string   `json:"storage"`
 	Versions []string `json:"versions"`
-	Objects  int64    `json:"objects"`
-	Losses   []Loss   `json:"losses"`
+	// RoundTrips are the conversions the checks went through, one per
+	// version checked ("v1→v1beta1→v1": read at v1, converted to the storage
+	// version v1beta1 and back).
+	RoundTrips []string `json:"roundTrips"`
+	// Unchecked are the round trips this check could not see, each with
+	// what proves it instead, or when it will be checked.
+	Unchecked []string `json:"unchecked,omitempty"`
+	// Objects were checked at every version; Skipped were deleted or
+	// changed between the read and the check, so not checked.
+	Objects int64  `json:"objects"`
+	Skipped int64  `json:"skipped"`
+	Losses  []Loss `json:"losses"`
 }
 
 // Passed reports a check in which every object round-tripped.
@@ -75,19 +85,26 @@ func Verify(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface,
 		if !served(crd, v) {
 			return nil, fmt.Errorf("%s is not a served version of %s", v, crd.Name)
 		}
+		if v == res.Storage {
+			res.RoundTrips = append(res.RoundTrips, v+" (the storage version: no conversion)")
+			continue
+		}
+		res.RoundTrips = append(res.RoundTrips, v+"→"+res.Storage+"→"+v)
+		res.Unchecked = append(res.Unchecked, reverseTrip(crd, res.Storage, v))
 	}
 	gvr := func(v string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
 	}
 	var (
-		mu    sync.Mutex
-		done  atomic.Int64
-		total atomic.Int64
+		mu      sync.Mutex
+		done    atomic.Int64
+		skipped atomic.Int64
+		total   atomic.Int64
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(opts.Concurrency, 1))
 	_, err := ListPages(gctx, meta, gvr(res.Versions[0]), max(opts.PageSize, 1), func(p Page) error {
-		known := done.Load() + int64(len(p.Items))
+		known := done.Load() + skipped.Load() + int64(len(p.Items))
 		if p.Remaining != nil {
 			known += *p.Remaining
 		}
@@ -95,9 +112,13 @@ func Verify(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface,
 		for _, item := range p.Items {
 			g.Go(func() error {
 				for _, v := range res.Versions {
-					loss, err := roundTrip(gctx, dyn.Resource(gvr(v)), item.Namespace, item.Name)
+					loss, skip, err := roundTrip(gctx, dyn.Resource(gvr(v)), gvr(v).GroupResource(), item.Namespace, item.Name)
 					if err != nil {
 						return err
+					}
+					if skip {
+						skipped.Add(1)
+						return nil
 					}
 					if loss != nil {
 						loss.Version = v
@@ -108,7 +129,7 @@ func Verify(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface,
 				}
 				n := done.Add(1)
 				if opts.Progress != nil {
-					opts.Progress(n, max(total.Load(), n))
+					opts.Progress(n+skipped.Load(), max(total.Load(), n+skipped.Load()))
 				}
 				return nil
 			})
@@ -121,39 +142,50 @@ func Verify(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface,
 	if err != nil {
 		return nil, err
 	}
-	res.Objects = done.Load()
+	res.Objects, res.Skipped = done.Load(), skipped.Load()
 	return res, nil
 }
 
-// roundTrip checks one object at one version. An object gone meanwhile is
-// not a loss; an API error other than a conversion or validation failure
-// ends the check.
-func roundTrip(ctx context.Context, ri dynamic.NamespaceableResourceInterface, ns, name string) (*Loss, error) {
+// reverseTrip says how the round trip a check at v cannot see, storage→v→
+// storage, is known: a dry-run at v goes v→storage→v only. Objects stored
+// at the storage version take the other way when v becomes the storage
+// version and they are re-stored.
+func reverseTrip(crd *apiextensionsv1.CustomResourceDefinition, storage, v string) string {
+	trip := storage + "→" + v + "→" + storage
+	if ok, _ := lifecycle.SchemaProof(crd, storage, v); ok {
+		return trip + ": proven by the schemas (conversion None, " + v + " keeps every field " + storage + " allows)"
+	}
+	return trip + ": not checked while " + storage + " is the storage version; promote --to deprecated checks it on every object after switching (and switches back if anything would be lost), and migrate checks it before re-storing"
+}
+
+// roundTrip checks one object at one version. An object deleted or changed
+// between the read and the check is skipped: the object in hand is no longer
+// the object in the cluster. An API error other than a conversion or
+// validation failure ends the check.
+func roundTrip(ctx context.Context, ri dynamic.NamespaceableResourceInterface, gr schema.GroupResource, ns, name string) (*Loss, bool, error) {
 	r := ri.Namespace(ns)
 	read, err := r.Get(ctx, name, metav1.GetOptions{})
 	switch {
-	case objectGone(err):
-		return nil, nil
+	case objectGone(err, gr, name):
+		return nil, true, nil
 	case isObjectFailure(err):
-		return &Loss{Namespace: ns, Name: name, Error: err.Error()}, nil
+		return &Loss{Namespace: ns, Name: name, Error: err.Error()}, false, nil
 	case err != nil:
-		return nil, err
+		return nil, false, err
 	}
 	back, err := r.Update(ctx, read.DeepCopy(), metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: FieldManager})
 	switch {
-	case objectGone(err) || apierrors.IsConflict(err):
-		// Deleted or changed between the read and the update: the object
-		// in hand is no longer the object in the cluster.
-		return nil, nil
+	case objectGone(err, gr, name) || realConflict(err, gr, name):
+		return nil, true, nil
 	case isObjectFailure(err):
-		return &Loss{Namespace: ns, Name: name, Error: err.Error()}, nil
+		return &Loss{Namespace: ns, Name: name, Error: err.Error()}, false, nil
 	case err != nil:
-		return nil, err
+		return nil, false, err
 	}
 	if diffs := diffFields("", comparable(read), comparable(back)); len(diffs) > 0 {
-		return &Loss{Namespace: ns, Name: name, Diffs: diffs}, nil
+		return &Loss{Namespace: ns, Name: name, Diffs: diffs}, false, nil
 	}
-	return nil, nil
+	return nil, false, nil
 }
 
 // comparable drops what a write legitimately changes.

@@ -25,14 +25,33 @@ func WriteMigrate(w io.Writer, f Format, results []*migrate.Result, dryRun bool)
 		return writeDocument(w, f, MigrateReport{APIVersion: APIVersion, Kind: "MigrateReport", Items: results})
 	}
 	for _, r := range results {
+		for _, p := range r.Proofs {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", r.CRD, p.Detail); err != nil {
+				return err
+			}
+		}
+		if err := writeLosses(w, r.Proofs); err != nil {
+			return err
+		}
 		rate := float64(r.Rewritten+r.Unchanged+r.Gone+r.Conflicted+r.Failed) / max(r.Duration.Seconds(), 0.001)
 		verb := "re-stored"
 		if dryRun {
 			verb = "accepted by a server dry run"
 		}
-		if _, err := fmt.Fprintf(w, "%s: %d objects at %s: %d %s, %d already there, %d gone, %d changed meanwhile, %d failed (%s, %.0f/s)\n",
-			r.CRD, r.Listed, r.Storage, r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, r.Duration.Round(1e6), rate); err != nil {
+		if _, err := fmt.Fprintf(w, "%s: %d objects at %s: %d %s, %d already there, %d gone, %d changed meanwhile, %d failed%s (%s, %.0f/s)\n",
+			r.CRD, r.Listed, r.Storage, r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, changedByWrite(r.Changed), r.Duration.Round(1e6), rate); err != nil {
 			return err
+		}
+		if s := r.Settle; s != nil {
+			if _, err := fmt.Fprintf(w, "  after the switch grace, once more: %d re-stored, %d already there, %d gone, %d changed meanwhile, %d failed%s\n",
+				s.Rewritten, s.Unchanged, s.Gone, s.Conflicted, s.Failed, changedByWrite(s.Changed)); err != nil {
+				return err
+			}
+			if s.Stopped != "" {
+				if _, err := fmt.Fprintf(w, "  stopped: %s\n", s.Stopped); err != nil {
+					return err
+				}
+			}
 		}
 		if r.Stopped != "" {
 			if _, err := fmt.Fprintf(w, "  stopped: %s\n", r.Stopped); err != nil {
@@ -40,6 +59,9 @@ func WriteMigrate(w io.Writer, f Format, results []*migrate.Result, dryRun bool)
 			}
 		}
 		prune := fmt.Sprintf("  storedVersions: %s → %s (pruned)", strings.Join(r.StoredVersions, ","), strings.Join(r.StoredVersionsAfter, ","))
+		if r.Pruned && dryRun {
+			prune = fmt.Sprintf("  storedVersions: %s → %s accepted by a server dry run, not persisted", strings.Join(r.StoredVersions, ","), strings.Join(r.StoredVersionsAfter, ","))
+		}
 		if !r.Pruned {
 			prune = fmt.Sprintf("  storedVersions: %s, not pruned: %s", strings.Join(r.StoredVersionsAfter, ","), r.PruneSkipped)
 		}
@@ -59,6 +81,9 @@ func WriteMigrate(w io.Writer, f Format, results []*migrate.Result, dryRun bool)
 		if r.ManagedFields != nil {
 			all = append(append([]migrate.Failure{}, all...), r.ManagedFields.Failures...)
 		}
+		if r.Settle != nil {
+			all = append(append([]migrate.Failure{}, all...), r.Settle.Failures...)
+		}
 		for _, fl := range all {
 			obj := fl.Name
 			if fl.Namespace != "" {
@@ -77,4 +102,11 @@ func WriteMigrate(w io.Writer, f Format, results []*migrate.Result, dryRun bool)
 		return err
 	}
 	return t.Render()
+}
+
+func changedByWrite(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d changed by the write", n)
 }

@@ -17,22 +17,62 @@ type VerifyReport struct {
 	migrate.VerifyResult
 }
 
-// WriteVerify renders a round-trip check: a line when every object came
-// back intact, otherwise every object that did not and how.
+// WriteVerify renders a round-trip check: which round trips were checked on
+// how many objects, which could not be and what stands for them, then every
+// object that did not come back intact and how.
 func WriteVerify(w io.Writer, f Format, crd string, r *migrate.VerifyResult) error {
 	if f == FormatJSON || f == FormatYAML {
 		return writeDocument(w, f, VerifyReport{APIVersion: APIVersion, Kind: "VerifyReport", CRD: crd, Passed: r.Passed(), VerifyResult: *r})
 	}
-	via := strings.Join(r.Versions, ", ")
+	skipped := ""
+	if r.Skipped > 0 {
+		skipped = fmt.Sprintf(" (%d skipped: deleted or changed while checked)", r.Skipped)
+	}
+	trips := strings.Join(r.RoundTrips, ", ")
 	if r.Passed() {
-		_, err := fmt.Fprintf(w, "%s: all %d objects round-trip through %s (storage %s) without loss\n", crd, r.Objects, via, r.Storage)
+		if _, err := fmt.Fprintf(w, "%s: %s: %s without loss%s\n", crd, trips, objects(r.Objects), skipped); err != nil {
+			return err
+		}
+	} else if _, err := fmt.Fprintf(w, "%s: %s: %d of %d object checks lose data or fail%s\n", crd, trips, len(r.Losses), r.Objects*int64(len(r.Versions)), skipped); err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "%s: %d of %d object checks through %s (storage %s) lose data or fail\n\n", crd, len(r.Losses), r.Objects*int64(len(r.Versions)), via, r.Storage); err != nil {
+	for _, u := range r.Unchecked {
+		if _, err := fmt.Fprintf(w, "  %s\n", u); err != nil {
+			return err
+		}
+	}
+	if r.Passed() {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
+	return lossTable(w, r.Losses)
+}
+
+// writeLosses lists what the proofs found lost, if anything.
+func writeLosses(w io.Writer, proofs []migrate.Proof) error {
+	var all []migrate.Loss
+	for _, p := range proofs {
+		all = append(all, p.Losses...)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	if err := lossTable(w, all); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// lossTable shows every field an object lost or changed on the round trip.
+func lossTable(w io.Writer, losses []migrate.Loss) error {
 	t := newTable(w, "OBJECT", "VERSION", "FIELD", "READ", "RETURNED")
-	for _, l := range r.Losses {
+	for _, l := range losses {
 		obj := l.Name
 		if l.Namespace != "" {
 			obj = l.Namespace + "/" + l.Name
@@ -50,4 +90,32 @@ func WriteVerify(w io.Writer, f Format, crd string, r *migrate.VerifyResult) err
 		}
 	}
 	return t.Render()
+}
+
+func objects(n int64) string {
+	if n == 1 {
+		return "1 object"
+	}
+	return fmt.Sprintf("%d objects", n)
+}
+
+// WriteSwitchCheck renders the check made right after a storage switch:
+// how each round trip is known, what was lost, and the step back if one was
+// taken.
+func WriteSwitchCheck(w io.Writer, crd string, s *migrate.SwitchCheck) error {
+	if s == nil {
+		return nil
+	}
+	for _, p := range s.Proofs {
+		if _, err := fmt.Fprintf(w, "%s: %s\n", crd, p.Detail); err != nil {
+			return err
+		}
+	}
+	if err := writeLosses(w, s.Proofs); err != nil {
+		return err
+	}
+	if s.Back != nil {
+		return WritePlan(w, s.Back.Plan, "applied: switched back")
+	}
+	return nil
 }

@@ -192,7 +192,7 @@ func flip(t *testing.T, fx fixtures.Clients, c conn, tg *target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := migrate.WaitForSwitch(t.Context(), c.disc, crd, time.Minute); err != nil {
+	if err := migrate.WaitForSwitch(t.Context(), c.disc, nil, crd, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	tg.version = next

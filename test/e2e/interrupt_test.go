@@ -29,7 +29,7 @@ func TestMigrateCtrlC(t *testing.T) {
 	before := e.contents(gvr)
 
 	// A low rate limit keeps the run long enough to interrupt it mid-way.
-	cmd := exec.CommandContext(t.Context(), "kubectl", "crdversion", "migrate", "certificates", "--qps", "100", "--burst", "1", "--concurrency", "2")
+	cmd := exec.CommandContext(t.Context(), "kubectl", "crdversion", "migrate", "certificates", "--qps", "100", "--burst", "1", "--concurrency", "2", "--switch-grace=0")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.sb.KubeconfigPath(), "HOME="+t.TempDir())
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -59,7 +59,7 @@ func TestMigrateCtrlC(t *testing.T) {
 		t.Errorf("storedVersions after Ctrl-C: %v", sv)
 	}
 
-	again := e.plugin("migrate", "certificates", "-q").mustCode(t, 0)
+	again := e.plugin("migrate", "certificates", "-q", "--switch-grace=0").mustCode(t, 0)
 	contains(t, "migrate after Ctrl-C", again.stdout, "(pruned)")
 	if c, err := e.sb.StoredAPIVersions(t.Context(), "pki.example.com", "certificates"); err != nil || len(c) != 1 || c["pki.example.com/v1"] != certs {
 		t.Fatalf("etcd after rerun: %v %v", c, err)
@@ -89,4 +89,35 @@ func (e *env) contents(gvr schema.GroupVersionResource) map[string]string {
 		e.t.Fatalf("no %s to compare", gvr.Resource)
 	}
 	return out
+}
+
+// Ctrl-C during `migrate --all`: the CRD in hand stops, and every CRD not
+// reached is named; the exit says the work is not done.
+func TestMigrateAllCtrlCNamesWhatWasNotDone(t *testing.T) {
+	e := newEnv(t, 1200)
+	cmd := exec.CommandContext(t.Context(), "kubectl", "crdversion", "migrate", "--all", "--qps", "100", "--burst", "1", "--concurrency", "2", "--switch-grace=0")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.sb.KubeconfigPath(), "HOME="+t.TempDir())
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		c, err := e.sb.StoredAPIVersions(ctx, "pki.example.com", "certificates")
+		return c["pki.example.com/v1"] >= 50, err
+	})
+	if err != nil {
+		t.Fatalf("the migration never started writing: %v\n%s", err, errOut.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("interrupted migrate --all: %v, want exit 3\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+	}
+	contains(t, "interrupted migrate --all", errOut.String(), "interrupted: not migrated: gadgets.example.com")
+	if sv := e.crd("gadgets.example.com").Status.StoredVersions; len(sv) != 2 {
+		t.Errorf("gadgets was not reached, yet storedVersions = %v", sv)
+	}
 }

@@ -24,7 +24,7 @@ func TestPromoteAndRollbackWalk(t *testing.T) {
 	objects := demoObjects / 3
 
 	r := e.plugin("promote", "backups", "v1").mustCode(t, 0)
-	contains(t, "promote to bridge", r.stdout, "backups.storage.example.com: v1 introduced → bridge (applied)", "v1        annotation   ", "objects round-trip v1beta1→v1→v1beta1 without loss")
+	contains(t, "promote to bridge", r.stdout, "backups.storage.example.com: v1 introduced → bridge (applied)", "v1        annotation   ", "objects round-trip v1→v1beta1→v1 without loss")
 	rec, ok := lifecycle.VerificationFor(e.crd(backups), "v1")
 	if !ok || rec.From != "v1beta1" || rec.Objects != int64(objects) {
 		t.Fatalf("bridge record = %+v (present %v), want from v1beta1 with %d objects", rec, ok, objects)
@@ -34,7 +34,8 @@ func TestPromoteAndRollbackWalk(t *testing.T) {
 	}
 
 	r = e.plugin("promote", "backups", "v1").mustCode(t, 0)
-	contains(t, "promote to deprecated", r.stdout, "v1 bridge → deprecated", "kubectl crdversion migrate backups.storage.example.com")
+	contains(t, "promote to deprecated", r.stdout, "v1 bridge → deprecated", "kubectl crdversion migrate backups.storage.example.com",
+		"v1beta1→v1→v1beta1 proven by the schemas")
 	crd := e.crd(backups)
 	if old := specVersion(crd, "v1beta1"); lifecycle.StorageVersion(crd) != "v1" || !old.Deprecated || old.DeprecationWarning == nil {
 		t.Fatalf("after deprecated: storage %s, versions %+v", lifecycle.StorageVersion(crd), crd.Spec.Versions)

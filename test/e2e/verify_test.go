@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
@@ -50,7 +52,8 @@ func TestVerifyThroughConversionWebhook(t *testing.T) {
 	wh := installEndpoints(t, e, n)
 
 	r := e.plugin("verify", "endpoints").mustCode(t, 0)
-	contains(t, "verify with a correct webhook", r.stdout, fmt.Sprintf("endpoints.net.example.com: all %d objects round-trip through v1, v2 (storage v1) without loss", n))
+	contains(t, "verify with a correct webhook", r.stdout, fmt.Sprintf("endpoints.net.example.com: v1 (the storage version: no conversion), v2→v1→v2: %d objects without loss", n),
+		"v1→v2→v1: not checked while v1 is the storage version")
 	if wh.Reviews() == 0 {
 		t.Fatal("the webhook was never called: the check did not go through conversion")
 	}
@@ -86,5 +89,42 @@ func TestVerifyThroughConversionWebhook(t *testing.T) {
 	e.plugin("promote", "endpoints", "v2").mustCode(t, 0)
 	if rec, ok := lifecycle.VerificationFor(e.crd(endpoints), "v2"); !ok || rec.Objects != n {
 		t.Fatalf("bridge record %+v, %v", rec, ok)
+	}
+}
+
+// A webhook that does not carry spec.legacy into v2 passes the bridge
+// check (v2→v1→v2: objects read at v2 never have it) but would destroy it
+// when migrate re-stores the objects stored at v1. promote --to deprecated
+// switches, checks v1→v2→v1 on every object, and switches back, showing
+// the loss field by field; nothing is lost.
+func TestPromoteDeprecatedSwitchesBackWhenOldToNewLoses(t *testing.T) {
+	e := newEnv(t, 0)
+	const n = 6
+	wh := installEndpoints(t, e, n)
+	gvr := schema.GroupVersionResource{Group: "net.example.com", Version: "v1", Resource: "endpoints"}
+	for _, name := range []string{"ep-01", "ep-04"} {
+		if _, err := e.clients.Dynamic.Resource(gvr).Namespace("default").Patch(t.Context(), name, types.MergePatchType, []byte(`{"spec":{"legacy":"keep"}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wh.SetMode(convwebhook.DropsLegacy)
+	e.plugin("promote", "endpoints", "v2").mustCode(t, 0) // bridge: v2→v1→v2 sees nothing
+
+	r := e.plugin("promote", "endpoints", "v2")
+	if r.code != 1 || !contains1(r.stderr, "error: v1 was not deprecated: re-storing the objects stored at v1 at v2 would lose data") {
+		t.Fatalf("promote to deprecated with a webhook lossy on v1→v2→v1: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	contains(t, "the losses", r.stdout, "v1→v2→v1 loses data on 2 of 6 objects", "default/ep-01", "default/ep-04", "spec.legacy", "switched back")
+	crd := e.crd(endpoints)
+	if lifecycle.StorageVersion(crd) != "v1" || specVersion(crd, "v1").Deprecated {
+		t.Fatalf("after the switch back: storage %s, versions %+v", lifecycle.StorageVersion(crd), crd.Spec.Versions)
+	}
+	c, err := e.sb.StoredAPIVersions(t.Context(), "net.example.com", "endpoints")
+	if err != nil || len(c) != 1 || c["net.example.com/v1"] != n {
+		t.Fatalf("etcd after the switch back: %v %v", c, err)
+	}
+	o, err := e.clients.Dynamic.Resource(gvr).Namespace("default").Get(t.Context(), "ep-04", metav1.GetOptions{})
+	if err != nil || o.Object["spec"].(map[string]any)["legacy"] != "keep" {
+		t.Fatalf("ep-04 after the switch back: %v %v", o, err)
 	}
 }

@@ -1,0 +1,53 @@
+package migrate
+
+import (
+	"net"
+	"time"
+
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+)
+
+// NewClients builds every client a migration needs from one config. The
+// config's QPS and Burst apply: client-go's default of 5/s would cap a
+// migration at 5 objects/s.
+func NewClients(cfg *rest.Config) (Clients, error) {
+	var c Clients
+	var err error
+	if c.CRDs, err = apiextensionsclient.NewForConfig(cfg); err != nil {
+		return c, err
+	}
+	if c.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return c, err
+	}
+	if c.Metadata, err = metadata.NewForConfig(cfg); err != nil {
+		return c, err
+	}
+	if c.Discovery, err = discovery.NewDiscoveryClientForConfig(cfg); err != nil {
+		return c, err
+	}
+	c.FreshDiscovery = freshDiscovery(cfg)
+	return c, nil
+}
+
+// freshDiscovery gives discovery clients that each open connections of
+// their own: a Dial func of its own keeps client-go from handing out its
+// cached, shared transport.
+func freshDiscovery(cfg *rest.Config) func() (discovery.DiscoveryInterface, func(), error) {
+	return func() (discovery.DiscoveryInterface, func(), error) {
+		c := rest.CopyConfig(cfg)
+		c.Dial = (&net.Dialer{Timeout: 30 * time.Second}).DialContext
+		hc, err := rest.HTTPClientFor(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		d, err := discovery.NewDiscoveryClientForConfigAndClient(c, hc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, hc.CloseIdleConnections, nil
+	}
+}

@@ -1,0 +1,165 @@
+package migrate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// ProofKind says what showed that objects stored at an old version survive
+// being re-stored at the storage version.
+type ProofKind string
+
+const (
+	// ProofSchema: conversion None, and the storage version's schema keeps
+	// every field the old one allows; nothing about objects needed.
+	ProofSchema ProofKind = "schema"
+	// ProofRecord: a passed per-object check recorded on the CRD for the
+	// schemas and conversion as they are now.
+	ProofRecord ProofKind = "record"
+	// ProofObjects: every object checked now, through the API server.
+	ProofObjects ProofKind = "objects"
+	// ProofUnreadable: the version is gone from spec.versions, so the API
+	// server cannot read an object stored at it: re-storing one fails
+	// rather than loses anything.
+	ProofUnreadable ProofKind = "unreadable"
+	// ProofNone: nothing proves it (see Detail); re-storing may lose data.
+	ProofNone ProofKind = "none"
+	// ProofWaived: not checked, because the caller accepted losses.
+	ProofWaived ProofKind = "waived"
+)
+
+// ProveOptions tune ProveRestorable.
+type ProveOptions struct {
+	// Versions limits the proof to these old versions; empty: every old
+	// version in status.storedVersions.
+	Versions []string
+	// IgnoreRecords checks the objects even where a check is recorded: right
+	// after a switch, objects written at the old version since the record
+	// was made were never checked.
+	IgnoreRecords bool
+	Concurrency   int
+	PageSize      int64
+	Progress      func(done, total int64)
+	// DryRun none records a passed check on the CRD.
+	DryRun DryRun
+}
+
+// Proof is what is known of the round trip old→storage→old for the objects
+// that may be stored at Version: re-storing them at Storage keeps exactly
+// what that round trip keeps.
+type Proof struct {
+	Version string    `json:"version"`
+	Storage string    `json:"storage"`
+	By      ProofKind `json:"by"`
+	Detail  string    `json:"detail"`
+	Objects int64     `json:"objects,omitempty"`
+	Skipped int64     `json:"skipped,omitempty"`
+	Losses  []Loss    `json:"losses,omitempty"`
+}
+
+// Holds reports a proof that re-storing loses nothing.
+func (p *Proof) Holds() bool { return p.By != ProofNone && len(p.Losses) == 0 }
+
+// ProveRestorable shows, for every old version in status.storedVersions,
+// that its objects survive being re-stored at the storage version: by the
+// schemas, by a record of an earlier check, or by checking every object now.
+// The check needs the storage switch in effect: once the new version is
+// storage, a server-side dry-run update sent at the old version is exactly
+// old→new→old through the API server's real conversion path (webhook
+// included). A passed check is recorded on the CRD, unless dry-run.
+func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts ProveOptions) ([]Proof, error) {
+	storage := lifecycle.StorageVersion(crd)
+	proofs := []Proof{}
+	for _, v := range crd.Status.StoredVersions {
+		if v == storage || (len(opts.Versions) > 0 && !slices.Contains(opts.Versions, v)) {
+			continue
+		}
+		p := Proof{Version: v, Storage: storage}
+		trip := v + "→" + storage + "→" + v
+		ok, why := lifecycle.SchemaProof(crd, v, storage)
+		rec, recorded := lifecycle.ValidVerification(crd, v)
+		recorded = recorded && !opts.IgnoreRecords
+		switch {
+		case !inSpec(crd, v):
+			p.By = ProofUnreadable
+			p.Detail = fmt.Sprintf("%s is missing from spec.versions: the API server cannot convert an object stored at it, so none can be re-stored with a loss; such an object fails the re-store and blocks the prune", v)
+		case ok:
+			p.By, p.Detail = ProofSchema, trip+" proven by the schemas: "+why
+		case recorded:
+			p.By, p.Objects = ProofRecord, rec.Objects
+			p.Detail = fmt.Sprintf("%s checked on %d objects at %s (recorded on the CRD)", trip, rec.Objects, rec.At.Format(time.RFC3339))
+		case !served(crd, v):
+			p.By = ProofNone
+			p.Detail = fmt.Sprintf("%s cannot be checked: %s is not served, so its objects cannot be read at it (%s); serve it again (kubectl crdversion rollback %s) and run again", trip, v, why, crd.Name)
+		default:
+			vr, err := Verify(ctx, c.Dynamic, c.Metadata, crd, VerifyOptions{Versions: []string{v}, Concurrency: max(opts.Concurrency, 1), PageSize: max(opts.PageSize, 1), Progress: opts.Progress})
+			if err != nil {
+				return nil, fmt.Errorf("checking %s on the objects of %s: %w", trip, crd.Name, err)
+			}
+			p.By, p.Objects, p.Skipped, p.Losses = ProofObjects, vr.Objects, vr.Skipped, vr.Losses
+			p.Detail = fmt.Sprintf("%s checked on %d objects through the API server (%s)", trip, vr.Objects, why)
+			if len(vr.Losses) > 0 {
+				p.Detail = fmt.Sprintf("%s loses data on %d of %d objects: re-storing them at %s would make it permanent", trip, len(vr.Losses), vr.Objects+vr.Skipped, storage)
+			} else if opts.DryRun.persists() {
+				if err := RecordVerification(ctx, c.CRDs, crd, v, lifecycle.Verification{From: storage, Objects: vr.Objects}); err != nil {
+					return nil, err
+				}
+			}
+		}
+		proofs = append(proofs, p)
+	}
+	return proofs, nil
+}
+
+// RecordVerification records a passed check of v on the CRD, stamped with
+// the fingerprint of the CRD it was made on, and only while the CRD still
+// has that fingerprint and storage version: a record made on other schemas
+// would be a lie. Status updates by the API server's own controllers move
+// the resourceVersion meanwhile, so a conflict means read and compare again.
+func RecordVerification(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string, rec lifecycle.Verification) error {
+	crds := client.ApiextensionsV1().CustomResourceDefinitions()
+	rec.Fingerprint = lifecycle.Fingerprint(crd, rec.From, v)
+	key, val := rec.Annotation(v)
+	rv := crd.ResourceVersion
+	for range maxReplans {
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rv, "annotations": map[string]string{key: val}}})
+		if err != nil {
+			return err
+		}
+		_, err = crds.Patch(ctx, crd.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		if err == nil || !realConflict(err, apiextensionsv1.Resource("customresourcedefinitions"), crd.Name) {
+			if err != nil {
+				return fmt.Errorf("recording the check of %s on %s: %w", v, crd.Name, err)
+			}
+			return nil
+		}
+		fresh, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if lifecycle.StorageVersion(fresh) != rec.From || lifecycle.Fingerprint(fresh, rec.From, v) != rec.Fingerprint {
+			return nil // changed under the check: nothing to record
+		}
+		rv = fresh.ResourceVersion
+	}
+	return nil
+}
+
+func inSpec(crd *apiextensionsv1.CustomResourceDefinition, v string) bool {
+	for _, ver := range crd.Spec.Versions {
+		if ver.Name == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,66 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SwitchCheck is what checking a storage switch found.
+type SwitchCheck struct {
+	Proofs []Proof `json:"proofs"`
+	// Back is the step that switched the storage version back, when a proof
+	// failed.
+	Back *StepResult `json:"-"`
+}
+
+// Holds reports a switch whose objects may all be re-stored without loss.
+func (s *SwitchCheck) Holds() bool {
+	for _, p := range s.Proofs {
+		if !p.Holds() {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckSwitch runs, right after the CRD's storage version was switched away
+// from old, the check that re-storing old's objects at the new storage
+// version loses nothing (old→new→old on every object, unless the schemas
+// prove it), and when it does not hold, switches back with the step back
+// plans. Until they are re-stored, the objects are all still stored at old:
+// switching back loses nothing. A check that cannot run switches back too.
+func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.Duration, opts ProveOptions, back Planner) (*SwitchCheck, error) {
+	res := &SwitchCheck{}
+	err := func() error {
+		crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, timeout); err != nil {
+			return err
+		}
+		opts.Versions, opts.IgnoreRecords, opts.DryRun = []string{old}, true, DryRunNone
+		res.Proofs, err = ProveRestorable(ctx, c, crd, opts)
+		return err
+	}()
+	if err == nil && res.Holds() {
+		return res, nil
+	}
+	// Switching back must happen even when the run was interrupted.
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	var berr error
+	res.Back, berr = ApplyStep(bctx, c.CRDs, name, DryRunNone, back)
+	switch {
+	case berr != nil && err != nil:
+		return res, fmt.Errorf("%w; switching the storage version of %s back to %s failed too: %v", err, name, old, berr)
+	case berr != nil:
+		return res, fmt.Errorf("switching the storage version of %s back to %s: %w", name, old, berr)
+	case err != nil:
+		return res, fmt.Errorf("%w: the storage version of %s was switched back to %s", err, name, old)
+	}
+	return res, nil
+}
