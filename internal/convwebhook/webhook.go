@@ -31,7 +31,14 @@ const (
 	// whose objects have it loses it on old→new→old, while new→old→new
 	// (objects read at new never have it) shows nothing.
 	DropsLegacy
+	// Pads makes an object larger at v1 than at any other version: it adds
+	// spec.padding (PaddingBytes) on the way to v1 and drops it on the way
+	// back.
+	Pads
 )
+
+// PaddingBytes is what Pads adds at v1.
+const PaddingBytes = 300 << 10
 
 // Webhook is a running conversion webhook.
 type Webhook struct {
@@ -177,8 +184,13 @@ func convert(raw []byte, desired string, mode Mode) ([]byte, error) {
 		delete(spec, "host")
 		delete(spec, "port")
 	}
-	if mode == DropsLegacy {
+	switch {
+	case mode == DropsLegacy:
 		delete(spec, "legacy")
+	case mode == Pads && strings.HasSuffix(desired, "/v1"):
+		spec["padding"] = strings.Repeat("x", PaddingBytes)
+	case mode == Pads:
+		delete(spec, "padding")
 	}
 	u.Object["spec"] = spec
 	u.SetAPIVersion(desired)
