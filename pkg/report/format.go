@@ -17,6 +17,8 @@ const (
 	FormatWide  Format = "wide"
 	FormatJSON  Format = "json"
 	FormatYAML  Format = "yaml"
+	// FormatMarkdown is release-note sections, for check.
+	FormatMarkdown Format = "markdown"
 )
 
 // Formats lists the accepted -o values for help text and validation.
@@ -27,7 +29,7 @@ func ParseFormat(s string) (Format, error) {
 	switch s {
 	case "", "table":
 		return FormatTable, nil
-	case "wide", "json", "yaml":
+	case "wide", "json", "yaml", "markdown":
 		return Format(s), nil
 	}
 	return "", fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", s, strings.Join(Formats, ","))

@@ -30,6 +30,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
 
@@ -74,9 +75,10 @@ func (r result) median() float64 {
 }
 
 type algorithm struct {
-	name  string
-	small bool // runs on the smaller baseline set
-	run   func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error)
+	name   string
+	small  bool    // runs on the smaller baseline set
+	target *target // runs on this set instead
+	run    func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error)
 }
 
 // loop is a client written here: it reports how long its work took, the
@@ -114,13 +116,15 @@ func TestBenchTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	big := install(t, fx, "widgets", n)
-	little := install(t, fx, "gadgets", small)
+	big := install(t, fx, "widgets", n, nil)
+	little := install(t, fx, "gadgets", small, nil)
+	checked := install(t, fx, "sprockets", n, unprovable)
 	t.Logf("installed %d + %d objects in %s", n, small, time.Since(start).Round(time.Second))
 
 	algorithms := []algorithm{
 		{name: "(a) raw ceiling: no-op patch loop, 32 workers, pre-fetched keys", run: inChild("ceiling")},
 		{name: "kubectl crdversion migrate", run: runPlugin(plugin)},
+		{name: "migrate, old→new→old checked on every object first", target: checked, run: forgetChecks(fx, runPlugin(plugin))},
 		{name: "(b) kube-storage-version-migrator (reimplemented)", small: true, run: inChild("ksvm")},
 		{name: "(b') in-tree StorageVersionMigration (reimplemented)", small: true, run: inChild("svm")},
 		{name: "(c) kubectl get, piped to kubectl replace -f -", small: true, run: kubectlReplace},
@@ -133,8 +137,11 @@ func TestBenchTable(t *testing.T) {
 		for run := range runs {
 			for _, alg := range algorithms {
 				tg := big
-				if alg.small {
+				switch {
+				case alg.small:
 					tg = little
+				case alg.target != nil:
+					tg = alg.target
 				}
 				flip(t, fx, c, tg)
 				elapsed, rss, err := alg.run(ctx, c, tg)
@@ -158,11 +165,14 @@ func TestBenchTable(t *testing.T) {
 	printTable(t, algorithms, rtts, table, n, small, runs)
 }
 
-func install(t *testing.T, fx fixtures.Clients, plural string, n int) *target {
+func install(t *testing.T, fx fixtures.Clients, plural string, n int, edit func(*apiextensionsv1.CustomResourceDefinition)) *target {
 	t.Helper()
 	crd := fixtures.CRD("bench.example.com", strings.ToUpper(plural[:1])+plural[1:len(plural)-1], plural, apiextensionsv1.NamespaceScoped, false,
 		fixtures.Version{Name: "v1beta1", Served: true, Storage: true},
 		fixtures.Version{Name: "v1", Served: true})
+	if edit != nil {
+		edit(crd)
+	}
 	if _, err := fx.CreateCRD(t.Context(), crd); err != nil {
 		t.Fatal(err)
 	}
@@ -202,6 +212,43 @@ func flip(t *testing.T, fx fixtures.Clients, c conn, tg *target) {
 	// on a warm server, so none is charged for it.
 	if _, err := keys(t.Context(), c, tg); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// unprovable gives each version a different default for spec.image, which
+// every object sets: no object loses anything on old→new→old, but the
+// schemas cannot prove it, so migrate checks every object first.
+func unprovable(crd *apiextensionsv1.CustomResourceDefinition) {
+	for i := range crd.Spec.Versions {
+		spec := crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"]
+		spec.Properties = map[string]apiextensionsv1.JSONSchemaProps{
+			"image": {Type: "string", Default: &apiextensionsv1.JSON{Raw: []byte(fmt.Sprintf("%q", "default-"+crd.Spec.Versions[i].Name))}}}
+		crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+	}
+}
+
+// forgetChecks drops the checks recorded on the CRD before the run (off
+// the clock), so every run checks every object again.
+func forgetChecks(fx fixtures.Clients, run func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error)) func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
+	return func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
+		patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null,%q:null}}}`, lifecycle.VerifiedAnnotationPrefix+"v1beta1", lifecycle.VerifiedAnnotationPrefix+"v1"))
+		if _, err := fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, tg.crd, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return 0, 0, err
+		}
+		elapsed, rss, err := run(ctx, c, tg)
+		if err != nil {
+			return 0, 0, err
+		}
+		// The check records itself when it passes: proof that it ran.
+		crd, err := fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, tg.crd, metav1.GetOptions{})
+		if err != nil {
+			return 0, 0, err
+		}
+		old := map[string]string{"v1": "v1beta1", "v1beta1": "v1"}[tg.version]
+		if rec, ok := lifecycle.ValidVerification(crd, old); !ok || rec.Objects != int64(tg.objects) {
+			return 0, 0, fmt.Errorf("no per-object check of %s recorded after the run: %+v", old, rec)
+		}
+		return elapsed, rss, nil
 	}
 }
 

@@ -47,7 +47,14 @@ type result struct {
 // kubectl runs real kubectl with KUBECONFIG pointing at the sandbox.
 func (e *env) kubectl(args ...string) result {
 	e.t.Helper()
+	return e.kubectlIn("", args...)
+}
+
+// kubectlIn runs real kubectl with stdin as its standard input.
+func (e *env) kubectlIn(stdin string, args ...string) result {
+	e.t.Helper()
 	cmd := exec.CommandContext(e.t.Context(), "kubectl", args...)
+	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.sb.KubeconfigPath(), "HOME="+e.t.TempDir())
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+)
+
+// CheckOptions holds what `kubectl crdversion check` needs.
+type CheckOptions struct {
+	configFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	Filenames   []string
+	AgainstFile []string
+	Recursive   bool
+	Output      string
+	Strict      bool
+	NoObjects   bool
+
+	format  report.Format
+	newCRDs *manifest.Found
+	oldCRDs *manifest.Found
+}
+
+// NewCmdCheck builds `kubectl crdversion check`.
+func NewCmdCheck(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &CheckOptions{configFlags: flags, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "check -f NEW [--against-file OLD]",
+		Short: "Before an upgrade: what the API server will reject, which steps are skipped, which schema changes break clients",
+		Long: `Compare CRD manifests about to be applied with the CRDs on the cluster (or,
+with --against-file, with the manifests they replace) and report, each with
+its severity and the fix in order:
+
+  rejected     what the API server refuses: a version status.storedVersions
+               names dropped from spec.versions, a scope change, and (on a
+               cluster) everything else a server-side dry run of the new CRD
+               refuses
+  lifecycle    steps skipped: storage switched to a version never served,
+               a version unserved without deprecation, removed while served,
+               two steps in one release
+  schema       breaking changes of a version that stays served (fields
+               removed, types changed, enum values removed, new required
+               fields, tighter limits, new validation rules), and a storage
+               switch that re-storing objects would lose data on
+  deprecation  versions deprecated, unserved or removed (for release notes)
+
+-o markdown writes release-note sections: Deprecated APIs, Breaking changes,
+Upgrade steps. Nothing on the cluster is changed.
+
+Exit status: 0 nothing that needs attention, 3 errors found (with --strict,
+warnings too), 1 the check itself failed.`,
+		Example: `  # Before a Helm upgrade: the chart's CRDs against the cluster
+  helm template my-release ./chart | kubectl crdversion check -f -
+
+  # In CI, on a pull request that changes CRDs: no cluster needed
+  kubectl crdversion check -f deploy/crds/ --against-file base/deploy/crds/ -o markdown`,
+		Args: cobra.NoArgs,
+		RunE: runE(o),
+	}
+	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "CRD manifests to check: a file, a directory, or - for stdin (repeatable)")
+	cmd.Flags().StringSliceVar(&o.AgainstFile, "against-file", nil, "Compare with these manifests (file or directory) instead of the cluster")
+	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories given with -f and --against-file recursively")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|markdown")
+	cmd.Flags().BoolVar(&o.Strict, "strict", false, "Exit 3 on warnings too")
+	cmd.Flags().BoolVar(&o.NoObjects, "no-objects", false, "Do not validate live objects against the new schemas (only the CRDs are compared)")
+	return cmd
+}
+
+// Complete reads the manifests: the new ones and, with --against-file, the
+// old ones.
+func (o *CheckOptions) Complete([]string) error {
+	var err error
+	if o.format, err = report.ParseFormat(o.Output); err != nil {
+		return err
+	}
+	if len(o.Filenames) == 0 {
+		return errors.New("-f is required: the CRD manifests to check (a file, a directory, or - for stdin)")
+	}
+	if o.newCRDs, err = manifest.ReadCRDs(o.Filenames, o.Recursive, o.In); err != nil {
+		return err
+	}
+	if len(o.AgainstFile) > 0 {
+		o.oldCRDs, err = manifest.ReadCRDs(o.AgainstFile, o.Recursive, o.In)
+		return err
+	}
+	return nil
+}
+
+// migrateClients are the clients of the cluster check.
+func (o *CheckOptions) migrateClients() (migrate.Clients, error) {
+	cfg, err := restConfig(o.configFlags)
+	if err != nil {
+		return migrate.Clients{}, err
+	}
+	return migrate.NewClients(cfg)
+}
+
+// Validate checks the input before anything is sent.
+func (o *CheckOptions) Validate() error {
+	switch {
+	case o.format == report.FormatWide:
+		return errors.New("-o wide is not supported here: use table, json, yaml or markdown")
+	case len(o.newCRDs.CRDs) == 0:
+		return errors.New("no CustomResourceDefinition in the manifests given with -f")
+	}
+	return nil
+}
+
+// Run compares and reports.
+func (o *CheckOptions) Run(ctx context.Context) error {
+	report.WriteWarnings(o.ErrOut, o.newCRDs.Warnings)
+	var findings []lifecycle.Finding
+	against := "cluster"
+	if o.oldCRDs != nil {
+		report.WriteWarnings(o.ErrOut, o.oldCRDs.Warnings)
+		against = "files"
+		findings = lifecycle.CheckFiles(o.oldCRDs.CRDs, o.newCRDs.CRDs)
+	} else {
+		var err error
+		mc, err := o.migrateClients()
+		if err != nil {
+			return err
+		}
+		var bar *report.Progress
+		opts := migrate.CheckOptions{Objects: !o.NoObjects, PageSize: 500, Progress: func(crd string, done, total int64) {
+			if bar == nil {
+				bar = report.NewProgress(o.ErrOut, "validate objects of "+crd, isTerminal(o.ErrOut), false)
+			}
+			bar.Update(done, total)
+		}}
+		findings, err = migrate.CheckAgainstCluster(ctx, mc, o.newCRDs.CRDs, opts)
+		if bar != nil {
+			bar.Finish()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	r := report.NewCheckReport(against, len(o.newCRDs.CRDs), findings)
+	if err := report.WriteCheck(o.Out, o.format, r); err != nil {
+		return err
+	}
+	if r.Errors > 0 || (o.Strict && r.Warnings > 0) {
+		return errAttention
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// ValidateOptions tune ValidateObjects.
+type ValidateOptions struct {
+	PageSize int64
+	// Progress, when set, hears objects validated and the estimated total.
+	Progress func(done, total int64)
+}
+
+// ValidateObjects validates every live object of the CRD against each
+// version of the new CRD manifest that has a schema, with the API server's
+// own code (the custom resource strategy: pruning, defaulting, OpenAPI
+// schema, CEL rules, list-type invariants). Two levels:
+//   - error: even an update that changes nothing is refused (ratcheting
+//     does not let it through: a transition rule, say);
+//   - warning: invalid under the new schema, let through while the field
+//     stays as it is (validation ratcheting); it breaks the first time
+//     someone edits it.
+//
+// Objects are read at that version where the cluster serves it; a version
+// new to the cluster is read at the storage version when conversion is
+// None (nothing but apiVersion changes), and otherwise cannot be seen: a
+// warning says so.
+func ValidateObjects(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, opts ValidateOptions) ([]lifecycle.Finding, error) {
+	var out []lifecycle.Finding
+	for _, v := range next.Spec.Versions {
+		if !v.Served || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		readAt := ""
+		for _, lv := range live.Spec.Versions {
+			if lv.Name == v.Name && lv.Served {
+				readAt = v.Name
+			}
+		}
+		if readAt == "" {
+			if s := live.Spec.Conversion; s != nil && s.Strategy == apiextensionsv1.WebhookConverter {
+				out = append(out, lifecycle.Finding{Severity: lifecycle.SeverityWarning, Kind: lifecycle.FindingObjects, CRD: next.Name, Version: v.Name, Rule: "objectsNotVisible",
+					Message: fmt.Sprintf("live objects were not validated against %s: the cluster does not serve it yet and only the conversion webhook can produce its form", v.Name)})
+				continue
+			}
+			readAt = lifecycle.StorageVersion(live)
+		}
+		found, err := validateVersion(ctx, dyn, live, next, v, readAt, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, readAt string, opts ValidateOptions) ([]lifecycle.Finding, error) {
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", next.Name, v.Name, err)
+	}
+	structural, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: the schema is not structural: %w", next.Name, v.Name, err)
+	}
+	validator, _, err := apiservervalidation.NewSchemaValidator(internal)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", next.Name, v.Name, err)
+	}
+	gvk := schema.GroupVersionKind{Group: next.Spec.Group, Version: v.Name, Kind: next.Spec.Names.Kind}
+	strategy := customresource.NewStrategy(nil, next.Spec.Scope == apiextensionsv1.NamespaceScoped, gvk, validator, nil, structural, nil, nil, nil)
+
+	ri := dyn.Resource(schema.GroupVersionResource{Group: live.Spec.Group, Version: readAt, Resource: live.Spec.Names.Plural})
+	var out []lifecycle.Finding
+	done := int64(0)
+	cont := ""
+	for {
+		list, err := ri.List(ctx, metav1.ListOptions{Limit: max(opts.PageSize, 1), Continue: cont})
+		if err != nil {
+			return nil, fmt.Errorf("listing %s at %s: %w", live.Name, readAt, err)
+		}
+		total := done + int64(len(list.Items))
+		if r := list.GetRemainingItemCount(); r != nil {
+			total += *r
+		}
+		for i := range list.Items {
+			obj := &list.Items[i]
+			obj.SetAPIVersion(gvk.GroupVersion().String())
+			// What the API server does to an object before it validates it.
+			pruning.Prune(obj.Object, structural, true)
+			structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj.Object, structural)
+			structuraldefaulting.Default(obj.Object, structural)
+			name := obj.GetName()
+			if ns := obj.GetNamespace(); ns != "" {
+				name = ns + "/" + name
+			}
+			if errs := strategy.ValidateUpdate(ctx, obj, obj.DeepCopy()); len(errs) > 0 {
+				out = append(out, objectFinding(lifecycle.SeverityError, "objectRefused", next.Name, v.Name, name,
+					"even an update that changes nothing is refused", errs))
+			} else if errs := strategy.Validate(ctx, obj); len(errs) > 0 {
+				out = append(out, objectFinding(lifecycle.SeverityWarning, "objectInvalid", next.Name, v.Name, name,
+					"invalid under the new schema; let through while these fields stay as they are (validation ratcheting), refused the first time someone edits them", errs))
+			}
+			done++
+			if opts.Progress != nil {
+				opts.Progress(done, total)
+			}
+		}
+		if cont = list.GetContinue(); cont == "" {
+			return out, nil
+		}
+	}
+}
+
+func objectFinding(sev lifecycle.Severity, rule, crd, version, object, what string, errs field.ErrorList) lifecycle.Finding {
+	msgs := make([]string, 0, len(errs))
+	paths := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+		// An error about the whole object (CEL rules left unchecked after a
+		// schema error) has no field.
+		if e.Field != "" && e.Field != "<nil>" && !slices.Contains(paths, e.Field) {
+			paths = append(paths, e.Field)
+		}
+	}
+	return lifecycle.Finding{Severity: sev, Kind: lifecycle.FindingObjects, CRD: crd, Version: version, Rule: rule, Object: object,
+		Path: strings.Join(paths, ", "), Message: what + ": " + strings.Join(msgs, "; ")}
+}

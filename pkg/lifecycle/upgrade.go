@@ -1,0 +1,215 @@
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// FindingKind groups what `check` finds by what it means for the upgrade.
+type FindingKind string
+
+const (
+	// FindingRejected: the API server refuses the new CRD.
+	FindingRejected FindingKind = "rejected"
+	// FindingLifecycle: the new CRD skips a lifecycle step (N → N+1).
+	FindingLifecycle FindingKind = "lifecycle"
+	// FindingSchema: a schema change that breaks clients or stored objects.
+	FindingSchema FindingKind = "schema"
+	// FindingObjects: live objects the new schema refuses.
+	FindingObjects FindingKind = "objects"
+	// FindingDeprecation: a version deprecated, unserved or removed by the
+	// upgrade, for the release notes.
+	FindingDeprecation FindingKind = "deprecation"
+)
+
+// Finding is one thing an upgrade to a new CRD manifest would do that a
+// person must know before applying it.
+type Finding struct {
+	Severity Severity    `json:"severity"`
+	Kind     FindingKind `json:"kind"`
+	CRD      string      `json:"crd"`
+	Version  string      `json:"version,omitempty"`
+	Rule     string      `json:"rule"`
+	Path     string      `json:"path,omitempty"`
+	// Object is the live object concerned (namespace/name), for objects.
+	Object string `json:"object,omitempty"`
+	// Message says what would happen.
+	Message string `json:"message"`
+	// Fix is what to do instead, in order: commands or release steps.
+	Fix []string `json:"fix,omitempty"`
+}
+
+// storedVersionsMessage is the API server's own rejection of a CRD that
+// drops a version objects may still be stored at.
+func storedVersionsMessage(i int, v string) string {
+	return fmt.Sprintf("status.storedVersions[%d]: Invalid value: %q: missing from spec.versions; %s was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in %s and removes %s from status.storedVersions", i, v, v, v, v)
+}
+
+// CheckUpgrade compares the CRD as it is (old; nil when it does not exist
+// yet) with the manifest about to replace it (new). stored is the live
+// status.storedVersions; without a cluster it is nil, and every version old
+// declares storage is taken as stored (a cluster that ran old stored
+// objects at it).
+func CheckUpgrade(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []Finding {
+	if old == nil {
+		return nil
+	}
+	if stored == nil {
+		stored = slices.Clone(old.Status.StoredVersions)
+		if s := StorageVersion(old); s != "" && !slices.Contains(stored, s) {
+			stored = append(stored, s)
+		}
+	}
+	var out []Finding
+	out = append(out, rejected(old, new, stored)...)
+	out = append(out, lifecycleSkips(old, new)...)
+	out = append(out, deprecations(old, new)...)
+	out = append(out, schemaBreaks(old, new)...)
+	return out
+}
+
+func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []Finding {
+	var out []Finding
+	if old.Spec.Scope != new.Spec.Scope {
+		out = append(out, Finding{Severity: SeverityError, Kind: FindingRejected, CRD: new.Name, Rule: "scopeChanged",
+			Message: fmt.Sprintf("spec.scope: Invalid value: %q: field is immutable (it is %s)", new.Spec.Scope, old.Spec.Scope),
+			Fix:     []string{"keep spec.scope as it is; a resource cannot change scope (a new CRD under another name can)"}})
+	}
+	newStorage := StorageVersion(new)
+	for i, v := range stored {
+		if specVersion(new, v) != nil {
+			continue
+		}
+		f := Finding{Severity: SeverityError, Kind: FindingRejected, CRD: new.Name, Version: v, Rule: "storedVersionRemoved",
+			Message: "the API server refuses the update: " + storedVersionsMessage(i, v)}
+		if StorageVersion(old) == v {
+			f.Fix = []string{
+				fmt.Sprintf("first release a CRD that keeps %s (deprecated) with %s as the storage version, and apply it", v, newStorage),
+				"kubectl crdversion migrate " + new.Name + " (re-stores every object at " + newStorage + " and prunes " + v + " from storedVersions)",
+				"then apply this manifest"}
+		} else {
+			f.Fix = []string{
+				"kubectl crdversion migrate " + new.Name + " (re-stores every object at " + StorageVersion(old) + " and prunes " + v + " from storedVersions)",
+				"then apply this manifest"}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// lifecycleSkips finds versions that move more than one stage in one
+// release: each step exists so clients and stored objects can follow.
+func lifecycleSkips(old, new *apiextensionsv1.CustomResourceDefinition) []Finding {
+	var out []Finding
+	add := func(v, rule, msg string, fix ...string) {
+		out = append(out, Finding{Severity: SeverityError, Kind: FindingLifecycle, CRD: new.Name, Version: v, Rule: rule, Message: msg, Fix: fix})
+	}
+	oldStorage, newStorage := StorageVersion(old), StorageVersion(new)
+	if newStorage != oldStorage && newStorage != "" {
+		if o := specVersion(old, newStorage); o == nil || !o.Served {
+			add(newStorage, "storageWithoutBridge",
+				fmt.Sprintf("the storage version switches from %s to %s, which the current CRD does not serve: no release served both, so no round trip was checked and clients of %s had no time to move", oldStorage, newStorage, oldStorage),
+				fmt.Sprintf("release 1: serve %s beside %s, storage unchanged (kubectl crdversion promote %s %s --from-file NEW_MANIFEST), then --to bridge", newStorage, oldStorage, new.Name, newStorage),
+				fmt.Sprintf("release 2: make %s the storage version and deprecate %s (kubectl crdversion promote %s %s --to deprecated)", newStorage, oldStorage, new.Name, newStorage))
+		}
+		if n := specVersion(new, oldStorage); n != nil && !n.Served {
+			add(oldStorage, "storageSwitchAndUnserve",
+				fmt.Sprintf("%s stops being the storage version and stops being served in the same release: two steps at once", oldStorage),
+				fmt.Sprintf("release 1: switch storage to %s and deprecate %s", newStorage, oldStorage),
+				fmt.Sprintf("release 2: stop serving %s (kubectl crdversion promote %s %s --to blocked)", oldStorage, new.Name, newStorage))
+		}
+	}
+	for _, o := range old.Spec.Versions {
+		n := specVersion(new, o.Name)
+		switch {
+		case n == nil && o.Served:
+			add(o.Name, "removedWhileServed",
+				fmt.Sprintf("%s is removed while the current CRD still serves it: its clients get 404 with no release in between", o.Name),
+				fmt.Sprintf("release 1: deprecate %s, then release 2: stop serving it (served: false)", o.Name),
+				"release 3: remove it, once kubectl crdversion migrate has pruned it from storedVersions")
+		case n != nil && o.Served && !n.Served && !o.Deprecated:
+			add(o.Name, "unservedWithoutDeprecation",
+				fmt.Sprintf("%s stops being served without ever having been deprecated: its clients were never warned", o.Name),
+				fmt.Sprintf("release 1: deprecate %s (deprecated: true, a deprecationWarning naming its replacement)", o.Name),
+				fmt.Sprintf("release 2: stop serving %s", o.Name))
+		}
+	}
+	return out
+}
+
+// deprecations lists, for the release notes, every version the upgrade
+// deprecates, stops serving or removes.
+func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []Finding {
+	var out []Finding
+	add := func(v, rule, msg string) {
+		out = append(out, Finding{Severity: SeverityWarning, Kind: FindingDeprecation, CRD: new.Name, Version: v, Rule: rule, Message: msg})
+	}
+	replacement := StorageVersion(new)
+	for _, o := range old.Spec.Versions {
+		n := specVersion(new, o.Name)
+		switch {
+		case n == nil:
+			add(o.Name, "versionRemoved", fmt.Sprintf("%s/%s %s is removed; use %s/%s", new.Spec.Group, o.Name, new.Spec.Names.Kind, new.Spec.Group, replacement))
+		case o.Served && !n.Served:
+			add(o.Name, "versionUnserved", fmt.Sprintf("%s/%s %s is no longer served; use %s/%s", new.Spec.Group, o.Name, new.Spec.Names.Kind, new.Spec.Group, replacement))
+		case !o.Deprecated && n.Deprecated:
+			add(o.Name, "versionDeprecated", fmt.Sprintf("%s/%s %s is deprecated; use %s/%s", new.Spec.Group, o.Name, new.Spec.Names.Kind, new.Spec.Group, replacement))
+		}
+	}
+	return out
+}
+
+// schemaBreaks compares the schema of every version served before and after,
+// and, when the storage version switches with conversion None, whether
+// re-storing objects at the new one keeps what the old one held.
+func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding {
+	var out []Finding
+	for _, o := range old.Spec.Versions {
+		n := specVersion(new, o.Name)
+		if n == nil || !o.Served || !n.Served {
+			continue
+		}
+		for _, c := range SchemaChanges(versionSchema(&o), versionSchema(n)) {
+			sev := SeverityWarning
+			if c.Breaking {
+				sev = SeverityError
+			}
+			out = append(out, Finding{Severity: sev, Kind: FindingSchema, CRD: new.Name, Version: o.Name, Rule: c.Rule, Path: c.Path, Message: c.Message})
+		}
+	}
+	oldStorage, newStorage := StorageVersion(old), StorageVersion(new)
+	if oldStorage == newStorage || specVersion(new, newStorage) == nil || specVersion(old, oldStorage) == nil {
+		return out
+	}
+	// Compare old's storage schema as it is today with new's storage schema:
+	// the objects stored now were written under the former.
+	pair := new.DeepCopy()
+	pair.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{*specVersion(old, oldStorage).DeepCopy(), *specVersion(new, newStorage).DeepCopy()}
+	if ok, why := SchemaProof(pair, oldStorage, newStorage); !ok {
+		sev := SeverityError
+		if conversionStrategy(new) == string(apiextensionsv1.WebhookConverter) {
+			sev = SeverityWarning // not a finding about the schemas: only the webhook knows
+		}
+		out = append(out, Finding{Severity: sev, Kind: FindingSchema, CRD: new.Name, Version: oldStorage, Rule: "storageSwitchMayLoseData",
+			Message: fmt.Sprintf("re-storing objects stored at %s at %s (kubectl crdversion migrate, after this upgrade) is not proven lossless: %s", oldStorage, newStorage, why),
+			Fix: []string{fmt.Sprintf("after applying, kubectl crdversion migrate %s checks %s→%s→%s on every object before it re-stores any, and re-stores nothing if one would lose data", new.Name, oldStorage, newStorage, oldStorage),
+				"or carry the field into the new version's schema (or through the conversion webhook)"}})
+	}
+	return out
+}
+
+// CheckFiles compares new manifests with the ones they replace, matched by
+// CRD name; a CRD new to the files has nothing to compare with.
+func CheckFiles(old, new []*apiextensionsv1.CustomResourceDefinition) []Finding {
+	byName := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	for _, o := range old {
+		byName[o.Name] = o
+	}
+	var out []Finding
+	for _, n := range new {
+		out = append(out, CheckUpgrade(byName[n.Name], n, nil)...)
+	}
+	return out
+}

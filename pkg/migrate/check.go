@@ -1,0 +1,149 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// CheckOptions tune CheckAgainstCluster.
+type CheckOptions struct {
+	// Objects validates every live object against the new schemas.
+	Objects  bool
+	PageSize int64
+	// Progress, when set, hears the objects validated of one CRD.
+	Progress func(crd string, done, total int64)
+}
+
+// CheckAgainstCluster compares each new CRD with the live one: the rules of
+// lifecycle.CheckUpgrade with the live status.storedVersions, then the new
+// CRD sent to the API server as a server-side dry run (an update of the
+// live CRD, or a create), so everything else it would refuse is reported in
+// its own words, then (with opts.Objects) every live object validated
+// against the new schemas. Nothing is persisted.
+func CheckAgainstCluster(ctx context.Context, c Clients, crds []*apiextensionsv1.CustomResourceDefinition, opts CheckOptions) ([]lifecycle.Finding, error) {
+	client := c.CRDs
+	api := client.ApiextensionsV1().CustomResourceDefinitions()
+	var out []lifecycle.Finding
+	for _, n := range crds {
+		live, err := api.Get(ctx, n.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			live = nil
+		case err != nil:
+			return nil, fmt.Errorf("reading CRD %s: %w", n.Name, err)
+		}
+		var stored []string
+		if live != nil {
+			stored = live.Status.StoredVersions
+			if stored == nil {
+				stored = []string{}
+			}
+		}
+		found := lifecycle.CheckUpgrade(live, n, stored)
+		out = append(out, found...)
+		server, err := dryRunApply(ctx, client, live, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, serverFindings(n.Name, server, found)...)
+		if live == nil || !opts.Objects {
+			continue
+		}
+		vo := cluster.ValidateOptions{PageSize: max(opts.PageSize, 1)}
+		if opts.Progress != nil {
+			vo.Progress = func(done, total int64) { opts.Progress(n.Name, done, total) }
+		}
+		objs, err := cluster.ValidateObjects(ctx, c.Dynamic, live, n, vo)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+// dryRunApply sends the new CRD as a server-side dry run of what an apply
+// would do: the live CRD with the new spec, labels and annotations, or the
+// new CRD created. It returns the API server's refusal, if any.
+func dryRunApply(ctx context.Context, client apiextensionsclient.Interface, live, n *apiextensionsv1.CustomResourceDefinition) (refusal, err error) {
+	api := client.ApiextensionsV1().CustomResourceDefinitions()
+	opts := DryRunServer.updateOptions()
+	if live == nil {
+		c := n.DeepCopy()
+		c.ResourceVersion, c.Status = "", apiextensionsv1.CustomResourceDefinitionStatus{}
+		_, err = api.Create(ctx, c, metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: FieldManager})
+	} else {
+		u := live.DeepCopy()
+		u.Spec = *n.Spec.DeepCopy()
+		for k, v := range n.Labels {
+			setKey(&u.Labels, k, v)
+		}
+		for k, v := range n.Annotations {
+			setKey(&u.Annotations, k, v)
+		}
+		_, err = api.Update(ctx, u, opts)
+	}
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.As(err, &status) && (apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsConflict(err)):
+		return err, nil
+	}
+	return nil, fmt.Errorf("sending %s to the API server as a dry run: %w", n.Name, err)
+}
+
+func setKey(m *map[string]string, k, v string) {
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	(*m)[k] = v
+}
+
+// serverFindings turns the API server's refusal into findings, one per
+// cause, leaving out the causes a rule already reported in the same words.
+func serverFindings(crd string, refusal error, known []lifecycle.Finding) []lifecycle.Finding {
+	if refusal == nil {
+		return nil
+	}
+	covered := func(msg string) bool {
+		for _, f := range known {
+			if f.Kind == lifecycle.FindingRejected && strings.Contains(f.Message, msg) {
+				return true
+			}
+		}
+		return false
+	}
+	finding := func(field, msg string) lifecycle.Finding {
+		return lifecycle.Finding{Severity: lifecycle.SeverityError, Kind: lifecycle.FindingRejected, CRD: crd, Rule: "serverDryRun", Path: field,
+			Message: "the API server refuses it (server-side dry run): " + msg}
+	}
+	var out []lifecycle.Finding
+	var status apierrors.APIStatus
+	if errors.As(refusal, &status) && status.Status().Details != nil && len(status.Status().Details.Causes) > 0 {
+		for _, c := range status.Status().Details.Causes {
+			msg := c.Message
+			if c.Field != "" {
+				msg = c.Field + ": " + c.Message
+			}
+			if !covered(msg) {
+				out = append(out, finding(c.Field, msg))
+			}
+		}
+		return out
+	}
+	if !covered(refusal.Error()) {
+		out = append(out, finding("", refusal.Error()))
+	}
+	return out
+}

@@ -1,0 +1,99 @@
+package migrate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+func gadgetSchema(edit func(spec *apiextensionsv1.JSONSchemaProps)) *apiextensionsv1.CustomResourceValidation {
+	spec := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+		"name": {Type: "string"}, "replicas": {Type: "integer"}}}
+	if edit != nil {
+		edit(&spec)
+	}
+	return &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": spec}}}
+}
+
+// Live objects against a tighter schema: exactly the objects that break
+// it, no others, and ratcheting respected: an object the new schema
+// refuses but an unchanged update lets through is a warning; one that even
+// an unchanged update is refused (a transition rule) is an error.
+func TestCheckValidatesLiveObjects(t *testing.T) {
+	sb := sandbox.StartT(t, sandbox.Options{})
+	cfg := sb.RestConfig()
+	cfg.QPS, cfg.Burst = -1, 0
+	fx, err := fixtures.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := fixtures.CRD("example.com", "Gadget", "gadgets", apiextensionsv1.NamespaceScoped, false, fixtures.Version{Name: "v1", Served: true, Storage: true})
+	live.Spec.Versions[0].Schema = gadgetSchema(nil)
+	if _, err := fx.CreateCRD(t.Context(), live); err != nil {
+		t.Fatal(err)
+	}
+	objs := []fixtures.Object{
+		{Namespace: "a", Name: "clean", Spec: map[string]any{"name": "short", "replicas": int64(1)}},
+		{Namespace: "a", Name: "long-name", Spec: map[string]any{"name": "a-name-longer-than-ten", "replicas": int64(1)}},
+		{Namespace: "b", Name: "six", Spec: map[string]any{"name": "ok", "replicas": int64(6)}},
+		{Namespace: "b", Name: "nine", Spec: map[string]any{"name": "ok", "replicas": int64(9)}},
+	}
+	if err := fx.CreateObjects(t.Context(), schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}, "Gadget", objs); err != nil {
+		t.Fatal(err)
+	}
+	next := live.DeepCopy()
+	next.Spec.Versions[0].Schema = gadgetSchema(func(spec *apiextensionsv1.JSONSchemaProps) {
+		name := spec.Properties["name"]
+		name.MaxLength = ptr.To[int64](10)
+		spec.Properties["name"] = name
+		spec.XValidations = apiextensionsv1.ValidationRules{
+			{Rule: "self.replicas <= 5", Message: "at most 5 replicas"},
+			// A transition rule is never ratcheted: at 8 or more the next
+			// write must change replicas, so an unchanged one is refused.
+			{Rule: "self.replicas < 8 || self.replicas != oldSelf.replicas", Message: "8 or more replicas must be lowered"},
+		}
+	})
+
+	found, err := CheckAgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, CheckOptions{Objects: true, PageSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objects, rules []string
+	for _, f := range found {
+		switch f.Kind {
+		case lifecycle.FindingObjects:
+			objects = append(objects, fmt.Sprintf("%s %s %s", f.Severity, f.Object, f.Path))
+		default:
+			rules = append(rules, f.Rule)
+		}
+	}
+	want := []string{"warning a/long-name spec.name", "warning b/six spec", "error b/nine spec"}
+	slices.Sort(objects)
+	slices.Sort(want)
+	if strings.Join(objects, "; ") != strings.Join(want, "; ") {
+		t.Errorf("objects found: %q\nwant %q", objects, want)
+	}
+	for _, f := range found {
+		if f.Object == "b/nine" && !strings.Contains(f.Message, "8 or more replicas must be lowered") {
+			t.Errorf("b/nine: %s", f.Message)
+		}
+	}
+	slices.Sort(rules)
+	if strings.Join(rules, ",") != "maxLengthTightened,validationRuleAdded,validationRuleAdded" {
+		t.Errorf("schema findings %v", rules)
+	}
+}

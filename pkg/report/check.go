@@ -1,0 +1,148 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// CheckReport is the document `check -o json|yaml` prints.
+type CheckReport struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Against is what the new CRDs were compared with: "cluster" or "files".
+	Against  string              `json:"against"`
+	CRDs     int                 `json:"crds"`
+	Errors   int                 `json:"errors"`
+	Warnings int                 `json:"warnings"`
+	Findings []lifecycle.Finding `json:"findings"`
+}
+
+// NewCheckReport counts the findings.
+func NewCheckReport(against string, crds int, findings []lifecycle.Finding) CheckReport {
+	r := CheckReport{APIVersion: APIVersion, Kind: "CheckReport", Against: against, CRDs: crds, Findings: findings}
+	if r.Findings == nil {
+		r.Findings = []lifecycle.Finding{}
+	}
+	for _, f := range findings {
+		if f.Severity == lifecycle.SeverityError {
+			r.Errors++
+		} else {
+			r.Warnings++
+		}
+	}
+	return r
+}
+
+// WriteCheck renders what check found: a table of findings and then, for
+// each that has one, the fix in order; or release-note sections.
+func WriteCheck(w io.Writer, f Format, r CheckReport) error {
+	switch f {
+	case FormatJSON, FormatYAML:
+		return writeDocument(w, f, r)
+	case FormatMarkdown:
+		return writeCheckMarkdown(w, r)
+	}
+	if len(r.Findings) == 0 {
+		_, err := fmt.Fprintf(w, "%s checked against the %s: nothing found\n", crdCount(r.CRDs), r.Against)
+		return err
+	}
+	t := newTable(w, "SEVERITY", "CRD", "VERSION", "RULE", "PATH", "MESSAGE")
+	for _, fd := range r.Findings {
+		if err := t.Append(string(fd.Severity), fd.CRD, fd.Version, fd.Rule, fd.Path, fd.Message); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, fd := range r.Findings {
+		if len(fd.Fix) == 0 {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "\nfix %s %s (%s):\n", fd.CRD, fd.Version, fd.Rule); err != nil {
+			return err
+		}
+		for i, step := range fd.Fix {
+			if _, err := fmt.Fprintf(w, "  %d. %s\n", i+1, step); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := fmt.Fprintf(w, "\n%s checked against the %s: %d errors, %d warnings\n", crdCount(r.CRDs), r.Against, r.Errors, r.Warnings)
+	return err
+}
+
+// writeCheckMarkdown writes the release-note sections the Upjet policy
+// asks for: deprecated APIs, breaking changes, upgrade steps.
+func writeCheckMarkdown(w io.Writer, r CheckReport) error {
+	var b strings.Builder
+	b.WriteString("## Deprecated APIs\n\n")
+	deprecated := 0
+	for _, f := range r.Findings {
+		if f.Kind == lifecycle.FindingDeprecation {
+			if deprecated == 0 {
+				b.WriteString("| CRD | version | change |\n|---|---|---|\n")
+			}
+			deprecated++
+			fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", f.CRD, f.Version, mdCell(f.Message))
+		}
+	}
+	if deprecated == 0 {
+		b.WriteString("None.\n")
+	}
+	b.WriteString("\n## Breaking changes\n\n")
+	breaking := 0
+	for _, f := range r.Findings {
+		if f.Kind == lifecycle.FindingDeprecation || f.Severity != lifecycle.SeverityError {
+			continue
+		}
+		breaking++
+		where := "`" + f.CRD + "`"
+		if f.Version != "" {
+			where += " `" + f.Version + "`"
+		}
+		if f.Path != "" {
+			where += " `" + f.Path + "`"
+		}
+		fmt.Fprintf(&b, "- %s: %s (%s)\n", where, f.Message, f.Rule)
+	}
+	if breaking == 0 {
+		b.WriteString("None.\n")
+	}
+	b.WriteString("\n## Upgrade steps\n\n")
+	fixes := 0
+	for _, f := range r.Findings {
+		if len(f.Fix) == 0 {
+			continue
+		}
+		fixes++
+		fmt.Fprintf(&b, "- `%s` `%s` (%s):\n", f.CRD, f.Version, f.Rule)
+		for i, s := range f.Fix {
+			fmt.Fprintf(&b, "  %d. %s\n", i+1, s)
+		}
+	}
+	if fixes == 0 {
+		b.WriteString("Apply the new CRDs.\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func crdCount(n int) string {
+	if n == 1 {
+		return "1 CRD"
+	}
+	return fmt.Sprintf("%d CRDs", n)
+}
+
+// WriteWarnings prints each warning as kubectl does, one line each.
+func WriteWarnings(w io.Writer, warnings []string) {
+	for _, s := range warnings {
+		fmt.Fprintf(w, "warning: %s\n", s)
+	}
+}

@@ -1,0 +1,130 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+)
+
+// certificatesWithout is the demo's certificates CRD as a manifest, without
+// version v: what a chart's next release ships.
+func certificatesWithout(t *testing.T, e *env, v string) string {
+	t.Helper()
+	live := e.crd("certificates.pki.example.com")
+	crd := apiextensionsv1.CustomResourceDefinition{TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{Name: live.Name}, Spec: live.Spec}
+	crd.Spec.Versions = nil
+	for _, ver := range live.Spec.Versions {
+		if ver.Name != v {
+			crd.Spec.Versions = append(crd.Spec.Versions, ver)
+		}
+	}
+	raw, err := yaml.Marshal(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+// The most common upgrade failure, caught before the upgrade: the chart's
+// next release drops v1alpha2, which status.storedVersions still names.
+// check says so in the API server's words, with the fix; once migrate has
+// pruned storedVersions, check no longer finds it and the apply succeeds.
+func TestCheckCatchesTheStoredVersionsTrap(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	next := certificatesWithout(t, e, "v1alpha2")
+	// A rendered chart: the CRD beside a Deployment, from stdin.
+	chart := "# Source: chart/templates/deploy.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\n" + next
+
+	before := e.crdVersions()
+	r := e.kubectlIn(chart, "crdversion", "check", "-f", "-").mustCode(t, 3)
+	contains(t, "check before migrate", r.stdout, "storedVersionRemoved",
+		`status.storedVersions[0]: Invalid value: "v1alpha2": missing from spec.versions`,
+		"1. kubectl crdversion migrate certificates.pki.example.com")
+	if strings.Count(r.stdout, "missing from spec.versions") != 1 {
+		t.Errorf("the rejection is reported more than once (rule and server dry run):\n%s", r.stdout)
+	}
+	sameCRDs(t, before, e.crdVersions()) // the server dry run persisted nothing
+
+	e.plugin("migrate", "certificates", "-q", "--switch-grace=0").mustCode(t, 0)
+	r = e.kubectlIn(chart, "crdversion", "check", "-f", "-", "-o", "json")
+	var doc report.CheckReport
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, r.stdout)
+	}
+	for _, f := range doc.Findings {
+		if f.Kind == "rejected" {
+			t.Errorf("after migrate: %+v", f)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "next.yaml")
+	if err := os.WriteFile(file, []byte(next), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.kubectl("apply", "--server-side", "--force-conflicts", "-f", file).mustCode(t, 0)
+}
+
+// In CI, without a cluster: a pull request's manifests against the base
+// branch's, as release notes. The pair skips steps and tightens v1.
+func TestCheckFilesAsReleaseNotes(t *testing.T) {
+	r := offline(t, "check", "-f", "testdata/check/new.yaml", "--against-file", "testdata/check/old.yaml", "-o", "markdown").mustCode(t, 3)
+	golden := "testdata/check/release-notes.md"
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(golden, []byte(r.stdout), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.stdout != string(want) {
+		t.Errorf("-o markdown differs from %s (UPDATE_GOLDEN=1 rewrites it):\n%s", golden, r.stdout)
+	}
+
+	// Unchanged manifests: nothing to report, exit 0.
+	offline(t, "check", "-f", "testdata/check/old.yaml", "--against-file", "testdata/check/old.yaml").mustCode(t, 0)
+}
+
+// -f reads the way kubectl's does: a directory (-R for below it), with a
+// chart's unrendered template beside the CRDs a warning, not the end.
+func TestCheckReadsDirectoriesAndRefusesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, err := os.ReadFile("testdata/check/old.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("crds/gizmos.yaml", string(old))
+	write("templates/deployment.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n  labels:\n    {{- include \"chart.labels\" . | nindent 4 }}\n")
+	write("values.yaml", "labels:\n  app: web\n")
+
+	r := offline(t, "check", "-R", "-f", dir, "--against-file", "testdata/check/old.yaml").mustCode(t, 0)
+	contains(t, "check -R on a chart", r.stderr, "warning: "+filepath.Join(dir, "templates/deployment.yaml")+": yaml: line")
+	contains(t, "check -R on a chart", r.stdout, "1 CRD checked against the files: nothing found")
+	// Without -R only the directory's own files are read: here none is a CRD.
+	oneError(t, offline(t, "check", "-f", dir, "--against-file", "testdata/check/old.yaml").mustCode(t, 1), "no CustomResourceDefinition in the manifests given with -f")
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("kind: CustomResourceDefinition\nspec: [unclosed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	oneError(t, offline(t, "check", "-f", bad, "--against-file", "testdata/check/old.yaml").mustCode(t, 1), bad+": yaml: line")
+	oneError(t, offline(t, "check").mustCode(t, 1), "-f is required")
+}
