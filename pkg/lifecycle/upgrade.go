@@ -22,6 +22,9 @@ const (
 	// FindingDeprecation: a version deprecated, unserved or removed by the
 	// upgrade, for the release notes.
 	FindingDeprecation FindingKind = "deprecation"
+	// FindingClients: field managers still writing a version the upgrade
+	// stops serving.
+	FindingClients FindingKind = "clients"
 )
 
 // Finding is one thing an upgrade to a new CRD manifest would do that a
@@ -124,9 +127,14 @@ func lifecycleSkips(old, new *apiextensionsv1.CustomResourceDefinition) []Findin
 	for _, o := range old.Spec.Versions {
 		n := specVersion(new, o.Name)
 		switch {
-		case n == nil && o.Served:
+		case n == nil && o.Served && o.Deprecated:
 			add(o.Name, "removedWhileServed",
 				fmt.Sprintf("%s is removed while the current CRD still serves it: its clients get 404 with no release in between", o.Name),
+				fmt.Sprintf("release 1: stop serving %s (served: false; kubectl crdversion promote %s %s --to blocked)", o.Name, new.Name, newStorage),
+				"release 2: remove it, once kubectl crdversion migrate has pruned it from storedVersions")
+		case n == nil && o.Served:
+			add(o.Name, "removedWhileServed",
+				fmt.Sprintf("%s is removed while the current CRD still serves it, never deprecated: its clients get 404 with no warning", o.Name),
 				fmt.Sprintf("release 1: deprecate %s, then release 2: stop serving it (served: false)", o.Name),
 				"release 3: remove it, once kubectl crdversion migrate has pruned it from storedVersions")
 		case n != nil && o.Served && !n.Served && !o.Deprecated:
@@ -196,6 +204,18 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 			Message: fmt.Sprintf("re-storing objects stored at %s at %s (kubectl crdversion migrate, after this upgrade) is not proven lossless: %s", oldStorage, newStorage, why),
 			Fix: []string{fmt.Sprintf("after applying, kubectl crdversion migrate %s checks %s→%s→%s on every object before it re-stores any, and re-stores nothing if one would lose data", new.Name, oldStorage, newStorage, oldStorage),
 				"or carry the field into the new version's schema (or through the conversion webhook)"}})
+	}
+	return out
+}
+
+// Unserved lists the versions that old serves and new does not (stops
+// serving or removes).
+func Unserved(old, new *apiextensionsv1.CustomResourceDefinition) []string {
+	var out []string
+	for _, o := range old.Spec.Versions {
+		if n := specVersion(new, o.Name); o.Served && (n == nil || !n.Served) {
+			out = append(out, o.Name)
+		}
 	}
 	return out
 }

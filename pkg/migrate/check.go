@@ -56,7 +56,21 @@ func CheckAgainstCluster(ctx context.Context, c Clients, crds []*apiextensionsv1
 			return nil, err
 		}
 		out = append(out, serverFindings(n.Name, server, found)...)
-		if live == nil || !opts.Objects {
+		if live == nil {
+			continue
+		}
+		if gone := lifecycle.Unserved(live, n); len(gone) > 0 {
+			managers, err := cluster.VersionManagers(ctx, c.Metadata, live, gone, FieldManager, max(opts.PageSize, 1))
+			if err != nil {
+				return nil, err
+			}
+			for _, v := range gone {
+				if len(managers[v]) > 0 {
+					out = append(out, cluster.ManagersFinding(n.Name, v, lifecycle.StorageVersion(n), managers[v]))
+				}
+			}
+		}
+		if !opts.Objects {
 			continue
 		}
 		vo := cluster.ValidateOptions{PageSize: max(opts.PageSize, 1)}
