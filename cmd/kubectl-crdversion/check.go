@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -131,17 +132,22 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		var bar *report.Progress
+		// CRDs are checked several at a time: the bar shows their sum.
+		bar := report.NewProgress(o.ErrOut, "validate live objects", isTerminal(o.ErrOut), false)
+		var mu sync.Mutex
+		per := map[string][2]int64{}
 		opts := migrate.CheckOptions{Objects: !o.NoObjects, PageSize: 500, Progress: func(crd string, done, total int64) {
-			if bar == nil {
-				bar = report.NewProgress(o.ErrOut, "validate objects of "+crd, isTerminal(o.ErrOut), false)
+			mu.Lock()
+			defer mu.Unlock()
+			per[crd] = [2]int64{done, total}
+			var d, t int64
+			for _, p := range per {
+				d, t = d+p[0], t+p[1]
 			}
-			bar.Update(done, total)
+			bar.Update(d, t)
 		}}
 		findings, err = migrate.CheckAgainstCluster(ctx, mc, o.newCRDs.CRDs, opts)
-		if bar != nil {
-			bar.Finish()
-		}
+		bar.Finish()
 		if err != nil {
 			return err
 		}

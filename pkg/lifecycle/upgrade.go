@@ -154,9 +154,9 @@ func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 	add := func(v, rule, msg string) {
 		out = append(out, Finding{Severity: SeverityWarning, Kind: FindingDeprecation, CRD: new.Name, Version: v, Rule: rule, Message: msg})
 	}
-	replacement := StorageVersion(new)
 	for _, o := range old.Spec.Versions {
 		n := specVersion(new, o.Name)
+		replacement := replacementFor(new, o.Name)
 		switch {
 		case n == nil:
 			add(o.Name, "versionRemoved", fmt.Sprintf("%s/%s %s is removed; use %s/%s", new.Spec.Group, o.Name, new.Spec.Names.Kind, new.Spec.Group, replacement))
@@ -167,6 +167,21 @@ func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 		}
 	}
 	return out
+}
+
+// replacementFor is the version clients of v move to: the newest served
+// version that is not deprecated, else the storage version.
+func replacementFor(crd *apiextensionsv1.CustomResourceDefinition, v string) string {
+	best := ""
+	for _, c := range crd.Spec.Versions {
+		if c.Name != v && c.Served && !c.Deprecated && (best == "" || Newer(c.Name, best)) {
+			best = c.Name
+		}
+	}
+	if best == "" {
+		return StorageVersion(crd)
+	}
+	return best
 }
 
 // schemaBreaks compares the schema of every version served before and after,

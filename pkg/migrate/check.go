@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,59 +32,76 @@ type CheckOptions struct {
 // its own words, then (with opts.Objects) every live object validated
 // against the new schemas. Nothing is persisted.
 func CheckAgainstCluster(ctx context.Context, c Clients, crds []*apiextensionsv1.CustomResourceDefinition, opts CheckOptions) ([]lifecycle.Finding, error) {
-	client := c.CRDs
-	api := client.ApiextensionsV1().CustomResourceDefinitions()
+	// CRDs are checked eight at a time (500 CRDs in seconds); findings
+	// keep the order of the manifests.
+	found := make([][]lifecycle.Finding, len(crds))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, n := range crds {
+		g.Go(func() error {
+			var err error
+			found[i], err = checkOne(gctx, c, n, opts)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
 	var out []lifecycle.Finding
-	for _, n := range crds {
-		live, err := api.Get(ctx, n.Name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			live = nil
-		case err != nil:
-			return nil, fmt.Errorf("reading CRD %s: %w", n.Name, err)
-		}
-		var stored []string
-		if live != nil {
-			stored = live.Status.StoredVersions
-			if stored == nil {
-				stored = []string{}
-			}
-		}
-		found := lifecycle.CheckUpgrade(live, n, stored)
-		out = append(out, found...)
-		server, err := dryRunApply(ctx, client, live, n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, serverFindings(n.Name, server, found)...)
-		if live == nil {
-			continue
-		}
-		if gone := lifecycle.Unserved(live, n); len(gone) > 0 {
-			managers, err := cluster.VersionManagers(ctx, c.Metadata, live, gone, FieldManager, max(opts.PageSize, 1))
-			if err != nil {
-				return nil, err
-			}
-			for _, v := range gone {
-				if len(managers[v]) > 0 {
-					out = append(out, cluster.ManagersFinding(n.Name, v, lifecycle.StorageVersion(n), managers[v]))
-				}
-			}
-		}
-		if !opts.Objects {
-			continue
-		}
-		vo := cluster.ValidateOptions{PageSize: max(opts.PageSize, 1)}
-		if opts.Progress != nil {
-			vo.Progress = func(done, total int64) { opts.Progress(n.Name, done, total) }
-		}
-		objs, err := cluster.ValidateObjects(ctx, c.Dynamic, live, n, vo)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, objs...)
+	for _, f := range found {
+		out = append(out, f...)
 	}
 	return out, nil
+}
+
+// checkOne compares one new CRD with the live one.
+func checkOne(ctx context.Context, c Clients, n *apiextensionsv1.CustomResourceDefinition, opts CheckOptions) ([]lifecycle.Finding, error) {
+	live, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return nil, fmt.Errorf("reading CRD %s: %w", n.Name, err)
+	}
+	var stored []string
+	if live != nil {
+		stored = live.Status.StoredVersions
+		if stored == nil {
+			stored = []string{}
+		}
+	}
+	out := lifecycle.CheckUpgrade(live, n, stored)
+	server, err := dryRunApply(ctx, c.CRDs, live, n)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, serverFindings(n.Name, server, out)...)
+	if live == nil {
+		return out, nil
+	}
+	if gone := lifecycle.Unserved(live, n); len(gone) > 0 {
+		managers, err := cluster.VersionManagers(ctx, c.Metadata, live, gone, FieldManager, max(opts.PageSize, 1))
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range gone {
+			if len(managers[v]) > 0 {
+				out = append(out, cluster.ManagersFinding(n.Name, v, lifecycle.StorageVersion(n), managers[v]))
+			}
+		}
+	}
+	if !opts.Objects {
+		return out, nil
+	}
+	vo := cluster.ValidateOptions{PageSize: max(opts.PageSize, 1)}
+	if opts.Progress != nil {
+		vo.Progress = func(done, total int64) { opts.Progress(n.Name, done, total) }
+	}
+	objs, err := cluster.ValidateObjects(ctx, c.Dynamic, live, n, vo)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, objs...), nil
 }
 
 // dryRunApply sends the new CRD as a server-side dry run of what an apply

@@ -95,6 +95,20 @@ func TestCheckFilesAsReleaseNotes(t *testing.T) {
 
 	// Unchanged manifests: nothing to report, exit 0.
 	offline(t, "check", "-f", "testdata/check/old.yaml", "--against-file", "testdata/check/old.yaml").mustCode(t, 0)
+
+	// Deprecating v1beta1 alone is a warning for the release notes: exit 0,
+	// and 3 with --strict.
+	old, err := os.ReadFile("testdata/check/old.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deprecated := filepath.Join(t.TempDir(), "deprecated.yaml")
+	if err := os.WriteFile(deprecated, []byte(strings.Replace(string(old), "    served: true\n    storage: true", "    served: true\n    deprecated: true\n    storage: true", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = offline(t, "check", "-f", deprecated, "--against-file", "testdata/check/old.yaml").mustCode(t, 0)
+	contains(t, "a deprecation", r.stdout, "versionDeprecated", "example.com/v1beta1 Gizmo is deprecated; use example.com/v1", "0 errors, 1 warnings")
+	offline(t, "check", "-f", deprecated, "--against-file", "testdata/check/old.yaml", "--strict").mustCode(t, 3)
 }
 
 // -f reads the way kubectl's does: a directory (-R for below it), with a
