@@ -36,8 +36,10 @@ step kubectl crdversion status clusterpolicies
 say "One step back is one command (here only shown: --dry-run=client)"
 step kubectl crdversion rollback clusterpolicies --dry-run=client
 
-say "Re-store every object at its storage version, then prune storedVersions (progress on stderr)"
-step kubectl crdversion migrate --all
+say "Re-store every object at its storage version, then prune storedVersions (progress on stderr)."
+say "The storage switches are seconds old: a write begun before one could still land at the old version,"
+say "so the prune waits out a grace and re-stores once more (2m by default; 10s here: nothing else writes)"
+step kubectl crdversion migrate --all --switch-grace=10s
 step kubectl crdversion status
 say "Now the old versions can be blocked and removed"
 step kubectl crdversion promote clusterpolicies v2

@@ -17,6 +17,9 @@ const (
 	exitAttention = 3
 )
 
+// usageHint starts the second line of a flag error.
+const usageHint = "\nSee '"
+
 // errAttention ends a command whose work finished but whose result needs a
 // person's attention: its output already says why, so nothing more is printed.
 var errAttention = errors.New("needs attention")
@@ -52,7 +55,12 @@ func execute(ctx context.Context, cmd *cobra.Command, streams genericiooptions.I
 	case errors.Is(err, errAttention):
 		return exitAttention
 	}
-	msg := strings.Join(strings.Fields(strings.TrimSpace(err.Error())), " ")
-	fmt.Fprintf(streams.ErrOut, "error: %s\n", msg)
+	// One line, as kubectl prints errors (an API error may span several),
+	// then the usage hint of a flag error on its own line, as kubectl does.
+	msg, hint, _ := strings.Cut(err.Error(), usageHint)
+	fmt.Fprintf(streams.ErrOut, "error: %s\n", strings.Join(strings.Fields(msg), " "))
+	if hint != "" {
+		fmt.Fprintf(streams.ErrOut, "%s%s\n", strings.TrimPrefix(usageHint, "\n"), strings.TrimSpace(hint))
+	}
 	return exitError
 }

@@ -37,7 +37,7 @@ status.storedVersions.`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%w\nSee '%s --help' for usage.", err, c.CommandPath())
+		return fmt.Errorf("%w%s%s --help' for usage.", err, usageHint, c.CommandPath())
 	})
 	flags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(

@@ -33,13 +33,17 @@ func WriteMigrate(w io.Writer, f Format, results []*migrate.Result, dryRun bool)
 		if err := writeLosses(w, r.Proofs); err != nil {
 			return err
 		}
-		rate := float64(r.Rewritten+r.Unchanged+r.Gone+r.Conflicted+r.Failed) / max(r.Duration.Seconds(), 0.001)
+		took := r.Duration.Round(1e6).String()
+		// A rate over less than a second says more about the clock than the run.
+		if r.Duration.Seconds() >= 1 {
+			took += fmt.Sprintf(", %.0f/s", float64(r.Rewritten+r.Unchanged+r.Gone+r.Conflicted+r.Failed)/r.Duration.Seconds())
+		}
 		verb := "re-stored"
 		if dryRun {
 			verb = "accepted by a server dry run"
 		}
-		if _, err := fmt.Fprintf(w, "%s: %d objects at %s: %d %s, %d already there, %d gone, %d changed meanwhile, %d failed%s (%s, %.0f/s)\n",
-			r.CRD, r.Listed, r.Storage, r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, changedByWrite(r.Changed), r.Duration.Round(1e6), rate); err != nil {
+		if _, err := fmt.Fprintf(w, "%s: %s at %s: %d %s, %d already there, %d gone, %d changed meanwhile, %d failed%s (%s)\n",
+			r.CRD, objects(r.Listed), r.Storage, r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, changedByWrite(r.Changed), took); err != nil {
 			return err
 		}
 		if s := r.Settle; s != nil {

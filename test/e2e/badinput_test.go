@@ -18,6 +18,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"unknown CRD", []string{"status", "nosuchthings"}, `error: customresourcedefinition "nosuchthings" not found`},
 		{"unknown flag", []string{"status", "--bogus"}, "error: unknown flag: --bogus"},
+		{"unknown flag of migrate", []string{"migrate", "--bogus"}, "error: unknown flag: --bogus"},
 		{"malformed selector", []string{"status", "-l", "a in (b"}, `error: invalid selector "a in (b"`},
 		{"bad output format", []string{"status", "-o", "xml"}, `error: unable to match a printer suitable for the output format "xml"`},
 		{"unreachable server", []string{"status", "--server", "https://127.0.0.1:1"}, "connection refused"},
@@ -29,6 +30,10 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("stdout = %q, want nothing", r.stdout)
 			}
 			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+			// A flag error is followed by kubectl's usage hint on a line of its own.
+			if len(lines) == 2 && lines[1] == "See 'kubectl crdversion "+tc.args[0]+" --help' for usage." {
+				lines = lines[:1]
+			}
 			if len(lines) != 1 || !strings.HasPrefix(lines[0], "error: ") || !strings.Contains(lines[0], tc.want) {
 				t.Errorf("stderr = %q, want one error line containing %q", r.stderr, tc.want)
 			}
