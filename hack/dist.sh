@@ -35,7 +35,7 @@ for platform in $PLATFORMS; do
 	mkdir -p "$stage"
 	CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" go build -trimpath \
 		-ldflags "-s -w -X main.version=$VERSION -buildid=" -o "$stage/$bin" ./cmd/kubectl-crdversion
-	cp LICENSE hack/kubectl_complete-crdversion "$stage/"
+	cp LICENSE cmd/kubectl-crdversion/kubectl_complete-crdversion "$stage/"
 	chmod 0755 "$stage/$bin" "$stage/kubectl_complete-crdversion"
 	chmod 0644 "$stage/LICENSE"
 	# Fixed times and owners: the same sources give the same bytes.

@@ -73,6 +73,7 @@ warnings too), 1 the check itself failed.`,
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories given with -f and --against-file recursively")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|markdown")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "Exit 3 on warnings too")
+	completeValues(cmd, "output", "table", "json", "yaml", "markdown")
 	cmd.Flags().BoolVar(&o.NoObjects, "no-objects", false, "Do not validate live objects against the new schemas (only the CRDs are compared)")
 	return cmd
 }

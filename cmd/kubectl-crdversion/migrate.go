@@ -104,6 +104,8 @@ Exit status is 3 when an object failed or storedVersions could not be pruned.`,
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "How long to wait for a storage version switch to take effect")
 	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version (twice the API server's request timeout); the prune waits it out and re-stores once more. 0: no wait")
 	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
+	completeValues(cmd, "dry-run", "none", "server")
+	completeValues(cmd, "output", "table", "json", "yaml")
 	cmd.Flags().BoolVar(&o.CleanManagedFields, "clean-managed-fields", false, "Also drop managedFields entries recorded at versions no longer served (they break server-side apply once the version is removed)")
 	return cmd
 }

@@ -59,11 +59,12 @@ next one is refused. VERSION defaults to the one version in flight.`,
   # The same step on the manifest in a GitOps repository, in place
   kubectl crdversion promote -f deploy/crds/widgets.yaml v1`,
 		Args:              cobra.RangeArgs(0, 2),
-		ValidArgsFunction: completeCRDNames(flags),
+		ValidArgsFunction: completeCRDThenVersions(flags, 2),
 		RunE:              runE(o),
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&o.To, "to", "", "Stage to move to: "+strings.Join(stageNames(), "|")+" (default: the next one)")
+	completeValues(cmd, "to", stageNames()...)
 	cmd.Flags().StringVar(&o.FromFile, "from-file", "", "CRD manifest holding the new version's schema (for introduced)")
 	cmd.Flags().StringVar(&o.DeprecationWarning, "deprecation-warning", "", "Warning clients of the old version get (for deprecated; default: <group>/<old> <Kind> is deprecated; use <group>/<new> <Kind>)")
 	return cmd
@@ -177,7 +178,7 @@ func (o *PromoteOptions) cleanManagedFields(ctx context.Context, name string) er
 	bar := report.NewProgress(o.ErrOut, "clean managedFields of "+name, isTerminal(o.ErrOut), false)
 	res := migrate.CleanManagedFields(ctx, o.clients.metadata, crd, migrate.RestoreOptions{Concurrency: defaultConcurrency, PageSize: 500, Progress: bar.Update})
 	bar.Finish()
-	fmt.Fprintf(o.Out, "managedFields: %d objects cleaned of entries at unserved versions, %d had none, %d failed\n", res.Rewritten, res.Unchanged, res.Failed)
+	fmt.Fprintf(o.Out, "managedFields: %s cleaned of entries at unserved versions, %d had none, %d failed\n", lifecycle.Objects(res.Rewritten), res.Unchanged, res.Failed)
 	if !res.Complete() {
 		for _, f := range res.Failures {
 			fmt.Fprintf(o.ErrOut, "warning: %s/%s: %s\n", f.Namespace, f.Name, f.Message)

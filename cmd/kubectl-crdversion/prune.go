@@ -35,7 +35,7 @@ checks as migrate. --i-have-migrated skips the pass on your word.`,
 		Example: `  kubectl crdversion prune widgets.example.com
   kubectl crdversion prune widgets.example.com --i-have-migrated`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeCRDNames(flags),
+		ValidArgsFunction: completeOneCRD(flags),
 		RunE:              runE(o),
 	}
 	cmd.Flags().BoolVar(&o.IHaveMigrated, "i-have-migrated", false, "Skip the proof: prune because you say every object is stored at the storage version")
@@ -48,6 +48,8 @@ checks as migrate. --i-have-migrated skips the pass on your word.`,
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml")
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "How long to wait for a storage version switch to take effect")
 	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version; the prune waits it out and re-stores once more. 0: no wait")
+	completeValues(cmd, "dry-run", "none", "server")
+	completeValues(cmd, "output", "table", "json", "yaml")
 	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
 	return cmd
 }

@@ -29,7 +29,7 @@ version cannot be rolled back: its schema is gone.`,
 		Example: `  kubectl crdversion rollback widgets.example.com --dry-run=server
   kubectl crdversion rollback -f deploy/crds/widgets.yaml`,
 		Args:              cobra.RangeArgs(0, 2),
-		ValidArgsFunction: completeCRDNames(flags),
+		ValidArgsFunction: completeCRDThenVersions(flags, 2),
 		RunE:              runE(o),
 	}
 	o.addFlags(cmd)

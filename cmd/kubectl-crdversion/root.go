@@ -49,6 +49,9 @@ status.storedVersions.`,
 		NewCmdMigrate(flags, streams),
 		NewCmdPrune(flags, streams),
 		NewCmdVersion(streams),
+		NewCmdCompletion(streams),
 	)
+	// Completion goes through kubectl: see `kubectl crdversion completion`.
+	cmd.CompletionOptions.DisableDefaultCmd = true
 	return cmd
 }

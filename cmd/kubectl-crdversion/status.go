@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -67,7 +66,8 @@ storedVersions entry missing from spec.versions.`,
 	}
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector on the CRDs (e.g. app=foo)")
 	cmd.Flags().StringVar(&o.Group, "group", "", "Only CRDs of this API group")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: "+strings.Join(report.Formats, "|"))
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|wide|json|yaml")
+	completeValues(cmd, "output", "table", "wide", "json", "yaml")
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "Read CRDs from this manifest file or directory instead of the cluster")
 	return cmd
 }

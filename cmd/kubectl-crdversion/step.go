@@ -44,6 +44,8 @@ func (o *stepOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none", "client" (print the plan, change nothing) or "server" (the API server validates the change, nothing is persisted)`)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json|yaml prints the resulting CRD")
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "CRD manifest file to change in place instead of the cluster (comments, key order and other documents are kept)")
+	completeValues(cmd, "dry-run", "none", "client", "server")
+	completeValues(cmd, "output", "json", "yaml")
 }
 
 // Complete reads the flags and, for a cluster, builds the clients.

@@ -53,10 +53,11 @@ Exit status is 0 when every object round-trips, 3 when some do not.`,
 		Example: `  kubectl crdversion verify widgets.example.com
   kubectl crdversion verify widgets.example.com v2 -o json`,
 		Args:              cobra.MinimumNArgs(1),
-		ValidArgsFunction: completeCRDNames(flags),
+		ValidArgsFunction: completeCRDThenVersions(flags, 0),
 		RunE:              runE(o),
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml")
+	completeValues(cmd, "output", "table", "json", "yaml")
 	return cmd
 }
 

@@ -1,11 +1,13 @@
 package main
 
 import (
-	"fmt"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
 // version is set at build time: -ldflags "-X main.version=v0.1.0".
@@ -13,13 +15,39 @@ var version = "dev"
 
 // NewCmdVersion builds `kubectl crdversion version`.
 func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the plugin's version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintf(streams.Out, "kubectl-crdversion %s %s/%s %s\n", version, runtime.GOOS, runtime.GOARCH, runtime.Version())
-			return err
+			f, err := report.ParseFormat(output)
+			if err != nil {
+				return err
+			}
+			return report.WriteVersion(streams.Out, f, buildVersion())
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: json|yaml")
+	completeValues(cmd, "output", "json", "yaml")
+	return cmd
+}
+
+// buildVersion is the version stamped at build time or, for a binary built
+// by `go install module@version`, the module version Go recorded in it.
+func buildVersion() report.Version {
+	v := report.Version{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if v.Version == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		v.Version = info.Main.Version
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" {
+			v.Commit = s.Value
+		}
+	}
+	return v
 }

@@ -65,7 +65,7 @@ func ManagersFinding(crd, version, replacement string, managers map[string]int64
 	})
 	parts := make([]string, len(names))
 	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s (%d objects)", n, managers[n])
+		parts[i] = fmt.Sprintf("%s (%s)", n, lifecycle.Objects(managers[n]))
 	}
 	return lifecycle.Finding{Severity: lifecycle.SeverityWarning, Kind: lifecycle.FindingClients, CRD: crd, Version: version, Rule: "clientsOnVersion",
 		Message: fmt.Sprintf("field managers whose last write used %s, which this upgrade stops serving: %s", version, strings.Join(parts, ", ")),

@@ -106,7 +106,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		stamped := *rec
 		stamped.Fingerprint = Fingerprint(after, old, nu)
 		setVerification(after, nu, stamped)
-		p.Notes = append(p.Notes, fmt.Sprintf("%d objects round-trip %s→%s→%s without loss; %s→%s→%s (what re-storing objects at %s makes permanent) is checked by the next step, right after the switch", rec.Objects, nu, old, nu, old, nu, old, nu))
+		p.Notes = append(p.Notes, fmt.Sprintf("%s round-trip %s→%s→%s without loss; %s→%s→%s (what re-storing objects at %s makes permanent) is checked by the next step, right after the switch", Objects(rec.Objects), nu, old, nu, old, nu, old, nu))
 	case StageDeprecated:
 		if !specVersion(after, nu).Served {
 			return refuse("", "%s is not served: deprecating %s would leave clients no version to move to", nu, old)

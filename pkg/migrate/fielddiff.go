@@ -1,40 +1,52 @@
 package migrate
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"regexp"
 	"slices"
-	"strings"
 )
 
-// FieldDiff is one field that differs between two forms of an object.
+// FieldDiff is one field that differs between two forms of an object: its
+// JSONPath-style path (spec.containers[3].image, metadata.annotations['a.b/c'])
+// and both values as JSON, in full; "<absent>" where one side lacks it.
 type FieldDiff struct {
 	Path   string `json:"path"`
 	Before string `json:"before"`
 	After  string `json:"after"`
 }
 
+// Absent stands for a value one side of a diff lacks.
+const Absent = "<absent>"
+
 // diffFields walks two decoded JSON values and lists every leaf that
-// differs, by dotted path, "<absent>" where one side lacks it.
+// differs: into objects by key and into lists by index, so one changed
+// image among twenty containers is one line, not the whole list twice.
 func diffFields(path string, a, b any) []FieldDiff {
 	am, aok := a.(map[string]any)
 	bm, bok := b.(map[string]any)
 	if aok && bok {
-		keys := map[string]bool{}
-		for k := range am {
-			keys[k] = true
-		}
-		for k := range bm {
-			keys[k] = true
-		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		slices.Sort(sorted)
 		var out []FieldDiff
-		for _, k := range sorted {
-			out = append(out, diffFields(join(path, k), value(am, k), value(bm, k))...)
+		keys := slices.Sorted(maps.Keys(am))
+		for k := range bm {
+			if _, ok := am[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			out = append(out, diffFields(key(path, k), value(am, k), value(bm, k))...)
+		}
+		return out
+	}
+	al, aok := a.([]any)
+	bl, bok := b.([]any)
+	if aok && bok {
+		var out []FieldDiff
+		for i := range max(len(al), len(bl)) {
+			out = append(out, diffFields(fmt.Sprintf("%s[%d]", path, i), index(al, i), index(bl, i))...)
 		}
 		return out
 	}
@@ -53,7 +65,20 @@ func value(m map[string]any, k string) any {
 	return absent{}
 }
 
-func join(path, k string) string {
+func index(l []any, i int) any {
+	if i < len(l) {
+		return l[i]
+	}
+	return absent{}
+}
+
+// plainKey is a key that reads unambiguously after a dot.
+var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+func key(path, k string) string {
+	if !plainKey.MatchString(k) {
+		return fmt.Sprintf("%s['%s']", path, k)
+	}
 	if path == "" {
 		return k
 	}
@@ -62,11 +87,11 @@ func join(path, k string) string {
 
 func show(v any) string {
 	if _, ok := v.(absent); ok {
-		return "<absent>"
+		return Absent
 	}
-	s := fmt.Sprintf("%v", v)
-	if len(s) > 80 {
-		s = s[:77] + "..."
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
 	}
-	return strings.ReplaceAll(s, "\n", " ")
+	return string(raw)
 }

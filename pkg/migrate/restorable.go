@@ -97,7 +97,7 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 			p.By, p.Detail = ProofSchema, trip+" proven by the schemas: "+why
 		case recorded:
 			p.By, p.Objects = ProofRecord, rec.Objects
-			p.Detail = fmt.Sprintf("%s checked on %d objects at %s (recorded on the CRD)", trip, rec.Objects, rec.At.Format(time.RFC3339))
+			p.Detail = fmt.Sprintf("%s checked on %s at %s (recorded on the CRD)", trip, lifecycle.Objects(rec.Objects), rec.At.Format(time.RFC3339))
 		case !served(crd, v):
 			p.By = ProofNone
 			p.Detail = fmt.Sprintf("%s cannot be checked: %s is not served, so its objects cannot be read at it (%s); serve it again (kubectl crdversion rollback %s) and run again", trip, v, why, crd.Name)
@@ -107,9 +107,9 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 				return nil, fmt.Errorf("checking %s on the objects of %s: %w", trip, crd.Name, err)
 			}
 			p.By, p.Objects, p.Skipped, p.Losses = ProofObjects, vr.Objects, vr.Skipped, vr.Losses
-			p.Detail = fmt.Sprintf("%s checked on %d objects through the API server (%s)", trip, vr.Objects, why)
+			p.Detail = fmt.Sprintf("%s checked on %s through the API server (%s)", trip, lifecycle.Objects(vr.Objects), why)
 			if len(vr.Losses) > 0 {
-				p.Detail = fmt.Sprintf("%s loses data on %d of %d objects: re-storing them at %s would make it permanent", trip, len(vr.Losses), vr.Objects+vr.Skipped, storage)
+				p.Detail = fmt.Sprintf("%s loses data on %d of %s: re-storing them at %s would make it permanent", trip, len(vr.Losses), lifecycle.Objects(vr.Objects+vr.Skipped), storage)
 			} else if opts.DryRun.persists() {
 				if err := RecordVerification(ctx, c.CRDs, crd, v, lifecycle.Verification{From: storage, Objects: vr.Objects}); err != nil {
 					return nil, err

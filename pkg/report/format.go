@@ -21,8 +21,8 @@ const (
 	FormatMarkdown Format = "markdown"
 )
 
-// Formats lists the accepted -o values for help text and validation.
-var Formats = []string{"table", "wide", "json", "yaml"}
+// Formats lists the accepted -o values, for the error that refuses another.
+var Formats = []string{"table", "wide", "json", "yaml", "markdown"}
 
 // ParseFormat accepts "" and "table" as the default table.
 func ParseFormat(s string) (Format, error) {

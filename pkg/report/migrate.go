@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
 
@@ -73,7 +74,7 @@ func WriteMigrate(w io.Writer, f Format, results []*migrate.Result, dryRun bool)
 			return err
 		}
 		if mf := r.ManagedFields; mf != nil {
-			if _, err := fmt.Fprintf(w, "  managedFields: %d objects cleaned of entries at unserved versions, %d had none, %d failed\n", mf.Rewritten, mf.Unchanged, mf.Failed); err != nil {
+			if _, err := fmt.Fprintf(w, "  managedFields: %s cleaned of entries at unserved versions, %d had none, %d failed\n", lifecycle.Objects(mf.Rewritten), mf.Unchanged, mf.Failed); err != nil {
 				return err
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
 
@@ -84,7 +85,7 @@ func lossTable(w io.Writer, losses []migrate.Loss) error {
 			continue
 		}
 		for _, d := range l.Diffs {
-			if err := t.Append(obj, l.Version, d.Path, d.Before, d.After); err != nil {
+			if err := t.Append(obj, l.Version, d.Path, cut(d.Before), cut(d.After)); err != nil {
 				return err
 			}
 		}
@@ -92,12 +93,15 @@ func lossTable(w io.Writer, losses []migrate.Loss) error {
 	return t.Render()
 }
 
-func objects(n int64) string {
-	if n == 1 {
-		return "1 object"
+// cut keeps a table row readable; -o json carries the whole value.
+func cut(s string) string {
+	if r := []rune(s); len(r) > 100 {
+		return string(r[:97]) + "..."
 	}
-	return fmt.Sprintf("%d objects", n)
+	return s
 }
+
+func objects(n int64) string { return lifecycle.Objects(n) }
 
 // WriteSwitchCheck renders the check made right after a storage switch:
 // how each round trip is known, what was lost, and the step back if one was

@@ -35,6 +35,22 @@ func newEnv(t *testing.T, objects int) *env {
 		if err := fixtures.InstallDemo(t.Context(), clients, objects); err != nil {
 			t.Fatal(err)
 		}
+		// Whatever a test ran, etcd must end with no object stored at a
+		// version that storedVersions no longer names.
+		t.Cleanup(func() {
+			for _, r := range []struct{ group, resource string }{
+				{"pki.example.com", "certificates"}, {"storage.example.com", "backups"},
+				{"policy.example.com", "clusterpolicies"}, {"example.com", "gadgets"},
+			} {
+				bad, err := sb.CheckStoredVersions(context.Background(), r.resource+"."+r.group, r.group, r.resource)
+				if err != nil {
+					t.Errorf("checking etcd against storedVersions of %s: %v", r.resource, err)
+				}
+				for _, b := range bad {
+					t.Errorf("etcd at the end, %s: %s", r.resource, b)
+				}
+			}
+		})
 	}
 	return &env{t: t, sb: sb, clients: clients}
 }

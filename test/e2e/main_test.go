@@ -53,7 +53,7 @@ func build(dir string) error {
 	if err := goBuild("kubectl-crdversion", "./cmd/kubectl-crdversion", "-ldflags", "-X main.version="+testVersion); err != nil {
 		return err
 	}
-	completion, err := os.ReadFile(filepath.Join(root, "hack", "kubectl_complete-crdversion"))
+	completion, err := os.ReadFile(filepath.Join(root, "cmd", "kubectl-crdversion", "kubectl_complete-crdversion"))
 	if err == nil {
 		err = os.WriteFile(filepath.Join(dir, "kubectl_complete-crdversion"), completion, 0o755)
 	}

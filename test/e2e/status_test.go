@@ -116,6 +116,8 @@ func TestVersionIsStamped(t *testing.T) {
 	if !strings.HasPrefix(r.stdout, "kubectl-crdversion "+testVersion+" ") {
 		t.Errorf("version = %q", r.stdout)
 	}
+	doc := e.plugin("version", "-o", "json").mustCode(t, 0)
+	contains(t, "version -o json", doc.stdout, `"kind": "Version"`, `"version": "`+testVersion+`"`, `"platform": "`)
 }
 
 func TestCompletionThroughKubectl(t *testing.T) {
@@ -129,6 +131,47 @@ func TestCompletionThroughKubectl(t *testing.T) {
 	if strings.Contains(names.stdout, "backups") {
 		t.Errorf("completion ignores the prefix:\n%s", names.stdout)
 	}
+	// At the VERSION position: the versions of the CRD named, not CRD names.
+	versions := e.kubectl("__complete", "crdversion", "promote", "cert", "").mustCode(t, 0)
+	if got := completions(versions.stdout); strings.Join(got, ",") != "v1,v1alpha2" {
+		t.Errorf("versions of certificates: %q\n%s", got, versions.stdout)
+	}
+	if got := completions(e.kubectl("__complete", "crdversion", "verify", "certificates.pki.example.com", "v1", "").mustCode(t, 0).stdout); strings.Join(got, ",") != "v1alpha2" {
+		t.Errorf("verify's next version: %q", got)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"promote", "cert", "v1", "--to", ""}, "introduced,bridge,deprecated,blocked,removed"},
+		{[]string{"migrate", "--dry-run", ""}, "none,server"},
+		{[]string{"status", "-o", ""}, "table,wide,json,yaml"},
+		{[]string{"check", "-o", ""}, "table,json,yaml,markdown"},
+		{[]string{"prune", "cert", ""}, ""},
+	} {
+		r := e.kubectl(append([]string{"__complete", "crdversion"}, tc.args...)...).mustCode(t, 0)
+		if got := strings.Join(completions(r.stdout), ","); got != tc.want {
+			t.Errorf("completing %q: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	// completion prints the shim kubectl runs, and says how to install it.
+	shim := e.plugin("completion").mustCode(t, 0)
+	contains(t, "completion", shim.stdout, "exec kubectl crdversion __complete")
+	contains(t, "completion --help", e.plugin("completion", "--help").mustCode(t, 0).stdout, `"$(dirname "$(command -v kubectl-crdversion)")/kubectl_complete-crdversion"`)
+}
+
+// completions are the candidates of a __complete answer, without its last
+// line (the directive).
+func completions(out string) []string {
+	var got []string
+	for line := range strings.Lines(out) {
+		line = strings.TrimRight(line, "\n")
+		if line == "" || strings.HasPrefix(line, ":") || strings.HasPrefix(line, "Completion ended") {
+			continue
+		}
+		got = append(got, strings.SplitN(line, "\t", 2)[0])
+	}
+	return got
 }
 
 func lineWith(out, sub string) string {

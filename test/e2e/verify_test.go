@@ -70,12 +70,12 @@ func TestVerifyThroughConversionWebhook(t *testing.T) {
 		t.Fatalf("lossy webhook: passed=%v losses=%d, want %d losses", doc.Passed, len(doc.Losses), n)
 	}
 	for _, l := range doc.Losses {
-		if len(l.Diffs) != 1 || l.Diffs[0].Path != "spec.port" || l.Diffs[0].After != "" {
+		if len(l.Diffs) != 1 || l.Diffs[0].Path != "spec.port" || l.Diffs[0].After != `""` {
 			t.Errorf("%s: diffs %+v, want spec.port lost", l.Name, l.Diffs)
 		}
 	}
 	table := e.plugin("verify", "endpoints").mustCode(t, 3)
-	contains(t, "verify table", table.stdout, "lose data or fail", "default/ep-00   v2        spec.port   8000")
+	contains(t, "verify table", table.stdout, "lose data or fail", "default/ep-00   v2        spec.port   \"8000\"")
 
 	// Bridging is refused while the round trip loses data, and allowed once
 	// the converter is fixed.

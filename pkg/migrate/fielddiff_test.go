@@ -1,0 +1,49 @@
+package migrate
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+func TestDiffFields(t *testing.T) {
+	parse := func(s string) any {
+		var v any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	containers := func(changed int) string {
+		s := `{"spec":{"containers":[`
+		for i := range 20 {
+			if i > 0 {
+				s += ","
+			}
+			image := fmt.Sprintf("registry.example.com/app-%d:v1", i)
+			if i == changed {
+				image = "registry.example.com/app:v2"
+			}
+			s += fmt.Sprintf(`{"name":"c%d","image":%q}`, i, image)
+		}
+		return s + `]}}`
+	}
+	for _, tc := range []struct {
+		name, a, b string
+		want       []FieldDiff
+	}{
+		{"equal", `{"a":1}`, `{"a":1}`, nil},
+		{"one image among twenty containers", containers(-1), containers(3),
+			[]FieldDiff{{"spec.containers[3].image", `"registry.example.com/app-3:v1"`, `"registry.example.com/app:v2"`}}},
+		{"a field gone", `{"spec":{"legacy":"keep","host":"h"}}`, `{"spec":{"host":"h"}}`, []FieldDiff{{"spec.legacy", `"keep"`, Absent}}},
+		{"a list grown", `{"l":[1]}`, `{"l":[1,2]}`, []FieldDiff{{"l[1]", Absent, "2"}}},
+		{"keys with dots and slashes", `{"metadata":{"annotations":{"a.b/c":"x"}}}`, `{"metadata":{"annotations":{"a.b/c":"y"}}}`,
+			[]FieldDiff{{"metadata.annotations['a.b/c']", `"x"`, `"y"`}}},
+		{"a type change shows whole values", `{"s":{"a":1}}`, `{"s":"x"}`, []FieldDiff{{"s", `{"a":1}`, `"x"`}}},
+	} {
+		got := diffFields("", parse(tc.a), parse(tc.b))
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s:\n got %v\nwant %v", tc.name, got, tc.want)
+		}
+	}
+}
