@@ -1,12 +1,14 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 )
 
 // NewCmdRoot builds `kubectl crdversion` with kubectl's global flags.
@@ -40,6 +42,7 @@ status.storedVersions.`,
 		return fmt.Errorf("%w%s%s --help' for usage.", err, usageHint, c.CommandPath())
 	})
 	flags.AddFlags(cmd.PersistentFlags())
+	addLogFlags(cmd)
 	cmd.AddCommand(
 		NewCmdStatus(flags, streams),
 		NewCmdPromote(flags, streams),
@@ -54,4 +57,14 @@ status.storedVersions.`,
 	// Completion goes through kubectl: see `kubectl crdversion completion`.
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	return cmd
+}
+
+// addLogFlags adds kubectl's -v and --vmodule: at -v 6 client-go logs every
+// request and its answer to stderr, at 8 the bodies too.
+func addLogFlags(cmd *cobra.Command) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	for _, name := range []string{"v", "vmodule"} {
+		cmd.PersistentFlags().AddGoFlag(fs.Lookup(name))
+	}
 }

@@ -110,6 +110,18 @@ func TestStatusLabelSelector(t *testing.T) {
 	}
 }
 
+// -v as kubectl has it: at 6 every request and its answer go to stderr,
+// and stdout is the same report.
+func TestVerbosityShowsRequests(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	quiet := e.plugin("status", "cert").mustCode(t, 0)
+	loud := e.plugin("status", "cert", "-v", "6").mustCode(t, 0)
+	contains(t, "status -v 6", loud.stderr, "customresourcedefinitions", "200 OK")
+	if loud.stdout != quiet.stdout || quiet.stderr != "" {
+		t.Errorf("-v changed the report or logged without it:\n%s\n---\n%s", quiet.stdout, loud.stdout)
+	}
+}
+
 func TestVersionIsStamped(t *testing.T) {
 	e := newEnv(t, 0)
 	r := e.plugin("version").mustCode(t, 0)
