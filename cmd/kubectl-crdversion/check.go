@@ -71,7 +71,7 @@ warnings too), 1 the check itself failed.`,
 	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "CRD manifests to check: a file, a directory, or - for stdin (repeatable)")
 	cmd.Flags().StringSliceVar(&o.AgainstFile, "against-file", nil, "Compare with these manifests (file or directory) instead of the cluster")
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories given with -f and --against-file recursively")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|markdown")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|markdown|name|jsonpath=...|go-template=...")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "Exit 3 on warnings too")
 	completeValues(cmd, "output", "table", "json", "yaml", "markdown")
 	cmd.Flags().BoolVar(&o.NoObjects, "no-objects", false, "Do not validate live objects against the new schemas (only the CRDs are compared)")

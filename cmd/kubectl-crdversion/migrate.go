@@ -100,7 +100,7 @@ Exit status is 3 when an object failed or storedVersions could not be pruned.`,
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Go ahead although the CRD reports StorageMigrating=True (the cluster's own migrator at work)")
 	cmd.Flags().StringVar(&o.FailuresFile, "failures-file", "", "Write every failed object as a JSON line to this file")
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|name|jsonpath=...|go-template=...")
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "How long to wait for a storage version switch to take effect")
 	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version (twice the API server's request timeout); the prune waits it out and re-stores once more. 0: no wait")
 	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
@@ -141,8 +141,8 @@ func (o *MigrateOptions) Validate() error {
 		return errors.New(`--dry-run=client would show nothing: use "server" to have the API server check every write`)
 	case o.Concurrency < 1 || o.PageSize < 1:
 		return errors.New("--concurrency and --page-size must be at least 1")
-	case o.format == report.FormatWide:
-		return errors.New("-o wide is not supported here: use json or yaml")
+	case o.format == report.FormatWide || o.format == report.FormatMarkdown:
+		return fmt.Errorf("-o %s is not supported here: use json, yaml, name, jsonpath=... or go-template=...", o.format)
 	}
 	return nil
 }

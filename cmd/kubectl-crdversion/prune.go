@@ -45,7 +45,7 @@ checks as migrate. --i-have-migrated skips the pass on your word.`,
 	cmd.Flags().Float32Var(&o.QPS, "qps", 1000, "Client-side requests per second")
 	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests")
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|name|jsonpath=...|go-template=...")
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "How long to wait for a storage version switch to take effect")
 	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version; the prune waits it out and re-stores once more. 0: no wait")
 	completeValues(cmd, "dry-run", "none", "server")

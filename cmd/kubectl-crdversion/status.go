@@ -27,11 +27,12 @@ type StatusOptions struct {
 	configFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 
-	Names    []string
-	Selector string
-	Group    string
-	Output   string
-	Filename string
+	Names     []string
+	Selector  string
+	Group     string
+	Output    string
+	Filename  string
+	NoHeaders bool
 
 	format  report.Format
 	clients *clients
@@ -66,8 +67,9 @@ storedVersions entry missing from spec.versions.`,
 	}
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector on the CRDs (e.g. app=foo)")
 	cmd.Flags().StringVar(&o.Group, "group", "", "Only CRDs of this API group")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|wide|json|yaml")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|wide|json|yaml|name|jsonpath=...|go-template=...")
 	completeValues(cmd, "output", "table", "wide", "json", "yaml")
+	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "When using the default or wide output format, don't print headers")
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "Read CRDs from this manifest file or directory instead of the cluster")
 	return cmd
 }
@@ -90,6 +92,9 @@ func (o *StatusOptions) Complete(args []string) error {
 func (o *StatusOptions) Validate() error {
 	if _, err := labels.Parse(o.Selector); err != nil {
 		return fmt.Errorf("invalid selector %q: %w", o.Selector, err)
+	}
+	if o.format == report.FormatMarkdown {
+		return errors.New("-o markdown is not supported here: use wide, json, yaml, name, jsonpath=... or go-template=...")
 	}
 	if o.Filename != "" && o.format == report.FormatWide {
 		return errors.New("-o wide counts objects on a cluster: not with -f")
@@ -114,7 +119,7 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	if len(items) == 0 && o.format != report.FormatJSON && o.format != report.FormatYAML {
 		fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions found.")
 	}
-	if err := report.WriteStatus(o.Out, o.format, items); err != nil {
+	if err := report.WriteStatus(o.Out, o.format, items, o.NoHeaders); err != nil {
 		return err
 	}
 	for _, it := range items {

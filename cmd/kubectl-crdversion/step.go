@@ -42,7 +42,7 @@ type stepPlanner func(crd *apiextensionsv1.CustomResourceDefinition, version str
 
 func (o *stepOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none", "client" (print the plan, change nothing) or "server" (the API server validates the change, nothing is persisted)`)
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json|yaml prints the resulting CRD")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json|yaml|name|jsonpath=...|go-template=... prints the resulting CRD")
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "CRD manifest file to change in place instead of the cluster (comments, key order and other documents are kept)")
 	completeValues(cmd, "dry-run", "none", "client", "server")
 	completeValues(cmd, "output", "json", "yaml")
@@ -75,8 +75,8 @@ func (o *stepOptions) Complete(args []string) error {
 // Validate checks the flags before anything is sent.
 func (o *stepOptions) Validate() error {
 	switch {
-	case o.format == report.FormatWide:
-		return errors.New("-o wide is not supported here: use json or yaml")
+	case o.format == report.FormatWide || o.format == report.FormatMarkdown:
+		return fmt.Errorf("-o %s is not supported here: use json, yaml, name, jsonpath=... or go-template=...", o.format)
 	case o.Filename != "" && o.dryRun == migrate.DryRunServer:
 		return errors.New("--dry-run=server needs a cluster: with -f use --dry-run=client")
 	}
@@ -135,7 +135,7 @@ func (o *stepOptions) apply(ctx context.Context, name string, plan migrate.Plann
 }
 
 func (o *stepOptions) report(p *lifecycle.Plan, after *apiextensionsv1.CustomResourceDefinition, how string) error {
-	if o.format == report.FormatJSON || o.format == report.FormatYAML {
+	if o.format.Document() {
 		if err := report.WritePlan(o.ErrOut, p, how); err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -56,7 +55,7 @@ Exit status is 0 when every object round-trips, 3 when some do not.`,
 		ValidArgsFunction: completeCRDThenVersions(flags, 0),
 		RunE:              runE(o),
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|name|jsonpath=...|go-template=...")
 	completeValues(cmd, "output", "table", "json", "yaml")
 	return cmd
 }
@@ -74,8 +73,8 @@ func (o *VerifyOptions) Complete(args []string) error {
 
 // Validate checks the flags before anything is sent.
 func (o *VerifyOptions) Validate() error {
-	if o.format == report.FormatWide {
-		return errors.New("-o wide is not supported here: use json or yaml")
+	if o.format == report.FormatWide || o.format == report.FormatMarkdown {
+		return fmt.Errorf("-o %s is not supported here: use json, yaml, name, jsonpath=... or go-template=...", o.format)
 	}
 	return nil
 }

@@ -39,10 +39,10 @@ func NewCheckReport(against string, crds int, findings []lifecycle.Finding) Chec
 // WriteCheck renders what check found: a table of findings and then, for
 // each that has one, the fix in order; or release-note sections.
 func WriteCheck(w io.Writer, f Format, r CheckReport) error {
-	switch f {
-	case FormatJSON, FormatYAML:
+	switch {
+	case f.Document():
 		return writeDocument(w, f, r)
-	case FormatMarkdown:
+	case f == FormatMarkdown:
 		return writeCheckMarkdown(w, r)
 	}
 	if len(r.Findings) == 0 {

@@ -19,7 +19,7 @@ type MigrateReport struct {
 // WriteMigrate renders migrations: a line per CRD with what was done and
 // whether storedVersions was pruned (or why not), then every failure.
 func WriteMigrate(w io.Writer, f Format, results []*migrate.Result, dryRun bool) error {
-	if f == FormatJSON || f == FormatYAML {
+	if f.Document() {
 		if results == nil {
 			results = []*migrate.Result{}
 		}

@@ -24,8 +24,8 @@ type StatusReport struct {
 
 // WriteStatus renders the status of CRDs: a table of versions, then a table
 // of what to do next per CRD and any problems; or one document.
-func WriteStatus(w io.Writer, f Format, items []StatusItem) error {
-	if f == FormatJSON || f == FormatYAML {
+func WriteStatus(w io.Writer, f Format, items []StatusItem, noHeaders bool) error {
+	if f.Document() {
 		if items == nil {
 			items = []StatusItem{}
 		}
@@ -39,7 +39,7 @@ func WriteStatus(w io.Writer, f Format, items []StatusItem) error {
 	if wide {
 		header = append(header, "OBJECTS", "WARNING")
 	}
-	versions := newTable(w, header...)
+	versions := newTableWith(w, !noHeaders, header...)
 	for _, it := range items {
 		for i, v := range it.Versions {
 			name, objects := "", ""
@@ -63,7 +63,7 @@ func WriteStatus(w io.Writer, f Format, items []StatusItem) error {
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	next := newTable(w, "CRD", "CONVERSION", "NEXT")
+	next := newTableWith(w, !noHeaders, "CRD", "CONVERSION", "NEXT")
 	for _, it := range items {
 		if err := next.Append(it.Name, it.Conversion, it.Next.String()); err != nil {
 			return err
@@ -72,11 +72,11 @@ func WriteStatus(w io.Writer, f Format, items []StatusItem) error {
 	if err := next.Render(); err != nil {
 		return err
 	}
-	return writeProblems(w, items)
+	return writeProblems(w, items, noHeaders)
 }
 
-func writeProblems(w io.Writer, items []StatusItem) error {
-	t := newTable(w, "CRD", "SEVERITY", "PROBLEM")
+func writeProblems(w io.Writer, items []StatusItem, noHeaders bool) error {
+	t := newTableWith(w, !noHeaders, "CRD", "SEVERITY", "PROBLEM")
 	found := false
 	for _, it := range items {
 		for _, p := range it.Problems {

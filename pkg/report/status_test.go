@@ -45,7 +45,7 @@ func TestWriteStatusTable(t *testing.T) {
 		{FormatWide, []string{"OBJECTS", "WARNING", "42", "example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget"}, nil},
 	} {
 		var buf bytes.Buffer
-		if err := WriteStatus(&buf, tc.format, []StatusItem{midMigration()}); err != nil {
+		if err := WriteStatus(&buf, tc.format, []StatusItem{midMigration()}, false); err != nil {
 			t.Fatal(err)
 		}
 		out := buf.String()
@@ -64,7 +64,7 @@ func TestWriteStatusTable(t *testing.T) {
 
 func TestWriteStatusDocument(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteStatus(&buf, FormatJSON, []StatusItem{midMigration()}); err != nil {
+	if err := WriteStatus(&buf, FormatJSON, []StatusItem{midMigration()}, false); err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]any
@@ -82,7 +82,7 @@ func TestWriteStatusDocument(t *testing.T) {
 	}
 
 	buf.Reset()
-	if err := WriteStatus(&buf, FormatYAML, nil); err != nil {
+	if err := WriteStatus(&buf, FormatYAML, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := buf.String(); !strings.Contains(got, "kind: StatusReport") || !strings.Contains(got, "items: []") {

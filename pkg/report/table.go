@@ -2,49 +2,51 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"k8s.io/cli-runtime/pkg/printers"
 )
 
-// table draws the way kubectl draws its own: no borders or rules,
-// left-aligned columns three spaces apart, headers as written, no trailing
-// blanks (so output can be diffed and grepped).
+// table draws columns with kubectl's own tab writer, so they line up
+// exactly as kubectl's do; no trailing blanks (output can be diffed and
+// grepped).
 type table struct {
 	out io.Writer
 	buf bytes.Buffer
-	tw  *tablewriter.Table
+	tw  io.Writer
+	tab interface{ Flush() error }
 }
 
 func newTable(w io.Writer, header ...string) *table {
+	return newTableWith(w, true, header...)
+}
+
+// newTableWith leaves the header out when headers is false (--no-headers).
+func newTableWith(w io.Writer, headers bool, header ...string) *table {
 	t := &table{out: w}
-	t.tw = tablewriter.NewTable(&t.buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Settings: tw.Settings{
-				Separators: tw.SeparatorsNone,
-				Lines:      tw.LinesNone,
-			},
-		})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithPadding(tw.Padding{Left: "", Right: "   ", Overwrite: true}),
-		tablewriter.WithTrimSpace(tw.Off),
-	)
-	t.tw.Header(header)
+	tw := printers.GetNewTabWriter(&t.buf)
+	t.tw, t.tab = tw, tw
+	if headers {
+		_ = t.Append(header...)
+	}
 	return t
 }
 
-func (t *table) Append(row ...string) error { return t.tw.Append(row) }
+// Append adds a row; a tab or a line break inside a cell would break the
+// columns, so it becomes a space.
+func (t *table) Append(row ...string) error {
+	cells := make([]string, len(row))
+	for i, c := range row {
+		cells[i] = strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ").Replace(c)
+	}
+	_, err := fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
+	return err
+}
 
 func (t *table) Render() error {
-	if err := t.tw.Render(); err != nil {
+	if err := t.tab.Flush(); err != nil {
 		return err
 	}
 	var out strings.Builder

@@ -22,7 +22,7 @@ type VerifyReport struct {
 // how many objects, which could not be and what stands for them, then every
 // object that did not come back intact and how.
 func WriteVerify(w io.Writer, f Format, crd string, r *migrate.VerifyResult) error {
-	if f == FormatJSON || f == FormatYAML {
+	if f.Document() {
 		return writeDocument(w, f, VerifyReport{APIVersion: APIVersion, Kind: "VerifyReport", CRD: crd, Passed: r.Passed(), VerifyResult: *r})
 	}
 	skipped := ""

@@ -17,7 +17,7 @@ type Version struct {
 
 // WriteVersion prints the version on one line, or as a document.
 func WriteVersion(w io.Writer, f Format, v Version) error {
-	if f == FormatJSON || f == FormatYAML {
+	if f.Document() {
 		v.APIVersion, v.Kind = APIVersion, "Version"
 		return writeDocument(w, f, v)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"strconv"
 	"strings"
@@ -193,4 +194,29 @@ func lineWith(out, sub string) string {
 		}
 	}
 	return ""
+}
+
+// Every report prints through kubectl's printers: jsonpath, go-template,
+// name, and tables in kubectl's tab writer with --no-headers.
+func TestPrintersLikeKubectl(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "cert", "-o", "jsonpath={.items[0].storedVersions}"}, `["v1alpha2","v1"]`},
+		{[]string{"status", "-o", `jsonpath={range .items[*]}{.name} {.next.action}{"\n"}{end}`},
+			"backups.storage.example.com ready\ncertificates.pki.example.com run\nclusterpolicies.policy.example.com none\ngadgets.example.com run\n"},
+		{[]string{"status", "cert", "backups", "-o", "name"},
+			"customresourcedefinition.apiextensions.k8s.io/certificates.pki.example.com\ncustomresourcedefinition.apiextensions.k8s.io/backups.storage.example.com\n"},
+		{[]string{"status", "gadgets", "-o", "go-template={{range .items}}{{.storageVersion}}{{end}}"}, "v1"},
+		{[]string{"verify", "backups", "v1", "-o", "jsonpath={.objects} {.roundTrips}"}, fmt.Sprintf(`%d ["v1→v1beta1→v1"]`, demoObjects/3)},
+		{[]string{"status", "clusterpolicies", "--no-headers"},
+			"clusterpolicies.policy.example.com   v1    yes   yes   no    yes   storage\n\nclusterpolicies.policy.example.com   None   none: one version, nothing to do\n"},
+	} {
+		r := e.plugin(tc.args...)
+		if r.stdout != tc.want || r.stderr != "" {
+			t.Errorf("kubectl crdversion %s: exit %d\nstdout %q\nwant   %q\nstderr %q", strings.Join(tc.args, " "), r.code, r.stdout, tc.want, r.stderr)
+		}
+	}
 }
