@@ -31,7 +31,8 @@ type StatusOptions struct {
 	Selector  string
 	Group     string
 	Output    string
-	Filename  string
+	Filenames []string
+	Recursive bool
 	NoHeaders bool
 
 	format  report.Format
@@ -70,7 +71,8 @@ storedVersions entry missing from spec.versions.`,
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|wide|json|yaml|name|jsonpath=...|go-template=...")
 	completeValues(cmd, "output", "table", "wide", "json", "yaml")
 	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "When using the default or wide output format, don't print headers")
-	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "Read CRDs from this manifest file or directory instead of the cluster")
+	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "Read CRDs from manifests instead of the cluster: a file, a directory, or - for stdin (repeatable)")
+	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories given with -f recursively")
 	return cmd
 }
 
@@ -81,7 +83,7 @@ func (o *StatusOptions) Complete(args []string) error {
 	if o.format, err = report.ParseFormat(o.Output); err != nil {
 		return err
 	}
-	if o.Filename != "" {
+	if len(o.Filenames) > 0 {
 		return nil
 	}
 	o.clients, err = newClients(o.configFlags)
@@ -96,7 +98,7 @@ func (o *StatusOptions) Validate() error {
 	if o.format == report.FormatMarkdown {
 		return errors.New("-o markdown is not supported here: use wide, json, yaml, name, jsonpath=... or go-template=...")
 	}
-	if o.Filename != "" && o.format == report.FormatWide {
+	if len(o.Filenames) > 0 && o.format == report.FormatWide {
 		return errors.New("-o wide counts objects on a cluster: not with -f")
 	}
 	return nil
@@ -186,24 +188,19 @@ func (o *StatusOptions) count(ctx context.Context, crds []*apiextensionsv1.Custo
 // load lists the CRDs of the cluster, or of the files with -f, and finds
 // the ones named.
 func (o *StatusOptions) load(ctx context.Context) ([]apiextensionsv1.CustomResourceDefinition, []*apiextensionsv1.CustomResourceDefinition, error) {
-	if o.Filename == "" {
+	if len(o.Filenames) == 0 {
 		return o.clients.resolve(ctx, o.Selector, o.Names...)
 	}
-	files, err := manifest.Read(o.Filename)
+	found, err := manifest.ReadCRDs(o.Filenames, o.Recursive, o.In)
 	if err != nil {
 		return nil, nil, err
 	}
+	report.WriteWarnings(o.ErrOut, found.Warnings)
 	selector, _ := labels.Parse(o.Selector)
 	var all []apiextensionsv1.CustomResourceDefinition
-	for _, f := range files {
-		crds, err := f.CRDs()
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, c := range crds {
-			if selector.Matches(labels.Set(c.Obj.Labels)) {
-				all = append(all, *c.Obj)
-			}
+	for _, c := range found.CRDs {
+		if selector.Matches(labels.Set(c.Labels)) {
+			all = append(all, *c)
 		}
 	}
 	named := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(o.Names))

@@ -162,6 +162,9 @@ func (o *stepOptions) runOffline(plan stepPlanner) error {
 	if err != nil {
 		return err
 	}
+	if err := crd.Editable(); err != nil {
+		return err
+	}
 	p, err := plan(crd.Obj, version, true)
 	if err != nil {
 		return err

@@ -12,7 +12,14 @@ import (
 // offline runs `kubectl crdversion ARGS` with no cluster at all.
 func offline(t *testing.T, args ...string) result {
 	t.Helper()
+	return offlineIn(t, "", args...)
+}
+
+// offlineIn is offline with stdin as the standard input.
+func offlineIn(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
 	cmd := exec.CommandContext(t.Context(), "kubectl", append([]string{"crdversion"}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(t.TempDir(), "none"), "HOME="+t.TempDir())
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -64,5 +71,34 @@ func TestOfflineManifestLifecycle(t *testing.T) {
 	offline(t, "rollback", "-f", file).mustCode(t, 0)
 	if back, _ := os.ReadFile(file); string(back) != content {
 		t.Errorf("rollback did not restore the file:\n%s", back)
+	}
+}
+
+// -f reads like kubectl's: stdin, and files promote -f cannot edit line by
+// line (JSON, CRLF, flow style) refused before they are touched.
+func TestOfflineInputHabits(t *testing.T) {
+	original, err := os.ReadFile("../../hack/demo/clusterpolicies-v2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := offlineIn(t, string(original), "status", "-f", "-").mustCode(t, 0)
+	contains(t, "status -f -", st.stdout, "clusterpolicies.policy.example.com")
+
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"crd.json":  `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"gizmos.example.com"},"spec":{"group":"example.com","names":{"kind":"Gizmo","plural":"gizmos"},"scope":"Namespaced","versions":[{"name":"v1beta1","served":true,"storage":true},{"name":"v1","served":true,"storage":false}]}}`,
+		"crlf.yaml": strings.ReplaceAll(string(original), "\n", "\r\n"),
+	} {
+		file := filepath.Join(dir, name)
+		if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := offline(t, "promote", "-f", file, "v2").mustCode(t, 1)
+		if r.stdout != "" || !strings.HasPrefix(r.stderr, "error: "+file) {
+			t.Errorf("promote -f %s: %q %q", name, r.stdout, r.stderr)
+		}
+		if after, _ := os.ReadFile(file); string(after) != content {
+			t.Errorf("promote -f %s touched the file", name)
+		}
 	}
 }

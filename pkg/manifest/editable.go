@@ -1,0 +1,55 @@
+package manifest
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Editable says why the CRD's document cannot be edited in place as a
+// YAML text, or nil. Edits are made line by line at the parser's positions,
+// which holds for block-style YAML with LF line endings; anything else is
+// refused before the file is touched, rather than half-edited.
+func (c CRD) Editable() error {
+	src := c.File.src
+	trimmed := bytes.TrimSpace(src)
+	switch {
+	case strings.EqualFold(filepath.Ext(c.File.Path), ".json") || bytes.HasPrefix(trimmed, []byte("{")) || bytes.HasPrefix(trimmed, []byte("[")):
+		return fmt.Errorf("%s is JSON: promote -f edits YAML in place; convert it (kubectl create --dry-run=client -o yaml -f %s) or make the change by hand", c.File.Path, c.File.Path)
+	case bytes.Contains(src, []byte("\r\n")):
+		return fmt.Errorf("%s has CRLF line endings: promote -f edits LF files in place; convert it (dos2unix %s) and run again", c.File.Path, c.File.Path)
+	}
+	doc := root(c.File.docs[c.Index])
+	nodes := map[string]*yaml.Node{
+		"the document":         doc,
+		"metadata":             lookup(doc, "metadata"),
+		"metadata.annotations": lookup(lookup(doc, "metadata"), "annotations"),
+		"spec":                 lookup(doc, "spec"),
+		"spec.versions":        lookup(lookup(doc, "spec"), "versions"),
+	}
+	if versions := nodes["spec.versions"]; versions != nil {
+		for i, item := range versions.Content {
+			nodes[fmt.Sprintf("spec.versions[%d]", i)] = item
+		}
+	}
+	for _, where := range []string{"the document", "metadata", "metadata.annotations", "spec", "spec.versions"} {
+		if flow(nodes[where]) {
+			return flowError(c.File.Path, where, nodes[where])
+		}
+	}
+	for where, n := range nodes {
+		if strings.HasPrefix(where, "spec.versions[") && flow(n) {
+			return flowError(c.File.Path, where, n)
+		}
+	}
+	return nil
+}
+
+func flow(n *yaml.Node) bool { return n != nil && n.Style&yaml.FlowStyle != 0 }
+
+func flowError(path, where string, n *yaml.Node) error {
+	return fmt.Errorf("%s:%d: %s is written in flow style ({...} or [...]): promote -f edits block-style YAML in place; write it in block style and run again", path, n.Line, where)
+}

@@ -1,0 +1,47 @@
+package manifest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Files promote -f cannot edit line by line are refused, naming why, before
+// anything is written.
+func TestEditableRefusesWhatItCannotEditInPlace(t *testing.T) {
+	flowVersions := strings.Replace(original, `  versions:
+  # the old version
+  - name: v1beta1`, `  versions: [{name: v0, served: false, storage: false}]
+  other:
+  - name: v1beta1`, 1)
+	for _, tc := range []struct {
+		name, file, content, want string
+	}{
+		{"block-style YAML", "crd.yaml", original, ""},
+		{"JSON", "crd.json", `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.com"},"spec":{"versions":[]}}`, "is JSON"},
+		{"CRLF line endings", "crd.yaml", strings.ReplaceAll(original, "\n", "\r\n"), "has CRLF line endings"},
+		{"flow-style versions", "crd.yaml", flowVersions, "spec.versions is written in flow style"},
+		{"flow-style annotations", "crd.yaml", strings.Replace(original, "  name: widgets.example.com\n", "  name: widgets.example.com\n  annotations: {a: b}\n", 1), "metadata.annotations is written in flow style"},
+	} {
+		path := filepath.Join(t.TempDir(), tc.file)
+		if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files, err := Read(path)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		crds, err := files[0].CRDs()
+		if err != nil || len(crds) != 1 {
+			t.Fatalf("%s: %v %d CRDs", tc.name, err, len(crds))
+		}
+		err = crds[0].Editable()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
