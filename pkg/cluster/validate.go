@@ -8,11 +8,8 @@ import (
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
-	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
-	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -29,9 +26,9 @@ type ValidateOptions struct {
 }
 
 // ValidateObjects validates every live object of the CRD against each
-// version of the new CRD manifest that has a schema, with the API server's
-// own code (the custom resource strategy: pruning, defaulting, OpenAPI
-// schema, CEL rules, list-type invariants). Two levels:
+// version of the new CRD manifest that has a schema, with the packages the
+// API server's custom resource strategy runs (pruning, defaulting, OpenAPI
+// schema, CEL rules, list-type invariants, ratcheting). Two levels:
 //   - error: even an update that changes nothing is refused (ratcheting
 //     does not let it through: a transition rule, say);
 //   - warning: invalid under the new schema, let through while the field
@@ -76,16 +73,12 @@ func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *api
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", next.Name, v.Name, err)
 	}
-	structural, err := structuralschema.NewStructural(internal)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: the schema is not structural: %w", next.Name, v.Name, err)
-	}
-	validator, _, err := apiservervalidation.NewSchemaValidator(internal)
+	validator, err := newCRValidator(internal)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", next.Name, v.Name, err)
 	}
+	structural := validator.structural
 	gvk := schema.GroupVersionKind{Group: next.Spec.Group, Version: v.Name, Kind: next.Spec.Names.Kind}
-	strategy := customresource.NewStrategy(nil, next.Spec.Scope == apiextensionsv1.NamespaceScoped, gvk, validator, nil, structural, nil, nil, nil)
 
 	ri := dyn.Resource(schema.GroupVersionResource{Group: live.Spec.Group, Version: readAt, Resource: live.Spec.Names.Plural})
 	var out []lifecycle.Finding
@@ -111,10 +104,10 @@ func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *api
 			if ns := obj.GetNamespace(); ns != "" {
 				name = ns + "/" + name
 			}
-			if errs := strategy.ValidateUpdate(ctx, obj, obj.DeepCopy()); len(errs) > 0 {
+			if errs := validator.ValidateUpdate(ctx, obj.Object, obj.DeepCopy().Object); len(errs) > 0 {
 				out = append(out, objectFinding(lifecycle.SeverityError, "objectRefused", next.Name, v.Name, name,
 					"even an update that changes nothing is refused", errs))
-			} else if errs := strategy.Validate(ctx, obj); len(errs) > 0 {
+			} else if errs := validator.Validate(ctx, obj.Object); len(errs) > 0 {
 				out = append(out, objectFinding(lifecycle.SeverityWarning, "objectInvalid", next.Name, v.Name, name,
 					"invalid under the new schema; let through while these fields stay as they are (validation ratcheting), refused the first time someone edits them", errs))
 			}
