@@ -2,6 +2,8 @@ module github.com/kubectl-crdversion/kubectl-crdversion
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	github.com/go-logr/logr v1.4.3
 	github.com/schollz/progressbar/v3 v3.19.1

@@ -13,6 +13,10 @@ VERSION="${VERSION:-v0.1.0}"
 PLATFORMS="${PLATFORMS:-$DEFAULT_PLATFORMS}"
 DIST="${DIST:-dist}"
 REPO="https://github.com/kubectl-crdversion/kubectl-crdversion"
+# The archives' bytes, and so plugins.yaml's sums, depend on the exact Go
+# release: build with the one go.mod pins (fetched like a module if absent).
+GOTOOLCHAIN="$(sed -n 's/^toolchain //p' go.mod)"
+export GOTOOLCHAIN
 
 [[ "$VERSION" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] || { echo "error: VERSION $VERSION is not semver with a leading v" >&2; exit 1; }
 [ -f LICENSE ] || { echo "error: LICENSE is missing" >&2; exit 1; }
@@ -35,8 +39,14 @@ for platform in $PLATFORMS; do
 	mkdir -p "$stage"
 	CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" go build -trimpath \
 		-ldflags "-s -w -X main.version=$VERSION -buildid=" -o "$stage/$bin" ./cmd/kubectl-crdversion
-	cp LICENSE cmd/kubectl-crdversion/kubectl_complete-crdversion "$stage/"
-	chmod 0755 "$stage/$bin" "$stage/kubectl_complete-crdversion"
+	# The completion shim is a shell script: no use on Windows.
+	shim=kubectl_complete-crdversion shim_yaml="    - from: kubectl_complete-crdversion
+      to: .
+"
+	[ "$os" = windows ] && shim="" shim_yaml=""
+	cp LICENSE "$stage/"
+	[ -n "$shim" ] && cp "cmd/kubectl-crdversion/$shim" "$stage/" && chmod 0755 "$stage/$shim"
+	chmod 0755 "$stage/$bin"
 	chmod 0644 "$stage/LICENSE"
 	# Fixed times and owners: the same sources give the same bytes.
 	find "$stage" -exec touch -h -d @0 {} +
@@ -44,10 +54,10 @@ for platform in $PLATFORMS; do
 	if [ "$os" = windows ]; then
 		archive="$name.zip"
 		rm -f "$DIST/$archive"
-		(cd "$stage" && TZ=UTC zip -q -X "$DIST/$archive" LICENSE "$bin" kubectl_complete-crdversion)
+		(cd "$stage" && TZ=UTC zip -q -X "$DIST/$archive" LICENSE "$bin" $shim)
 	else
 		archive="$name.tar.gz"
-		tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$stage" -cf - LICENSE "$bin" kubectl_complete-crdversion |
+		tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$stage" -cf - LICENSE "$bin" $shim |
 			gzip -n -9 >"$DIST/$archive"
 	fi
 	sum="$(sha256sum "$DIST/$archive" | cut -d' ' -f1)"
@@ -64,9 +74,7 @@ for platform in $PLATFORMS; do
       to: .
     - from: LICENSE
       to: .
-    - from: kubectl_complete-crdversion
-      to: .
-"
+$shim_yaml"
 	echo "dist: $archive $(du -h "$DIST/$archive" | cut -f1) $sum"
 done
 
@@ -89,8 +97,9 @@ spec:
     Re-stores every object at the storage version and prunes
     status.storedVersions only when that is proven safe.
   caveats: |
-    Completion of arguments (kubectl 1.26+): put kubectl_complete-crdversion,
-    shipped next to the plugin, on your PATH.
+    Completion of arguments (kubectl 1.26+): kubectl crdversion completion
+    prints kubectl_complete-crdversion, shipped next to the plugin; put it
+    on your PATH.
   platforms:
 $platforms_yaml
 YAML

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -20,8 +22,23 @@ type etcdServer struct {
 }
 
 // startEtcd starts a single-member etcd on loopback with fsync off: the data
-// is throw-away, and fsync would dominate test time.
+// is throw-away, and fsync would dominate test time. etcd binds ports it is
+// given, not listeners, so a port found free can be taken by another
+// process (a parallel test binary) before etcd binds it: then it starts
+// again on other ports.
 func startEtcd(ctx context.Context, dir string) (*etcdServer, error) {
+	for attempt := 1; ; attempt++ {
+		e, err := startEtcdOnce(ctx, dir)
+		if err == nil || attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
+			return e, err
+		}
+		if err := os.RemoveAll(filepath.Join(dir, "etcd")); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func startEtcdOnce(ctx context.Context, dir string) (*etcdServer, error) {
 	peer, err := freeLocalURL("http")
 	if err != nil {
 		return nil, err

@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 // FieldDiff is one field that differs between two forms of an object: its
@@ -22,9 +25,12 @@ type FieldDiff struct {
 const Absent = "<absent>"
 
 // diffFields walks two decoded JSON values and lists every leaf that
-// differs: into objects by key and into lists by index, so one changed
-// image among twenty containers is one line, not the whole list twice.
-func diffFields(path string, a, b any) []FieldDiff {
+// differs: into objects by key and into lists by index, or, where the
+// schema declares x-kubernetes-list-type: map, by the list's keys
+// (spec.containers[name=web].image), so one changed image among twenty
+// containers is one line, not the whole list twice. s is the schema at
+// path, or nil.
+func diffFields(path string, a, b any, s *apiextensionsv1.JSONSchemaProps) []FieldDiff {
 	am, aok := a.(map[string]any)
 	bm, bok := b.(map[string]any)
 	if aok && bok {
@@ -37,16 +43,19 @@ func diffFields(path string, a, b any) []FieldDiff {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			out = append(out, diffFields(key(path, k), value(am, k), value(bm, k))...)
+			out = append(out, diffFields(key(path, k), value(am, k), value(bm, k), property(s, k))...)
 		}
 		return out
 	}
 	al, aok := a.([]any)
 	bl, bok := b.([]any)
 	if aok && bok {
+		if s != nil && s.XListType != nil && *s.XListType == "map" && len(s.XListMapKeys) > 0 {
+			return diffByKeys(path, al, bl, s)
+		}
 		var out []FieldDiff
 		for i := range max(len(al), len(bl)) {
-			out = append(out, diffFields(fmt.Sprintf("%s[%d]", path, i), index(al, i), index(bl, i))...)
+			out = append(out, diffFields(fmt.Sprintf("%s[%d]", path, i), index(al, i), index(bl, i), items(s))...)
 		}
 		return out
 	}
@@ -54,6 +63,59 @@ func diffFields(path string, a, b any) []FieldDiff {
 		return nil
 	}
 	return []FieldDiff{{Path: path, Before: show(a), After: show(b)}}
+}
+
+// diffByKeys pairs the elements of two map-type lists by their keys.
+func diffByKeys(path string, a, b []any, s *apiextensionsv1.JSONSchemaProps) []FieldDiff {
+	keyOf := func(e any) string {
+		m, _ := e.(map[string]any)
+		parts := make([]string, len(s.XListMapKeys))
+		for i, k := range s.XListMapKeys {
+			parts[i] = fmt.Sprintf("%s=%v", k, m[k])
+		}
+		return strings.Join(parts, ",")
+	}
+	byKey := map[string]any{}
+	for _, e := range b {
+		byKey[keyOf(e)] = e
+	}
+	var out []FieldDiff
+	seen := map[string]bool{}
+	for _, e := range a {
+		k := keyOf(e)
+		seen[k] = true
+		other, ok := byKey[k]
+		if !ok {
+			other = absent{}
+		}
+		out = append(out, diffFields(fmt.Sprintf("%s[%s]", path, k), e, other, items(s))...)
+	}
+	for _, e := range b {
+		if k := keyOf(e); !seen[k] {
+			out = append(out, diffFields(fmt.Sprintf("%s[%s]", path, k), absent{}, e, items(s))...)
+		}
+	}
+	return out
+}
+
+func property(s *apiextensionsv1.JSONSchemaProps, k string) *apiextensionsv1.JSONSchemaProps {
+	if s == nil {
+		return nil
+	}
+	if p, ok := s.Properties[k]; ok {
+		return &p
+	}
+	if s.AdditionalProperties != nil {
+		return s.AdditionalProperties.Schema
+	}
+	return nil
+}
+
+func items(s *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps {
+	if s == nil || s.Items == nil {
+		return nil
+	}
+	return s.Items.Schema
 }
 
 type absent struct{}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 func TestDiffFields(t *testing.T) {
@@ -41,9 +43,25 @@ func TestDiffFields(t *testing.T) {
 			[]FieldDiff{{"metadata.annotations['a.b/c']", `"x"`, `"y"`}}},
 		{"a type change shows whole values", `{"s":{"a":1}}`, `{"s":"x"}`, []FieldDiff{{"s", `{"a":1}`, `"x"`}}},
 	} {
-		got := diffFields("", parse(tc.a), parse(tc.b))
+		got := diffFields("", parse(tc.a), parse(tc.b), nil)
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s:\n got %v\nwant %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A list the schema keys (x-kubernetes-list-type: map) is diffed by its
+// keys: an element moved or inserted is not a change of every index after it.
+func TestDiffFieldsByListMapKeys(t *testing.T) {
+	mapType := "map"
+	s := &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+		"ports": {Type: "array", XListType: &mapType, XListMapKeys: []string{"name"},
+			Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}}}}
+	a := map[string]any{"ports": []any{map[string]any{"name": "http", "port": 80.0}, map[string]any{"name": "https", "port": 443.0}}}
+	b := map[string]any{"ports": []any{map[string]any{"name": "https", "port": 8443.0}, map[string]any{"name": "http", "port": 80.0}}}
+	got := diffFields("", a, b, s)
+	want := []FieldDiff{{"ports[name=https].port", "443", "8443"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }

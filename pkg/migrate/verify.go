@@ -112,7 +112,7 @@ func Verify(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface,
 		for _, item := range p.Items {
 			g.Go(func() error {
 				for _, v := range res.Versions {
-					loss, skip, err := roundTrip(gctx, dyn.Resource(gvr(v)), gvr(v).GroupResource(), item.Namespace, item.Name)
+					loss, skip, err := roundTrip(gctx, dyn.Resource(gvr(v)), gvr(v).GroupResource(), item.Namespace, item.Name, schemaOf(crd, v))
 					if err != nil {
 						return err
 					}
@@ -162,7 +162,7 @@ func reverseTrip(crd *apiextensionsv1.CustomResourceDefinition, storage, v strin
 // between the read and the check is skipped: the object in hand is no longer
 // the object in the cluster. An API error other than a conversion or
 // validation failure ends the check.
-func roundTrip(ctx context.Context, ri dynamic.NamespaceableResourceInterface, gr schema.GroupResource, ns, name string) (*Loss, bool, error) {
+func roundTrip(ctx context.Context, ri dynamic.NamespaceableResourceInterface, gr schema.GroupResource, ns, name string, s *apiextensionsv1.JSONSchemaProps) (*Loss, bool, error) {
 	r := ri.Namespace(ns)
 	read, err := r.Get(ctx, name, metav1.GetOptions{})
 	switch {
@@ -182,7 +182,7 @@ func roundTrip(ctx context.Context, ri dynamic.NamespaceableResourceInterface, g
 	case err != nil:
 		return nil, false, err
 	}
-	if diffs := diffFields("", comparable(read), comparable(back)); len(diffs) > 0 {
+	if diffs := diffFields("", comparable(read), comparable(back), s); len(diffs) > 0 {
 		return &Loss{Namespace: ns, Name: name, Diffs: diffs}, false, nil
 	}
 	return nil, false, nil
@@ -201,6 +201,17 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 // validation failed) from an error about the cluster or the request.
 func isObjectFailure(err error) bool {
 	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsInternalError(err)
+}
+
+// schemaOf is version v's schema, or nil: it tells the diff which lists
+// are keyed.
+func schemaOf(crd *apiextensionsv1.CustomResourceDefinition, v string) *apiextensionsv1.JSONSchemaProps {
+	for _, ver := range crd.Spec.Versions {
+		if ver.Name == v && ver.Schema != nil {
+			return ver.Schema.OpenAPIV3Schema
+		}
+	}
+	return nil
 }
 
 func served(crd *apiextensionsv1.CustomResourceDefinition, v string) bool {
