@@ -21,17 +21,6 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
-// defaultConcurrency was picked by measurement (make bench, 10k objects, 2
-// cores shared by server and client): with 16 writers migrate made 0.93 of
-// the raw ceiling with the server next to it but only 0.64 with 10 ms
-// between them, where 32 writers hide the latency; the server saturates
-// well before 32 writers hurt it.
-const defaultConcurrency = 32
-
-// defaultWaitTimeout bounds the wait for a storage switch: an API server
-// sees a CRD update within seconds; minutes mean something is wrong.
-const defaultWaitTimeout = 2 * time.Minute
-
 // MigrateOptions holds what `kubectl crdversion migrate` needs.
 type MigrateOptions struct {
 	configFlags *genericclioptions.ConfigFlags
@@ -91,8 +80,8 @@ Exit status is 3 when an object failed or storedVersions could not be pruned.`,
 		RunE:              runE(o),
 	}
 	cmd.Flags().BoolVar(&o.All, "all", false, "Every CRD whose storedVersions holds more than the storage version")
-	cmd.Flags().IntVar(&o.Concurrency, "concurrency", defaultConcurrency, "Objects written at once")
-	cmd.Flags().Int64Var(&o.PageSize, "page-size", 500, "Objects listed per request")
+	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Objects written at once")
+	cmd.Flags().Int64Var(&o.PageSize, "page-size", migrate.DefaultPageSize, "Objects listed per request")
 	cmd.Flags().Float32Var(&o.QPS, "qps", 1000, "Client-side requests per second (client-go's default of 5 would cap a migration at 5 objects/s)")
 	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none" or "server": every write sent with dryRun=All, listing each object the storage version's schema or admission would reject; nothing is written`)
@@ -101,7 +90,7 @@ Exit status is 3 when an object failed or storedVersions could not be pruned.`,
 	cmd.Flags().StringVar(&o.FailuresFile, "failures-file", "", "Write every failed object as a JSON line to this file")
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|name|jsonpath=...|go-template=...")
-	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", defaultWaitTimeout, "How long to wait for a storage version switch to take effect")
+	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", migrate.DefaultSwitchTimeout, "How long to wait for a storage version switch to take effect")
 	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version (twice the API server's request timeout); the prune waits it out and re-stores once more. 0: no wait")
 	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
 	completeValues(cmd, "dry-run", "none", "server")

@@ -152,8 +152,8 @@ func (o *PromoteOptions) checkSwitch(ctx context.Context, p *lifecycle.Plan) err
 	back := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return lifecycle.PlanRollback(crd, p.Pair.New)
 	}
-	res, err := migrate.CheckSwitch(ctx, mc, p.CRD, p.Pair.Old, defaultWaitTimeout,
-		migrate.ProveOptions{Concurrency: defaultConcurrency, PageSize: 500, Progress: bar.Update}, back)
+	res, err := migrate.CheckSwitch(ctx, mc, p.CRD, p.Pair.Old, migrate.DefaultSwitchTimeout,
+		migrate.ProveOptions{Concurrency: migrate.DefaultConcurrency, PageSize: migrate.DefaultPageSize, Progress: bar.Update}, back)
 	bar.Finish()
 	if werr := report.WriteSwitchCheck(o.Out, p.CRD, res); werr != nil {
 		return werr
@@ -176,7 +176,7 @@ func (o *PromoteOptions) cleanManagedFields(ctx context.Context, name string) er
 		return err
 	}
 	bar := report.NewProgress(o.ErrOut, "clean managedFields of "+name, isTerminal(o.ErrOut), false)
-	res := migrate.CleanManagedFields(ctx, o.clients.metadata, crd, migrate.RestoreOptions{Concurrency: defaultConcurrency, PageSize: 500, Progress: bar.Update})
+	res := migrate.CleanManagedFields(ctx, o.clients.metadata, crd, migrate.RestoreOptions{Concurrency: migrate.DefaultConcurrency, PageSize: migrate.DefaultPageSize, Progress: bar.Update})
 	bar.Finish()
 	fmt.Fprintf(o.Out, "managedFields: %s cleaned of entries at unserved versions, %d had none, %d failed\n", lifecycle.Objects(res.Rewritten), res.Unchanged, res.Failed)
 	if !res.Complete() {

@@ -100,7 +100,7 @@ func Assess(crd *apiextensionsv1.CustomResourceDefinition) Assessment {
 		Conversion:     conversionStrategy(crd),
 		StorageVersion: StorageVersion(crd),
 		StoredVersions: append([]string{}, crd.Status.StoredVersions...),
-		Migrating:      storageMigrating(crd),
+		Migrating:      StorageMigrating(crd),
 		Problems:       []Problem{},
 	}
 	for _, v := range crd.Spec.Versions {
@@ -270,7 +270,9 @@ func conversionStrategy(crd *apiextensionsv1.CustomResourceDefinition) string {
 	return string(crd.Spec.Conversion.Strategy)
 }
 
-func storageMigrating(crd *apiextensionsv1.CustomResourceDefinition) bool {
+// StorageMigrating reports the CRD condition the cluster's own storage
+// version migrator sets while it re-stores the resource.
+func StorageMigrating(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	for _, c := range crd.Status.Conditions {
 		if c.Type == apiextensionsv1.StorageMigrating && c.Status == apiextensionsv1.ConditionTrue {
 			return true

@@ -130,7 +130,10 @@ func TestMigrateInterruptedThenRerun(t *testing.T) {
 		t.Fatalf("interrupted run: %+v", res)
 	}
 	again, err := Migrate(t.Context(), s.clients, s.crd, opts())
-	if err != nil || !again.Complete() || !again.Pruned || again.Rewritten+res.Rewritten != n {
+	// Writes in flight at the interrupt were abandoned: the server may have
+	// made them without the first run seeing it, so up to Concurrency
+	// objects are counted by neither run.
+	if sum := again.Rewritten + res.Rewritten; err != nil || !again.Complete() || !again.Pruned || sum > n || sum < n-int64(o.Concurrency) {
 		t.Fatalf("rerun: %+v %v (first run re-stored %d)", again, err, res.Rewritten)
 	}
 	assertSame(t, before, s.contents(t))

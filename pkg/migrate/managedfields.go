@@ -40,7 +40,7 @@ func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiex
 				return 0, err
 			}
 			out, got, err := withRetries(ctx, opts.RetryFor, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
-				return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts.DryRun))
+				return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts))
 			})
 			if err != nil || out == outcomeGone {
 				return out, err

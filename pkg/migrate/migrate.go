@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,7 +32,8 @@ type Clients struct {
 	FreshDiscovery func() (discovery.DiscoveryInterface, func(), error)
 }
 
-// Options tune a migration.
+// Options tune a migration. The zero value is the default (no prune: say
+// Prune to prune).
 type Options struct {
 	RestoreOptions
 	// Prune storedVersions to the storage version when every object is
@@ -39,7 +42,8 @@ type Options struct {
 	// Force goes ahead while the cluster's own migrator reports
 	// StorageMigrating=True.
 	Force bool
-	// SwitchTimeout bounds the wait for the storage switch to take effect.
+	// SwitchTimeout bounds the wait for the storage switch to take effect
+	// (0: DefaultSwitchTimeout).
 	SwitchTimeout time.Duration
 	// CleanManagedFields drops managedFields entries of unserved versions
 	// after the re-store pass.
@@ -51,8 +55,13 @@ type Options struct {
 	// before it may still land at the old version (0: DefaultSwitchGrace;
 	// negative: none). The prune waits it out and re-stores once more.
 	SwitchGrace time.Duration
-	// Notify, when set, hears what the migration is waiting for.
+	// Notify, when set, hears what the migration is waiting for, in words
+	// for a person.
 	Notify func(string)
+	// Log hears each phase as it ends (switch observed, webhook answered,
+	// proof, pass done, settle, prune), with its reason; the zero Logger
+	// discards them.
+	Log logr.Logger
 	// CheckProgress, when set, hears the progress of a per-object check of
 	// old→new→old, when one runs before the re-store.
 	CheckProgress func(done, total int64)
@@ -73,8 +82,10 @@ type Result struct {
 	Settle *RestoreResult `json:"settle,omitempty"`
 	// Pruned is true when storedVersions was written down to [storage].
 	Pruned bool `json:"pruned"`
-	// PruneSkipped says why storedVersions was left as it is.
+	// PruneSkipped says why storedVersions was left as it is; PruneReason
+	// says it, or that it was pruned, in a word a program can branch on.
 	PruneSkipped        string        `json:"pruneSkipped,omitempty"`
+	PruneReason         PruneReason   `json:"pruneReason,omitempty"`
 	StoredVersionsAfter []string      `json:"storedVersionsAfter"`
 	Duration            time.Duration `json:"duration"`
 	// ManagedFields is the cleaning pass, when one ran.
@@ -84,7 +95,7 @@ type Result struct {
 // NeedsAttention reports a migration that finished without proving every
 // object re-stored, or without pruning when it was asked to.
 func (r *Result) NeedsAttention(prune bool) bool {
-	return !r.Complete() || r.Changed > 0 || (prune && !r.Pruned && r.PruneSkipped != nothingToPrune) ||
+	return !r.Complete() || r.Changed > 0 || (prune && !r.Pruned && r.PruneReason != PruneNothingToPrune) ||
 		(r.Settle != nil && (!r.Settle.Complete() || r.Settle.Changed > 0)) ||
 		(r.ManagedFields != nil && !r.ManagedFields.Complete())
 }
@@ -97,6 +108,11 @@ const nothingToPrune = "storedVersions already holds only the storage version"
 // the storage switch is in effect; a conversion webhook answers; every
 // object is re-written; the CRD did not change meanwhile; prune.
 func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result, error) {
+	opts = opts.withDefaults()
+	if opts.DryRun == DryRunClient {
+		return nil, ErrClientDryRun
+	}
+	log := opts.Log.WithValues("crd", name)
 	start := time.Now()
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -104,29 +120,33 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	}
 	res := &Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, Proofs: []Proof{}}
 	res.StoredVersionsAfter = res.StoredVersions
-	if migrating(crd) && !opts.Force {
-		return nil, fmt.Errorf("%s has StorageMigrating=True: the cluster's own storage version migrator is at work on it; let it finish, or pass --force", crd.Name)
+	if lifecycle.StorageMigrating(crd) && !opts.Force {
+		return nil, fmt.Errorf("%s has StorageMigrating=True: %w on it; let it finish, or pass --force", crd.Name, ErrClusterMigrating)
 	}
 	if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout); err != nil {
 		return nil, err
 	}
+	log.Info("storage switch in effect", "storage", res.Storage)
 	if err := probeConversion(ctx, c.Dynamic, crd); err != nil {
 		return nil, err
 	}
+	log.Info("conversion answers", "webhook", crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter)
 	if res.Proofs, err = proofs(ctx, c, crd, opts); err != nil {
 		return nil, err
 	}
 	for _, p := range res.Proofs {
+		log.Info("old→new→old", "version", p.Version, "by", p.By, "holds", p.Holds(), "detail", p.Detail)
 		if !p.Holds() {
 			res.Failures = []Failure{}
-			res.Stopped = fmt.Sprintf("nothing was re-stored: %s (--accept-loss re-stores anyway)", p.Detail)
-			res.PruneSkipped = "nothing was re-stored"
+			res.StopReason, res.Stopped = StopNotProven, fmt.Sprintf("nothing was re-stored: %s (--accept-loss re-stores anyway)", p.Detail)
+			res.PruneReason, res.PruneSkipped = PruneIncomplete, "nothing was re-stored"
 			res.Duration = time.Since(start)
 			return res, nil
 		}
 	}
 	passStart := time.Now()
 	res.RestoreResult = *Restore(ctx, c.Metadata, crd, opts.RestoreOptions)
+	log.Info("re-store pass done", "rewritten", res.Rewritten, "unchanged", res.Unchanged, "failed", res.Failed, "stopped", res.StopReason)
 	if opts.CleanManagedFields && ctx.Err() == nil {
 		res.ManagedFields = CleanManagedFields(ctx, c.Metadata, crd, opts.RestoreOptions)
 	}
@@ -139,19 +159,24 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	}
 	switch {
 	case opts.DryRun == DryRunServer:
-		res.PruneSkipped = "dry run: nothing was re-stored, so nothing is proven"
+		res.PruneReason, res.PruneSkipped = PruneDryRun, "dry run: nothing was re-stored, so nothing is proven"
 	case !opts.Prune:
-		res.PruneSkipped = "--prune=false"
+		res.PruneReason, res.PruneSkipped = PruneDisabled, "--prune=false"
 	case !res.Complete():
-		res.PruneSkipped = "not every object was re-stored"
+		res.PruneReason, res.PruneSkipped = PruneIncomplete, "not every object was re-stored"
 	case res.Settle != nil && !res.Settle.Complete():
-		res.PruneSkipped = "the second pass after the switch grace did not re-store every object"
+		res.PruneReason, res.PruneSkipped = PruneIncomplete, "the second pass after the switch grace did not re-store every object"
 	default:
-		res.Pruned, res.PruneSkipped, res.StoredVersionsAfter, err = Prune(ctx, c.CRDs, crd, opts.DryRun)
+		pr, err := Prune(ctx, c.CRDs, crd, PruneOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager})
 		if err != nil {
 			return nil, err
 		}
+		res.Pruned, res.PruneReason, res.StoredVersionsAfter = pr.Pruned, pr.Reason, pr.StoredVersionsAfter
+		if !pr.Pruned {
+			res.PruneSkipped = pr.Message
+		}
 	}
+	log.Info("prune", "reason", res.PruneReason, "storedVersions", res.StoredVersionsAfter)
 	res.Duration = time.Since(start)
 	return res, nil
 }
@@ -221,19 +246,26 @@ func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensi
 		}
 		gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v.Name, Resource: crd.Spec.Names.Plural}
 		if _, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
-			return fmt.Errorf("the conversion webhook of %s does not answer (reading at %s: %v): nothing was written", crd.Name, v.Name, err)
+			return fmt.Errorf("%w: %s (reading at %s: %v): nothing was written", ErrWebhookUnavailable, crd.Name, v.Name, err)
 		}
 	}
 	return nil
 }
 
-func migrating(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.StorageMigrating && c.Status == apiextensionsv1.ConditionTrue {
-			return true
-		}
-	}
-	return false
+// PruneOptions tune Prune.
+type PruneOptions struct {
+	// DryRun "server" sends the prune with dryRun=All; "client" is refused.
+	DryRun DryRun
+	// FieldManager names the write (default "kubectl-crdversion").
+	FieldManager string
+}
+
+// PruneResult is what Prune did.
+type PruneResult struct {
+	Pruned              bool
+	Reason              PruneReason
+	Message             string
+	StoredVersionsAfter []string
 }
 
 // Prune writes status.storedVersions down to the storage version, through
@@ -241,50 +273,56 @@ func migrating(crd *apiextensionsv1.CustomResourceDefinition) bool {
 // what the migration started from: the same storage version and generation,
 // and storedVersions gained nothing but the storage version. Otherwise it
 // says why not and leaves it.
-func Prune(ctx context.Context, client apiextensionsclient.Interface, started *apiextensionsv1.CustomResourceDefinition, dryRun DryRun) (bool, string, []string, error) {
+func Prune(ctx context.Context, client apiextensionsclient.Interface, started *apiextensionsv1.CustomResourceDefinition, opts PruneOptions) (*PruneResult, error) {
+	if opts.DryRun == DryRunClient {
+		return nil, ErrClientDryRun
+	}
+	if opts.FieldManager == "" {
+		opts.FieldManager = FieldManager
+	}
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	storage := lifecycle.StorageVersion(started)
 	for range maxReplans {
 		fresh, err := crds.Get(ctx, started.Name, metav1.GetOptions{})
 		if err != nil {
-			return false, "", nil, err
+			return nil, err
 		}
-		if why := pruneRefusal(started, fresh); why != "" {
-			return false, why, fresh.Status.StoredVersions, nil
+		if reason, why := pruneRefusal(started, fresh); why != "" {
+			return &PruneResult{Reason: reason, Message: why, StoredVersionsAfter: fresh.Status.StoredVersions}, nil
 		}
 		if slices.Equal(fresh.Status.StoredVersions, []string{storage}) {
-			return false, nothingToPrune, fresh.Status.StoredVersions, nil
+			return &PruneResult{Reason: PruneNothingToPrune, Message: "storedVersions already holds only the storage version", StoredVersionsAfter: fresh.Status.StoredVersions}, nil
 		}
 		fresh.Status.StoredVersions = []string{storage}
-		opts := metav1.UpdateOptions{FieldManager: FieldManager}
-		if dryRun == DryRunServer {
-			opts.DryRun = []string{metav1.DryRunAll}
+		uo := metav1.UpdateOptions{FieldManager: opts.FieldManager}
+		if opts.DryRun == DryRunServer {
+			uo.DryRun = []string{metav1.DryRunAll}
 		}
-		updated, err := crds.UpdateStatus(ctx, fresh, opts)
+		updated, err := crds.UpdateStatus(ctx, fresh, uo)
 		if err == nil {
-			return true, "", updated.Status.StoredVersions, nil
+			return &PruneResult{Pruned: true, Reason: PrunePruned, StoredVersionsAfter: updated.Status.StoredVersions}, nil
 		}
 		if !apierrors.IsConflict(err) {
-			return false, "", nil, fmt.Errorf("pruning storedVersions of %s: %w", started.Name, err)
+			return nil, fmt.Errorf("pruning storedVersions of %s: %w", started.Name, err)
 		}
 	}
-	return false, fmt.Sprintf("%s kept changing while pruning: run again", started.Name), nil, nil
+	return &PruneResult{Reason: PruneKeptChanging, Message: fmt.Sprintf("%s kept changing while pruning: run again", started.Name)}, nil
 }
 
 // pruneRefusal says why the CRD as it is now may not be pruned, or "".
-func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) string {
+func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (PruneReason, string) {
 	storage := lifecycle.StorageVersion(started)
 	switch {
 	case lifecycle.StorageVersion(fresh) != storage:
-		return fmt.Sprintf("the storage version changed from %s to %s during the migration: run it again", storage, lifecycle.StorageVersion(fresh))
+		return PruneStorageChanged, fmt.Sprintf("the storage version changed from %s to %s during the migration: run it again", storage, lifecycle.StorageVersion(fresh))
 	case fresh.Generation != started.Generation:
-		return fmt.Sprintf("the CRD was changed during the migration (generation %d → %d): run it again", started.Generation, fresh.Generation)
-	case migrating(fresh):
-		return fmt.Sprintf("the cluster's storage version migrator is at work on this CRD (StorageMigrating=True): when it is done, kubectl crdversion prune %s", fresh.Name)
+		return PruneCRDChanged, fmt.Sprintf("the CRD was changed during the migration (generation %d → %d): run it again", started.Generation, fresh.Generation)
+	case lifecycle.StorageMigrating(fresh):
+		return PruneClusterMigrating, fmt.Sprintf("the cluster's storage version migrator is at work on this CRD (StorageMigrating=True): when it is done, kubectl crdversion prune %s", fresh.Name)
 	}
 	for _, v := range fresh.Status.StoredVersions {
 		if v != storage && !slices.Contains(started.Status.StoredVersions, v) {
-			return fmt.Sprintf("storedVersions gained %s during the migration: objects may be stored at it; run it again", v)
+			return PruneStoredGained, fmt.Sprintf("storedVersions gained %s during the migration: objects may be stored at it; run it again", v)
 		}
 	}
 	found := false
@@ -292,7 +330,7 @@ func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) stri
 		found = found || v.Name == storage
 	}
 	if !found {
-		return fmt.Sprintf("%s is not in spec.versions: storedVersions must never name a version the CRD lacks", storage)
+		return PruneStorageNotInSpec, fmt.Sprintf("%s is not in spec.versions: storedVersions must never name a version the CRD lacks", storage)
 	}
-	return ""
+	return "", ""
 }

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -255,7 +256,7 @@ func TestMigrateWithConversionWebhookDown(t *testing.T) {
 	before := s.stored(t)
 
 	wh.SetMode(convwebhook.Failing)
-	if _, err := Migrate(t.Context(), s.clients, s.crd, opts()); err == nil || !strings.Contains(err.Error(), "conversion webhook of widgets.example.com does not answer") {
+	if _, err := Migrate(t.Context(), s.clients, s.crd, opts()); !errors.Is(err, ErrWebhookUnavailable) || !strings.Contains(err.Error(), "widgets.example.com") {
 		t.Fatalf("migrate with the webhook down: %v", err)
 	}
 	if after := s.stored(t); fmt.Sprint(after) != fmt.Sprint(before) {

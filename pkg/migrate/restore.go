@@ -20,18 +20,27 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
-// RestoreOptions tune the rewrite pass.
+// RestoreOptions tune the rewrite pass. The zero value is the default.
 type RestoreOptions struct {
+	// Concurrency is objects written at once (0: DefaultConcurrency).
 	Concurrency int
-	PageSize    int64
-	DryRun      DryRun
+	// PageSize is objects listed per request (0: DefaultPageSize).
+	PageSize int64
+	// DryRun "server" sends every write with dryRun=All; "client" is
+	// refused (nothing would be sent).
+	DryRun DryRun
+	// FieldManager names the writes in managedFields (default
+	// "kubectl-crdversion").
+	FieldManager string
 	// Progress, when set, hears the estimated total and each object done.
+	// It is called from many goroutines at once and must be safe for that.
 	Progress func(done, total int64)
 	// OnFailure, when set, hears every failure as it happens (the failures
-	// file); the result keeps the first MaxFailuresKept of them.
+	// file); the result keeps the first MaxFailuresKept of them. Calls come
+	// from many goroutines, one at a time, outside any lock of the pass.
 	OnFailure func(Failure)
 	// RetryFor bounds how long one write is retried while the server is
-	// busy or unreachable (default 30s); past it the run stops.
+	// busy or unreachable (0: DefaultRetryFor); past it the run stops.
 	RetryFor time.Duration
 }
 
@@ -59,8 +68,10 @@ type RestoreResult struct {
 	// ExpiredContinues counts list continue tokens that expired (410) and
 	// were resumed from the same key.
 	ExpiredContinues int `json:"expiredContinues"`
-	// Stopped says why the pass ended before every object was written.
-	Stopped string `json:"stopped,omitempty"`
+	// Stopped says why the pass ended before every object was written;
+	// StopReason says it in a word a program can branch on.
+	Stopped    string     `json:"stopped,omitempty"`
+	StopReason StopReason `json:"stopReason,omitempty"`
 }
 
 // Complete reports a pass that wrote every object without a failure.
@@ -84,30 +95,50 @@ func (u unreachable) Error() string { return "the API server did not answer: " +
 func (u unreachable) Unwrap() error { return u.err }
 
 // Restore writes every object of the CRD back unchanged, so the API server
-// re-encodes each one at the storage version: an empty merge patch changes
-// nothing, and etcd is written only where the encoding differs (the object
-// was stored at another version). Objects are listed a page at a time and
-// written by a bounded pool of workers. Interrupting ctx stops taking new
-// objects; writes in flight finish.
+// re-encodes each one at the storage version: the write changes nothing,
+// and etcd is written only where the encoding differs (the object was
+// stored at another version). Objects are listed a page at a time and
+// written by a bounded pool of workers. Cancelling ctx ends the pass
+// promptly: writes in flight are abandoned (a write that changes nothing
+// either happened or did not; neither leaves anything half-done).
 func Restore(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
 	return forEachObject(ctx, meta, crd, opts, restoreOne)
+}
+
+// stop is why a pass ended early.
+type stop struct {
+	reason StopReason
+	msg    string
 }
 
 // forEachObject lists the CRD's objects at the storage version a page at a
 // time and hands each to write, on a bounded pool of workers.
 func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions, write writer) *RestoreResult {
-	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
+	opts = opts.withDefaults()
 	res := &RestoreResult{Failures: []Failure{}}
+	if opts.DryRun == DryRunClient {
+		res.StopReason, res.Stopped = StopClientDryRun, ErrClientDryRun.Error()+": nothing was sent"
+		return res
+	}
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
 	var (
-		mu      sync.Mutex
-		total   atomic.Int64
-		done    atomic.Int64
-		stopped atomic.Pointer[string]
+		mu       sync.Mutex // res
+		report   sync.Mutex // OnFailure, one call at a time
+		total    atomic.Int64
+		done     atomic.Int64
+		stopped  atomic.Pointer[stop]
+		failures = func(f Failure) {
+			if opts.OnFailure != nil {
+				report.Lock()
+				defer report.Unlock()
+				opts.OnFailure(f)
+			}
+		}
 	)
-	stop := func(why string) { stopped.CompareAndSwap(nil, &why) }
-	items := make(chan item, max(opts.PageSize, 1))
+	halt := func(r StopReason, why string) { stopped.CompareAndSwap(nil, &stop{r, why}) }
+	items := make(chan item, opts.PageSize)
 	var wg sync.WaitGroup
-	for range max(opts.Concurrency, 1) {
+	for range opts.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -116,32 +147,25 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 					continue // drain: nothing new is started
 				}
 				outcome, err := write(ctx, meta.Resource(gvr).Namespace(it.Namespace), gvr.GroupResource(), it, opts)
+				if ctx.Err() != nil && err != nil {
+					continue // abandoned by the interrupt: neither done nor failed
+				}
 				var gone unreachable
 				var changed changedByWrite
+				var f *Failure
 				mu.Lock()
 				switch {
 				case errors.As(err, &gone):
-					stop(gone.Error() + ": writing stopped; objects not yet written were left as they are, run again")
+					halt(StopUnreachable, gone.Error()+": writing stopped; objects not yet written were left as they are, run again")
 				case errors.As(err, &changed):
 					res.Changed++
-					f := Failure{Namespace: it.Namespace, Name: it.Name, Reason: ReasonChangedByWrite, Message: changed.Error()}
-					if len(res.Failures) < MaxFailuresKept {
-						res.Failures = append(res.Failures, f)
-					}
-					if opts.OnFailure != nil {
-						opts.OnFailure(f)
-					}
+					f = &Failure{Namespace: it.Namespace, Name: it.Name, Reason: ReasonChangedByWrite, Message: changed.Error()}
 				case err != nil:
 					res.Failed++
-					f := failureOf(it.Namespace, it.Name, err)
-					if len(res.Failures) < MaxFailuresKept {
-						res.Failures = append(res.Failures, f)
-					}
-					if opts.OnFailure != nil {
-						opts.OnFailure(f)
-					}
+					fl := failureOf(it.Namespace, it.Name, err)
+					f = &fl
 					if isConversionFailure(err) {
-						stop("the conversion webhook is failing: writing stopped so no object is written while conversions fail")
+						halt(StopConversionFailing, "the conversion webhook is failing: writing stopped so no object is written while conversions fail")
 					}
 				case outcome == outcomeRewritten:
 					res.Rewritten++
@@ -152,7 +176,13 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 				case outcome == outcomeConflicted:
 					res.Conflicted++
 				}
+				if f != nil && len(res.Failures) < MaxFailuresKept {
+					res.Failures = append(res.Failures, *f)
+				}
 				mu.Unlock()
+				if f != nil {
+					failures(*f)
+				}
 				if n := done.Add(1); opts.Progress != nil {
 					opts.Progress(n, max(total.Load(), n))
 				}
@@ -160,7 +190,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 		}()
 	}
 	var listErr error
-	res.ExpiredContinues, listErr = ListPages(ctx, meta, gvr, max(opts.PageSize, 1), func(p Page) error {
+	res.ExpiredContinues, listErr = ListPages(ctx, meta, gvr, opts.PageSize, func(p Page) error {
 		known := res.listed() + int64(len(p.Items))
 		if p.Remaining != nil {
 			known += *p.Remaining
@@ -183,11 +213,11 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 	wg.Wait()
 	switch {
 	case stopped.Load() != nil:
-		res.Stopped = *stopped.Load()
+		res.StopReason, res.Stopped = stopped.Load().reason, stopped.Load().msg
 	case ctx.Err() != nil:
-		res.Stopped = "interrupted: objects not yet written were left as they are; run again to complete"
+		res.StopReason, res.Stopped = StopInterrupted, "interrupted: objects not yet written were left as they are; run again to complete"
 	case listErr != nil:
-		res.Stopped = "listing failed: " + listErr.Error()
+		res.StopReason, res.Stopped = StopListFailed, "listing failed: "+listErr.Error()
 	}
 	slices.SortFunc(res.Failures, func(a, b Failure) int {
 		if a.Namespace != b.Namespace {
@@ -222,7 +252,7 @@ const writeTimeout = time.Minute
 func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
 	patch := []byte(fmt.Sprintf(`{"metadata":{"resourceVersion":%q}}`, it.ResourceVersion))
 	out, got, err := withRetries(ctx, opts.RetryFor, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
-		return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts.DryRun))
+		return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts))
 	})
 	if err == nil && got != nil {
 		if what := writeEffects(&it, &got.ObjectMeta); len(what) > 0 {
@@ -232,16 +262,15 @@ func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.Gr
 	return out, err
 }
 
-func patchOptions(dryRun DryRun) metav1.PatchOptions {
-	opts := metav1.PatchOptions{FieldManager: FieldManager}
-	if dryRun == DryRunServer {
+func patchOptions(o RestoreOptions) metav1.PatchOptions {
+	opts := metav1.PatchOptions{FieldManager: o.FieldManager}
+	if o.DryRun == DryRunServer {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	return opts
 }
 
-// withRetries runs one write of object it. It does not inherit ctx's
-// cancellation: an interrupt lets it finish rather than cut it midway.
+// withRetries runs one write of object it; cancelling ctx abandons it.
 // Transient errors (the server busy or restarting) are retried with bounded
 // backoff. A new resourceVersion in the answer means etcd was written. Only
 // the object's own NotFound and a real optimistic-concurrency conflict count
@@ -249,9 +278,9 @@ func patchOptions(dryRun DryRun) metav1.PatchOptions {
 // failure.
 func withRetries(ctx context.Context, retryFor time.Duration, gr schema.GroupResource, it item, write func(context.Context) (*metav1.PartialObjectMetadata, error)) (outcome, *metav1.PartialObjectMetadata, error) {
 	if retryFor <= 0 {
-		retryFor = 30 * time.Second
+		retryFor = DefaultRetryFor
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), retryFor+writeTimeout)
+	wctx, cancel := context.WithTimeout(ctx, retryFor+writeTimeout)
 	defer cancel()
 	deadline := time.Now().Add(retryFor)
 	delay := 100 * time.Millisecond
@@ -272,7 +301,11 @@ func withRetries(ctx context.Context, retryFor time.Duration, gr schema.GroupRes
 		case time.Now().Add(delay).After(deadline):
 			return 0, nil, unreachable{err}
 		}
-		time.Sleep(wait.Jitter(delay, 0.2))
+		select {
+		case <-time.After(wait.Jitter(delay, 0.2)):
+		case <-ctx.Done():
+			return 0, nil, ctx.Err()
+		}
 		delay = min(2*delay, 5*time.Second)
 	}
 }

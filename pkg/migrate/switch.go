@@ -66,8 +66,8 @@ func WaitForSwitch(ctx context.Context, disc discovery.DiscoveryInterface, fresh
 		return seen >= consistentReads, nil
 	})
 	if err != nil {
-		return fmt.Errorf("the switch of %s to storage version %s is not in effect after %s (discovery reports storageVersionHash %q, want %q): nothing was written",
-			crd.Name, storage, timeout, got, want)
+		return fmt.Errorf("%w: %s to storage version %s, after %s (discovery reports storageVersionHash %q, want %q): nothing was written",
+			ErrSwitchNotInEffect, crd.Name, storage, timeout, got, want)
 	}
 	return nil
 }

@@ -18,12 +18,14 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
-// VerifyOptions tune a round-trip check.
+// VerifyOptions tune a round-trip check. The zero value is the default.
 type VerifyOptions struct {
 	// Versions to check; empty means every served version.
-	Versions    []string
+	Versions []string
+	// Concurrency is objects checked at once (0: DefaultConcurrency).
 	Concurrency int
-	PageSize    int64
+	// PageSize is objects listed per request (0: DefaultPageSize).
+	PageSize int64
 	// Progress, when set, is called after each object with the count done
 	// and the estimated total.
 	Progress func(done, total int64)
@@ -73,6 +75,12 @@ func (r *VerifyResult) Verification() lifecycle.Verification {
 // what was read. A difference means converting to storage and back loses
 // something. Nothing is written.
 func Verify(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts VerifyOptions) (*VerifyResult, error) {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = DefaultPageSize
+	}
 	res := &VerifyResult{Storage: lifecycle.StorageVersion(crd), Versions: opts.Versions, Losses: []Loss{}}
 	if len(res.Versions) == 0 {
 		for _, v := range crd.Spec.Versions {
