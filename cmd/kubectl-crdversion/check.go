@@ -98,16 +98,11 @@ func (o *CheckOptions) Complete([]string) error {
 	return nil
 }
 
-// migrateClients are the clients of the cluster check.
+// migrateClients are the clients of the cluster check: four requests per
+// CRD, eight CRDs at a time, where a limit of 100/s would make 500 CRDs take
+// 20 s for no one's benefit.
 func (o *CheckOptions) migrateClients() (migrate.Clients, error) {
-	cfg, err := restConfig(o.configFlags)
-	if err != nil {
-		return migrate.Clients{}, err
-	}
-	// Four requests per CRD, eight CRDs at a time: a limit of 100/s would
-	// make 500 CRDs take 20 s for no one's benefit.
-	cfg.QPS, cfg.Burst = 1000, 1000
-	return migrate.NewClients(cfg)
+	return passClients(o.configFlags)
 }
 
 // Validate checks the input before anything is sent.

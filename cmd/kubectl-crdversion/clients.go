@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
 
 // restConfig returns the client config the global flags describe, with a
@@ -27,6 +28,17 @@ func restConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
 	cfg.QPS, cfg.Burst = 100, 200
 	cfg.UserAgent = "kubectl-crdversion/" + version
 	return cfg, nil
+}
+
+// passClients are the clients of a pass over many objects or CRDs, with a
+// client-side limit (1000/s) that leaves the pace to the API server.
+func passClients(flags *genericclioptions.ConfigFlags) (migrate.Clients, error) {
+	cfg, err := restConfig(flags)
+	if err != nil {
+		return migrate.Clients{}, err
+	}
+	cfg.QPS, cfg.Burst = 1000, 1000
+	return migrate.NewClients(cfg)
 }
 
 // clients are what the commands talk to a cluster with.

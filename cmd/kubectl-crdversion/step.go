@@ -85,12 +85,7 @@ func (o *stepOptions) Validate() error {
 
 // migrateClients are the clients of pkg/migrate's passes over objects.
 func (o *stepOptions) migrateClients() (migrate.Clients, error) {
-	cfg, err := restConfig(o.configFlags)
-	if err != nil {
-		return migrate.Clients{}, err
-	}
-	cfg.QPS, cfg.Burst = 1000, 1000
-	return migrate.NewClients(cfg)
+	return passClients(o.configFlags)
 }
 
 // target resolves the CRD argument on the cluster.

@@ -18,8 +18,8 @@ import (
 )
 
 // Ctrl-C in the middle of `kubectl crdversion migrate`: the signal reaches
-// the plugin (kubectl execs it), the run stops with writes in flight
-// finished, reports itself interrupted, prunes nothing and changes no
+// the plugin (kubectl execs it), the run stops (writes in flight are
+// abandoned: each changes nothing), reports itself interrupted, prunes nothing and changes no
 // object; running again completes and prunes.
 func TestMigrateCtrlC(t *testing.T) {
 	const objects = 1200
@@ -29,28 +29,8 @@ func TestMigrateCtrlC(t *testing.T) {
 	before := e.contents(gvr)
 
 	// A low rate limit keeps the run long enough to interrupt it mid-way.
-	cmd := exec.CommandContext(t.Context(), "kubectl", "crdversion", "migrate", "certificates", "--qps", "100", "--burst", "1", "--concurrency", "2", "--switch-grace=0")
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.sb.KubeconfigPath(), "HOME="+t.TempDir())
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		c, err := e.sb.StoredAPIVersions(ctx, "pki.example.com", "certificates")
-		return c["pki.example.com/v1"] >= 50, err
-	})
-	if err != nil {
-		t.Fatalf("the migration never started writing: %v\n%s", err, errOut.String())
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	var exit *exec.ExitError
-	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 3 {
-		t.Fatalf("interrupted migrate: %v, want exit 3\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
-	}
-	contains(t, "interrupted migrate", out.String(), "stopped: interrupted", "not pruned")
+	out, _ := interruptMigrate(t, e, "certificates")
+	contains(t, "interrupted migrate", out, "stopped: interrupted", "not pruned")
 	c, err := e.sb.StoredAPIVersions(t.Context(), "pki.example.com", "certificates")
 	if err != nil || c["pki.example.com/v1"] == certs || c["pki.example.com/v1alpha2"] == 0 {
 		t.Fatalf("etcd after Ctrl-C: %v %v (want a partly migrated set)", c, err)
@@ -95,7 +75,18 @@ func (e *env) contents(gvr schema.GroupVersionResource) map[string]string {
 // reached is named; the exit says the work is not done.
 func TestMigrateAllCtrlCNamesWhatWasNotDone(t *testing.T) {
 	e := newEnv(t, 1200)
-	cmd := exec.CommandContext(t.Context(), "kubectl", "crdversion", "migrate", "--all", "--qps", "100", "--burst", "1", "--concurrency", "2", "--switch-grace=0")
+	_, errOut := interruptMigrate(t, e, "--all")
+	contains(t, "interrupted migrate --all", errOut, "interrupted: not migrated: gadgets.example.com")
+	if sv := e.crd("gadgets.example.com").Status.StoredVersions; len(sv) != 2 {
+		t.Errorf("gadgets was not reached, yet storedVersions = %v", sv)
+	}
+}
+
+// interruptMigrate runs `kubectl crdversion migrate TARGET` slowly, sends
+// SIGINT once it has re-stored some certificates, and expects exit 3.
+func interruptMigrate(t *testing.T, e *env, target string) (string, string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "kubectl", "crdversion", "migrate", target, "--qps", "100", "--burst", "1", "--concurrency", "2", "--switch-grace=0")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.sb.KubeconfigPath(), "HOME="+t.TempDir())
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -114,10 +105,7 @@ func TestMigrateAllCtrlCNamesWhatWasNotDone(t *testing.T) {
 	}
 	var exit *exec.ExitError
 	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 3 {
-		t.Fatalf("interrupted migrate --all: %v, want exit 3\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+		t.Fatalf("interrupted migrate %s: %v, want exit 3\nstdout:\n%s\nstderr:\n%s", target, err, out.String(), errOut.String())
 	}
-	contains(t, "interrupted migrate --all", errOut.String(), "interrupted: not migrated: gadgets.example.com")
-	if sv := e.crd("gadgets.example.com").Status.StoredVersions; len(sv) != 2 {
-		t.Errorf("gadgets was not reached, yet storedVersions = %v", sv)
-	}
+	return out.String(), errOut.String()
 }
