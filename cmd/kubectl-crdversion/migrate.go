@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -222,8 +220,7 @@ func (o *MigrateOptions) targets(ctx context.Context) ([]*apiextensionsv1.Custom
 	}
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for i := range all {
-		stored := all[i].Status.StoredVersions
-		if len(stored) > 1 || (len(stored) == 1 && stored[0] != lifecycle.StorageVersion(&all[i])) {
+		if lifecycle.MigrationPending(&all[i]) {
 			out = append(out, &all[i])
 		}
 	}
@@ -239,17 +236,7 @@ func (o *MigrateOptions) failuresSink() (func(string, migrate.Failure), func(), 
 	if err != nil {
 		return nil, nil, err
 	}
-	var mu sync.Mutex
-	enc := json.NewEncoder(f)
-	write := func(crd string, fl migrate.Failure) {
-		mu.Lock()
-		defer mu.Unlock()
-		_ = enc.Encode(struct {
-			CRD string `json:"crd"`
-			migrate.Failure
-		}{crd, fl})
-	}
-	return write, func() { _ = f.Close() }, nil
+	return report.FailuresFile(f), func() { _ = f.Close() }, nil
 }
 
 func isTerminal(w any) bool {

@@ -178,11 +178,10 @@ func (o *PromoteOptions) cleanManagedFields(ctx context.Context, name string) er
 	bar := report.NewProgress(o.ErrOut, "clean managedFields of "+name, isTerminal(o.ErrOut), false)
 	res := migrate.CleanManagedFields(ctx, o.clients.metadata, crd, migrate.RestoreOptions{Concurrency: migrate.DefaultConcurrency, PageSize: migrate.DefaultPageSize, Progress: bar.Update})
 	bar.Finish()
-	fmt.Fprintf(o.Out, "managedFields: %s cleaned of entries at unserved versions, %d had none, %d failed\n", lifecycle.Objects(res.Rewritten), res.Unchanged, res.Failed)
+	if err := report.WriteManagedFields(o.Out, o.ErrOut, res); err != nil {
+		return err
+	}
 	if !res.Complete() {
-		for _, f := range res.Failures {
-			fmt.Fprintf(o.ErrOut, "warning: %s/%s: %s\n", f.Namespace, f.Name, f.Message)
-		}
 		return fmt.Errorf("managedFields of %s not cleaned everywhere (%s); run: kubectl crdversion migrate %s --clean-managed-fields", name, res.Stopped, name)
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -98,19 +97,11 @@ func (o *VerifyOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// runVerify runs the check with a progress line on stderr every few
-// seconds, for long runs.
+// runVerify runs the check with progress on stderr, as migrate shows it.
 func runVerify(ctx context.Context, c *clients, crd *apiextensionsv1.CustomResourceDefinition, versions []string, progress io.Writer) (*migrate.VerifyResult, error) {
-	start := time.Now()
-	last := start
-	opts := migrate.VerifyOptions{Versions: versions, Concurrency: 8, PageSize: 500,
-		Progress: func(done, total int64) {
-			if now := time.Now(); now.Sub(last) > 3*time.Second {
-				last = now
-				fmt.Fprintf(progress, "verify %s: %d/%d objects (%s)\n", crd.Name, done, total, now.Sub(start).Round(time.Second))
-			}
-		}}
-	r, err := migrate.Verify(ctx, c.dynamic, c.metadata, crd, opts)
+	bar := report.NewProgress(progress, "verify "+crd.Name, isTerminal(progress), false)
+	defer bar.Finish()
+	r, err := migrate.Verify(ctx, c.dynamic, c.metadata, crd, migrate.VerifyOptions{Versions: versions, Progress: bar.Update})
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s through %s: %w", crd.Name, strings.Join(versions, ","), err)
 	}

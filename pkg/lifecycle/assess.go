@@ -155,9 +155,33 @@ func inferStage(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1
 	}
 }
 
+// Pending lists the versions besides storage that objects may still be
+// stored at: a migration is pending while there is one.
+func (a Assessment) Pending() []string {
+	var out []string
+	for _, v := range a.Versions {
+		if v.Stored && !v.Storage {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+// MigrationPending reports a CRD whose status.storedVersions names a
+// version besides the storage version.
+func MigrationPending(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	storage := StorageVersion(crd)
+	for _, v := range crd.Status.StoredVersions {
+		if v != storage {
+			return true
+		}
+	}
+	return false
+}
+
 func problems(a Assessment) []Problem {
 	out := []Problem{}
-	var pending []string
+	pending := a.Pending()
 	for _, v := range a.Versions {
 		switch {
 		case !v.InSpec:
@@ -169,9 +193,6 @@ func problems(a Assessment) []Problem {
 		case v.Storage && v.Deprecated:
 			out = append(out, Problem{SeverityWarning, v.Name, fmt.Sprintf(
 				"storage version %s is marked deprecated", v.Name)})
-		}
-		if v.Stored && !v.Storage {
-			pending = append(pending, v.Name)
 		}
 	}
 	if len(pending) > 0 {
@@ -190,12 +211,9 @@ func problems(a Assessment) []Problem {
 func nextStep(a Assessment) Next {
 	crd := a.Name
 	byStage := map[Stage][]string{}
-	var pending []string
+	pending := a.Pending()
 	for _, v := range a.Versions {
 		byStage[v.Stage] = append(byStage[v.Stage], v.Name)
-		if v.Stored && !v.Storage {
-			pending = append(pending, v.Name)
-		}
 	}
 	migrate := "kubectl crdversion migrate " + crd
 	switch {

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
@@ -74,7 +76,7 @@ func WriteMigrate(w io.Writer, f Format, results []*migrate.Result, dryRun bool)
 			return err
 		}
 		if mf := r.ManagedFields; mf != nil {
-			if _, err := fmt.Fprintf(w, "  managedFields: %s cleaned of entries at unserved versions, %d had none, %d failed\n", lifecycle.Objects(mf.Rewritten), mf.Unchanged, mf.Failed); err != nil {
+			if _, err := fmt.Fprintf(w, "  %s\n", managedFieldsLine(mf)); err != nil {
 				return err
 			}
 		}
@@ -114,4 +116,41 @@ func changedByWrite(n int64) string {
 		return ""
 	}
 	return fmt.Sprintf(", %d changed by the write", n)
+}
+
+func managedFieldsLine(mf *migrate.RestoreResult) string {
+	return fmt.Sprintf("managedFields: %s cleaned of entries at unserved versions, %d had none, %d failed", lifecycle.Objects(mf.Rewritten), mf.Unchanged, mf.Failed)
+}
+
+// WriteManagedFields reports a managedFields cleanup on its own (promote to
+// removed): the counts on w, each failed object as a warning on errOut.
+func WriteManagedFields(w, errOut io.Writer, mf *migrate.RestoreResult) error {
+	if _, err := fmt.Fprintln(w, managedFieldsLine(mf)); err != nil {
+		return err
+	}
+	for _, f := range mf.Failures {
+		obj := f.Name
+		if f.Namespace != "" {
+			obj = f.Namespace + "/" + f.Name
+		}
+		if _, err := fmt.Fprintf(errOut, "warning: %s: %s\n", obj, f.Message); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FailuresFile writes every failed object as a JSON line (with the CRD's
+// name), as it happens; safe for concurrent calls.
+func FailuresFile(w io.Writer) func(crd string, f migrate.Failure) {
+	var mu sync.Mutex
+	enc := json.NewEncoder(w)
+	return func(crd string, f migrate.Failure) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(struct {
+			CRD string `json:"crd"`
+			migrate.Failure
+		}{crd, f})
+	}
 }
