@@ -9,10 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ReasonChangedByWrite marks, among the failures, an object that a write
-// meant to change nothing did change.
-const ReasonChangedByWrite = "ChangedByWrite"
-
 // changedByWrite is the error of a write that was accepted but changed the
 // object: what it changed.
 type changedByWrite []string

@@ -19,18 +19,6 @@ const maxReplans = 5
 // Planner decides a lifecycle step from the CRD as it is now.
 type Planner func(*apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error)
 
-// StepResult is a planned (and, unless dry-run=client, written) step.
-type StepResult struct {
-	Plan *lifecycle.Plan
-	// Before is the CRD the final plan was made from.
-	Before *apiextensionsv1.CustomResourceDefinition
-	// After is the CRD as the API server returned it (dry-run=server: as it
-	// would be), or the plan's result with dry-run=client.
-	After *apiextensionsv1.CustomResourceDefinition
-	// Replans counts conflicts that made the step re-read and re-plan.
-	Replans int
-}
-
 // ApplyStep reads the CRD, plans the step and writes the result with the
 // resourceVersion it read. A conflict means someone else changed the CRD:
 // the step is re-planned against their change, never written over it.

@@ -63,35 +63,3 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
-
-// StopReason says why a pass over objects ended before every object was
-// written, in a word a program can branch on.
-type StopReason string
-
-const (
-	StopInterrupted       StopReason = "Interrupted"
-	StopUnreachable       StopReason = "Unreachable"
-	StopConversionFailing StopReason = "ConversionFailing"
-	StopListFailed        StopReason = "ListFailed"
-	StopClientDryRun      StopReason = "ClientDryRun"
-	// StopNotProven: nothing was re-stored, since re-storing objects stored
-	// at an old version is not proven to lose nothing (see Result.Proofs).
-	StopNotProven StopReason = "NotProven"
-)
-
-// PruneReason says why status.storedVersions was or was not pruned.
-type PruneReason string
-
-const (
-	PrunePruned           PruneReason = "Pruned"
-	PruneNothingToPrune   PruneReason = "NothingToPrune"
-	PruneDryRun           PruneReason = "DryRun"
-	PruneDisabled         PruneReason = "Disabled"
-	PruneIncomplete       PruneReason = "Incomplete"
-	PruneStorageChanged   PruneReason = "StorageChanged"
-	PruneCRDChanged       PruneReason = "CRDChanged"
-	PruneClusterMigrating PruneReason = "ClusterMigrating"
-	PruneStoredGained     PruneReason = "StoredVersionsGained"
-	PruneStorageNotInSpec PruneReason = "StorageNotInSpec"
-	PruneKeptChanging     PruneReason = "KeptChanging"
-)

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // An operator that owns a CRD re-stores its objects at start-up, after its
@@ -60,7 +61,7 @@ func TestCancelStopsWithinASecond(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.StopReason != migrate.StopInterrupted || res.Failed != 0 || res.Pruned {
+	if res.StopReason != results.StopInterrupted || res.Failed != 0 || res.Pruned {
 		t.Fatalf("cancelled run: %+v", res)
 	}
 	if took > time.Second {

@@ -11,15 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Failure is one object the migration could not re-store.
-type Failure struct {
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-	Code      int32  `json:"code"`
-	Reason    string `json:"reason"`
-	Message   string `json:"message"`
-}
-
 func failureOf(ns, name string, err error) Failure {
 	f := Failure{Namespace: ns, Name: name, Message: err.Error()}
 	var status apierrors.APIStatus

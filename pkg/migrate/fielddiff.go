@@ -3,6 +3,7 @@ package migrate
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"maps"
 	"reflect"
 	"regexp"
@@ -11,18 +12,6 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
-
-// FieldDiff is one field that differs between two forms of an object: its
-// JSONPath-style path (spec.containers[3].image, metadata.annotations['a.b/c'])
-// and both values as JSON, in full; "<absent>" where one side lacks it.
-type FieldDiff struct {
-	Path   string `json:"path"`
-	Before string `json:"before"`
-	After  string `json:"after"`
-}
-
-// Absent stands for a value one side of a diff lacks.
-const Absent = "<absent>"
 
 // diffFields walks two decoded JSON values and lists every leaf that
 // differs: into objects by key and into lists by index, or, where the
@@ -149,7 +138,7 @@ func key(path, k string) string {
 
 func show(v any) string {
 	if _, ok := v.(absent); ok {
-		return Absent
+		return results.Absent
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {

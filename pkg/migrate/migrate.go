@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"slices"
 	"time"
 
@@ -67,39 +68,6 @@ type Options struct {
 	CheckProgress func(done, total int64)
 }
 
-// Result is what a migration of one CRD did.
-type Result struct {
-	CRD            string   `json:"crd"`
-	Storage        string   `json:"storage"`
-	StoredVersions []string `json:"storedVersions"`
-	// Proofs say, per old version in storedVersions, how re-storing its
-	// objects is known to lose nothing.
-	Proofs []Proof `json:"proofs"`
-	RestoreResult
-	// Settle is the second pass made after the switch grace ran out, when
-	// the first began inside it: writes in flight across the switch may
-	// have landed at the old version meanwhile.
-	Settle *RestoreResult `json:"settle,omitempty"`
-	// Pruned is true when storedVersions was written down to [storage].
-	Pruned bool `json:"pruned"`
-	// PruneSkipped says why storedVersions was left as it is; PruneReason
-	// says it, or that it was pruned, in a word a program can branch on.
-	PruneSkipped        string        `json:"pruneSkipped,omitempty"`
-	PruneReason         PruneReason   `json:"pruneReason,omitempty"`
-	StoredVersionsAfter []string      `json:"storedVersionsAfter"`
-	Duration            time.Duration `json:"duration"`
-	// ManagedFields is the cleaning pass, when one ran.
-	ManagedFields *RestoreResult `json:"managedFields,omitempty"`
-}
-
-// NeedsAttention reports a migration that finished without proving every
-// object re-stored, or without pruning when it was asked to.
-func (r *Result) NeedsAttention(prune bool) bool {
-	return !r.Complete() || r.Changed > 0 || (prune && !r.Pruned && r.PruneReason != PruneNothingToPrune) ||
-		(r.Settle != nil && (!r.Settle.Complete() || r.Settle.Changed > 0)) ||
-		(r.ManagedFields != nil && !r.ManagedFields.Complete())
-}
-
 const nothingToPrune = "storedVersions already holds only the storage version"
 
 // Migrate re-stores every object of a CRD at its storage version and, when
@@ -138,8 +106,8 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		log.Info("old→new→old", "version", p.Version, "by", p.By, "holds", p.Holds(), "detail", p.Detail)
 		if !p.Holds() {
 			res.Failures = []Failure{}
-			res.StopReason, res.Stopped = StopNotProven, fmt.Sprintf("nothing was re-stored: %s (--accept-loss re-stores anyway)", p.Detail)
-			res.PruneReason, res.PruneSkipped = PruneIncomplete, "nothing was re-stored"
+			res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: %s (--accept-loss re-stores anyway)", p.Detail)
+			res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "nothing was re-stored"
 			res.Duration = time.Since(start)
 			return res, nil
 		}
@@ -159,13 +127,13 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	}
 	switch {
 	case opts.DryRun == DryRunServer:
-		res.PruneReason, res.PruneSkipped = PruneDryRun, "dry run: nothing was re-stored, so nothing is proven"
+		res.PruneReason, res.PruneSkipped = results.PruneDryRun, "dry run: nothing was re-stored, so nothing is proven"
 	case !opts.Prune:
-		res.PruneReason, res.PruneSkipped = PruneDisabled, "--prune=false"
+		res.PruneReason, res.PruneSkipped = results.PruneDisabled, "--prune=false"
 	case !res.Complete():
-		res.PruneReason, res.PruneSkipped = PruneIncomplete, "not every object was re-stored"
+		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "not every object was re-stored"
 	case res.Settle != nil && !res.Settle.Complete():
-		res.PruneReason, res.PruneSkipped = PruneIncomplete, "the second pass after the switch grace did not re-store every object"
+		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the second pass after the switch grace did not re-store every object"
 	default:
 		pr, err := Prune(ctx, c.CRDs, crd, PruneOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager})
 		if err != nil {
@@ -188,7 +156,7 @@ func proofs(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 		var out []Proof
 		for _, v := range crd.Status.StoredVersions {
 			if v != lifecycle.StorageVersion(crd) {
-				out = append(out, Proof{Version: v, Storage: lifecycle.StorageVersion(crd), By: ProofWaived, Detail: "not checked: --accept-loss"})
+				out = append(out, Proof{Version: v, Storage: lifecycle.StorageVersion(crd), By: results.ProofWaived, Detail: "not checked: --accept-loss"})
 			}
 		}
 		return out, nil
@@ -291,7 +259,7 @@ func Prune(ctx context.Context, client apiextensionsclient.Interface, started *a
 			return &PruneResult{Reason: reason, Message: why, StoredVersionsAfter: fresh.Status.StoredVersions}, nil
 		}
 		if slices.Equal(fresh.Status.StoredVersions, []string{storage}) {
-			return &PruneResult{Reason: PruneNothingToPrune, Message: "storedVersions already holds only the storage version", StoredVersionsAfter: fresh.Status.StoredVersions}, nil
+			return &PruneResult{Reason: results.PruneNothingToPrune, Message: nothingToPrune, StoredVersionsAfter: fresh.Status.StoredVersions}, nil
 		}
 		fresh.Status.StoredVersions = []string{storage}
 		uo := metav1.UpdateOptions{FieldManager: opts.FieldManager}
@@ -300,13 +268,13 @@ func Prune(ctx context.Context, client apiextensionsclient.Interface, started *a
 		}
 		updated, err := crds.UpdateStatus(ctx, fresh, uo)
 		if err == nil {
-			return &PruneResult{Pruned: true, Reason: PrunePruned, StoredVersionsAfter: updated.Status.StoredVersions}, nil
+			return &PruneResult{Pruned: true, Reason: results.PrunePruned, StoredVersionsAfter: updated.Status.StoredVersions}, nil
 		}
 		if !apierrors.IsConflict(err) {
 			return nil, fmt.Errorf("pruning storedVersions of %s: %w", started.Name, err)
 		}
 	}
-	return &PruneResult{Reason: PruneKeptChanging, Message: fmt.Sprintf("%s kept changing while pruning: run again", started.Name)}, nil
+	return &PruneResult{Reason: results.PruneKeptChanging, Message: fmt.Sprintf("%s kept changing while pruning: run again", started.Name)}, nil
 }
 
 // pruneRefusal says why the CRD as it is now may not be pruned, or "".
@@ -314,15 +282,15 @@ func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (Pru
 	storage := lifecycle.StorageVersion(started)
 	switch {
 	case lifecycle.StorageVersion(fresh) != storage:
-		return PruneStorageChanged, fmt.Sprintf("the storage version changed from %s to %s during the migration: run it again", storage, lifecycle.StorageVersion(fresh))
+		return results.PruneStorageChanged, fmt.Sprintf("the storage version changed from %s to %s during the migration: run it again", storage, lifecycle.StorageVersion(fresh))
 	case fresh.Generation != started.Generation:
-		return PruneCRDChanged, fmt.Sprintf("the CRD was changed during the migration (generation %d → %d): run it again", started.Generation, fresh.Generation)
+		return results.PruneCRDChanged, fmt.Sprintf("the CRD was changed during the migration (generation %d → %d): run it again", started.Generation, fresh.Generation)
 	case lifecycle.StorageMigrating(fresh):
-		return PruneClusterMigrating, fmt.Sprintf("the cluster's storage version migrator is at work on this CRD (StorageMigrating=True): when it is done, kubectl crdversion prune %s", fresh.Name)
+		return results.PruneClusterMigrating, fmt.Sprintf("the cluster's storage version migrator is at work on this CRD (StorageMigrating=True): when it is done, kubectl crdversion prune %s", fresh.Name)
 	}
 	for _, v := range fresh.Status.StoredVersions {
 		if v != storage && !slices.Contains(started.Status.StoredVersions, v) {
-			return PruneStoredGained, fmt.Sprintf("storedVersions gained %s during the migration: objects may be stored at it; run it again", v)
+			return results.PruneStoredGained, fmt.Sprintf("storedVersions gained %s during the migration: objects may be stored at it; run it again", v)
 		}
 	}
 	found := false
@@ -330,7 +298,7 @@ func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (Pru
 		found = found || v.Name == storage
 	}
 	if !found {
-		return PruneStorageNotInSpec, fmt.Sprintf("%s is not in spec.versions: storedVersions must never name a version the CRD lacks", storage)
+		return results.PruneStorageNotInSpec, fmt.Sprintf("%s is not in spec.versions: storedVersions must never name a version the CRD lacks", storage)
 	}
 	return "", ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"strings"
 	"sync"
 	"testing"
@@ -147,7 +148,7 @@ func TestMigrateReStoresEveryObjectAndPrunes(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	// Both versions keep everything (conversion None): no object needs a check.
-	if len(res.Proofs) != 1 || res.Proofs[0].By != ProofSchema {
+	if len(res.Proofs) != 1 || res.Proofs[0].By != results.ProofSchema {
 		t.Fatalf("proofs %+v, want one by schema", res.Proofs)
 	}
 	if c := s.stored(t); len(c) != 1 || c["example.com/v1"] != n {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"slices"
 	"time"
 
@@ -13,29 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-)
-
-// ProofKind says what showed that objects stored at an old version survive
-// being re-stored at the storage version.
-type ProofKind string
-
-const (
-	// ProofSchema: conversion None, and the storage version's schema keeps
-	// every field the old one allows; nothing about objects needed.
-	ProofSchema ProofKind = "schema"
-	// ProofRecord: a passed per-object check recorded on the CRD for the
-	// schemas and conversion as they are now.
-	ProofRecord ProofKind = "record"
-	// ProofObjects: every object checked now, through the API server.
-	ProofObjects ProofKind = "objects"
-	// ProofUnreadable: the version is gone from spec.versions, so the API
-	// server cannot read an object stored at it: re-storing one fails
-	// rather than loses anything.
-	ProofUnreadable ProofKind = "unreadable"
-	// ProofNone: nothing proves it (see Detail); re-storing may lose data.
-	ProofNone ProofKind = "none"
-	// ProofWaived: not checked, because the caller accepted losses.
-	ProofWaived ProofKind = "waived"
 )
 
 // ProveOptions tune ProveRestorable.
@@ -53,22 +31,6 @@ type ProveOptions struct {
 	// DryRun none records a passed check on the CRD.
 	DryRun DryRun
 }
-
-// Proof is what is known of the round trip old→storage→old for the objects
-// that may be stored at Version: re-storing them at Storage keeps exactly
-// what that round trip keeps.
-type Proof struct {
-	Version string    `json:"version"`
-	Storage string    `json:"storage"`
-	By      ProofKind `json:"by"`
-	Detail  string    `json:"detail"`
-	Objects int64     `json:"objects,omitempty"`
-	Skipped int64     `json:"skipped,omitempty"`
-	Losses  []Loss    `json:"losses,omitempty"`
-}
-
-// Holds reports a proof that re-storing loses nothing.
-func (p *Proof) Holds() bool { return p.By != ProofNone && len(p.Losses) == 0 }
 
 // ProveRestorable shows, for every old version in status.storedVersions,
 // that its objects survive being re-stored at the storage version: by the
@@ -91,22 +53,22 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 		recorded = recorded && !opts.IgnoreRecords
 		switch {
 		case !inSpec(crd, v):
-			p.By = ProofUnreadable
+			p.By = results.ProofUnreadable
 			p.Detail = fmt.Sprintf("%s is missing from spec.versions: the API server cannot convert an object stored at it, so none can be re-stored with a loss; such an object fails the re-store and blocks the prune", v)
 		case ok:
-			p.By, p.Detail = ProofSchema, trip+" proven by the schemas: "+why
+			p.By, p.Detail = results.ProofSchema, trip+" proven by the schemas: "+why
 		case recorded:
-			p.By, p.Objects = ProofRecord, rec.Objects
+			p.By, p.Objects = results.ProofRecord, rec.Objects
 			p.Detail = fmt.Sprintf("%s checked on %s at %s (recorded on the CRD)", trip, lifecycle.Objects(rec.Objects), rec.At.Format(time.RFC3339))
 		case !served(crd, v):
-			p.By = ProofNone
+			p.By = results.ProofNone
 			p.Detail = fmt.Sprintf("%s cannot be checked: %s is not served, so its objects cannot be read at it (%s); serve it again (kubectl crdversion rollback %s) and run again", trip, v, why, crd.Name)
 		default:
 			vr, err := Verify(ctx, c.Dynamic, c.Metadata, crd, VerifyOptions{Versions: []string{v}, Concurrency: max(opts.Concurrency, 1), PageSize: max(opts.PageSize, 1), Progress: opts.Progress})
 			if err != nil {
 				return nil, fmt.Errorf("checking %s on the objects of %s: %w", trip, crd.Name, err)
 			}
-			p.By, p.Objects, p.Skipped, p.Losses = ProofObjects, vr.Objects, vr.Skipped, vr.Losses
+			p.By, p.Objects, p.Skipped, p.Losses = results.ProofObjects, vr.Objects, vr.Skipped, vr.Losses
 			p.Detail = fmt.Sprintf("%s checked on %s through the API server (%s)", trip, lifecycle.Objects(vr.Objects), why)
 			if len(vr.Losses) > 0 {
 				p.Detail = fmt.Sprintf("%s loses data on %d of %s: re-storing them at %s would make it permanent", trip, len(vr.Losses), lifecycle.Objects(vr.Objects+vr.Skipped), storage)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"slices"
 	"strings"
 	"sync"
@@ -48,35 +49,6 @@ type RestoreOptions struct {
 // run over a million rejected objects stays flat; OnFailure sees them all.
 const MaxFailuresKept = 1000
 
-// RestoreResult counts what the rewrite pass did.
-type RestoreResult struct {
-	Listed int64 `json:"listed"`
-	// Rewritten objects came back with a new resourceVersion: they were
-	// stored at another version (or changed by someone since listed).
-	Rewritten int64 `json:"rewritten"`
-	// Unchanged objects were already stored at the storage version.
-	Unchanged int64 `json:"unchanged"`
-	// Gone were deleted, Conflicted changed by someone else: both done.
-	Gone       int64 `json:"gone"`
-	Conflicted int64 `json:"conflicted"`
-	Failed     int64 `json:"failed"`
-	// Changed objects were written, but the answer shows the write changed
-	// them (mutating admission) or dropped their managedFields (an object
-	// near the size limit): listed among Failures, reason ChangedByWrite.
-	Changed  int64     `json:"changed"`
-	Failures []Failure `json:"failures"`
-	// ExpiredContinues counts list continue tokens that expired (410) and
-	// were resumed from the same key.
-	ExpiredContinues int `json:"expiredContinues"`
-	// Stopped says why the pass ended before every object was written;
-	// StopReason says it in a word a program can branch on.
-	Stopped    string     `json:"stopped,omitempty"`
-	StopReason StopReason `json:"stopReason,omitempty"`
-}
-
-// Complete reports a pass that wrote every object without a failure.
-func (r *RestoreResult) Complete() bool { return r.Failed == 0 && r.Stopped == "" }
-
 // item is one object's metadata, as listed.
 type item = metav1.ObjectMeta
 
@@ -117,7 +89,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 	opts = opts.withDefaults()
 	res := &RestoreResult{Failures: []Failure{}}
 	if opts.DryRun == DryRunClient {
-		res.StopReason, res.Stopped = StopClientDryRun, ErrClientDryRun.Error()+": nothing was sent"
+		res.StopReason, res.Stopped = results.StopClientDryRun, ErrClientDryRun.Error()+": nothing was sent"
 		return res
 	}
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
@@ -156,16 +128,16 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 				mu.Lock()
 				switch {
 				case errors.As(err, &gone):
-					halt(StopUnreachable, gone.Error()+": writing stopped; objects not yet written were left as they are, run again")
+					halt(results.StopUnreachable, gone.Error()+": writing stopped; objects not yet written were left as they are, run again")
 				case errors.As(err, &changed):
 					res.Changed++
-					f = &Failure{Namespace: it.Namespace, Name: it.Name, Reason: ReasonChangedByWrite, Message: changed.Error()}
+					f = &Failure{Namespace: it.Namespace, Name: it.Name, Reason: results.ReasonChangedByWrite, Message: changed.Error()}
 				case err != nil:
 					res.Failed++
 					fl := failureOf(it.Namespace, it.Name, err)
 					f = &fl
 					if isConversionFailure(err) {
-						halt(StopConversionFailing, "the conversion webhook is failing: writing stopped so no object is written while conversions fail")
+						halt(results.StopConversionFailing, "the conversion webhook is failing: writing stopped so no object is written while conversions fail")
 					}
 				case outcome == outcomeRewritten:
 					res.Rewritten++
@@ -191,7 +163,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 	}
 	var listErr error
 	res.ExpiredContinues, listErr = ListPages(ctx, meta, gvr, opts.PageSize, func(p Page) error {
-		known := res.listed() + int64(len(p.Items))
+		known := atomic.LoadInt64(&res.Listed) + int64(len(p.Items))
 		if p.Remaining != nil {
 			known += *p.Remaining
 		}
@@ -215,9 +187,9 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 	case stopped.Load() != nil:
 		res.StopReason, res.Stopped = stopped.Load().reason, stopped.Load().msg
 	case ctx.Err() != nil:
-		res.StopReason, res.Stopped = StopInterrupted, "interrupted: objects not yet written were left as they are; run again to complete"
+		res.StopReason, res.Stopped = results.StopInterrupted, "interrupted: objects not yet written were left as they are; run again to complete"
 	case listErr != nil:
-		res.StopReason, res.Stopped = StopListFailed, "listing failed: "+listErr.Error()
+		res.StopReason, res.Stopped = results.StopListFailed, "listing failed: "+listErr.Error()
 	}
 	slices.SortFunc(res.Failures, func(a, b Failure) int {
 		if a.Namespace != b.Namespace {
@@ -229,8 +201,6 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 }
 
 var errStopped = errors.New("stopped")
-
-func (r *RestoreResult) listed() int64 { return atomic.LoadInt64(&r.Listed) }
 
 type outcome int
 

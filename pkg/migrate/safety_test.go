@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"strings"
 	"testing"
 	"time"
@@ -100,7 +101,7 @@ func TestMigrateReStoresNothingThatOldToNewLoses(t *testing.T) {
 			if res.Rewritten != 0 || res.Pruned || !res.NeedsAttention(true) || !strings.Contains(res.Stopped, "nothing was re-stored") {
 				t.Fatalf("result %+v: want nothing re-stored, not pruned, needs attention", res)
 			}
-			if len(res.Proofs) != 1 || res.Proofs[0].By != ProofObjects || len(res.Proofs[0].Losses) != n/2 {
+			if len(res.Proofs) != 1 || res.Proofs[0].By != results.ProofObjects || len(res.Proofs[0].Losses) != n/2 {
 				t.Fatalf("proofs %+v: want %d objects losing data, found by checking objects", res.Proofs, n/2)
 			}
 			for _, l := range res.Proofs[0].Losses {
@@ -127,7 +128,7 @@ func TestMigrateReStoresNothingThatOldToNewLoses(t *testing.T) {
 			o := opts()
 			o.AcceptLoss = true
 			res, err = Migrate(t.Context(), s.clients, s.crd, o)
-			if err != nil || !res.Pruned || res.Proofs[0].By != ProofWaived {
+			if err != nil || !res.Pruned || res.Proofs[0].By != results.ProofWaived {
 				t.Fatalf("--accept-loss: %+v %v", res, err)
 			}
 			if got := s.legacyAtV1beta1(t); got != 0 {
@@ -149,7 +150,7 @@ func TestMigrateRecordsAPassedCheck(t *testing.T) {
 	o := opts()
 	o.Prune = false
 	res, err := Migrate(t.Context(), s.clients, s.crd, o)
-	if err != nil || len(res.Proofs) != 1 || res.Proofs[0].By != ProofObjects || res.Proofs[0].Objects != 10 || !res.Complete() {
+	if err != nil || len(res.Proofs) != 1 || res.Proofs[0].By != results.ProofObjects || res.Proofs[0].Objects != 10 || !res.Complete() {
 		t.Fatalf("first run: %+v %v", res, err)
 	}
 	crd, _ := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
@@ -157,7 +158,7 @@ func TestMigrateRecordsAPassedCheck(t *testing.T) {
 		t.Fatalf("record %+v (valid %v)", rec, ok)
 	}
 	res, err = Migrate(t.Context(), s.clients, s.crd, opts())
-	if err != nil || res.Proofs[0].By != ProofRecord || !res.Pruned {
+	if err != nil || res.Proofs[0].By != results.ProofRecord || !res.Pruned {
 		t.Fatalf("second run: %+v %v", res, err)
 	}
 }
@@ -306,7 +307,7 @@ func TestMigrateReportsManagedFieldsDroppedNearTheSizeLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Changed != 1 || !res.NeedsAttention(true) || len(res.Failures) != 1 || res.Failures[0].Name != "big" ||
-		res.Failures[0].Reason != ReasonChangedByWrite || !strings.Contains(res.Failures[0].Message, "dropped managedFields") {
+		res.Failures[0].Reason != results.ReasonChangedByWrite || !strings.Contains(res.Failures[0].Message, "dropped managedFields") {
 		t.Fatalf("result %+v: want the big object reported with its managedFields dropped", res)
 	}
 	after, err := s.clients.Metadata.Resource(s.gvr).Namespace("ns-0").Get(t.Context(), "big", metav1.GetOptions{})

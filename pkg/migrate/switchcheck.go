@@ -8,24 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// SwitchCheck is what checking a storage switch found.
-type SwitchCheck struct {
-	Proofs []Proof `json:"proofs"`
-	// Back is the step that switched the storage version back, when a proof
-	// failed.
-	Back *StepResult `json:"-"`
-}
-
-// Holds reports a switch whose objects may all be re-stored without loss.
-func (s *SwitchCheck) Holds() bool {
-	for _, p := range s.Proofs {
-		if !p.Holds() {
-			return false
-		}
-	}
-	return true
-}
-
 // CheckSwitch runs, right after the CRD's storage version was switched away
 // from old, the check that re-storing old's objects at the new storage
 // version loses nothing (old→new→old on every object, unless the schemas

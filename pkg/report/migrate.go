@@ -3,31 +3,31 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"io"
 	"strings"
 	"sync"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
 
 // MigrateReport is the document `migrate -o json|yaml` prints.
 type MigrateReport struct {
 	APIVersion string            `json:"apiVersion"`
 	Kind       string            `json:"kind"`
-	Items      []*migrate.Result `json:"items"`
+	Items      []*results.Result `json:"items"`
 }
 
 // WriteMigrate renders migrations: a line per CRD with what was done and
 // whether storedVersions was pruned (or why not), then every failure.
-func WriteMigrate(w io.Writer, f Format, results []*migrate.Result, dryRun bool) error {
+func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) error {
 	if f.Document() {
-		if results == nil {
-			results = []*migrate.Result{}
+		if rs == nil {
+			rs = []*results.Result{}
 		}
-		return writeDocument(w, f, MigrateReport{APIVersion: APIVersion, Kind: "MigrateReport", Items: results})
+		return writeDocument(w, f, MigrateReport{APIVersion: APIVersion, Kind: "MigrateReport", Items: rs})
 	}
-	for _, r := range results {
+	for _, r := range rs {
 		for _, p := range r.Proofs {
 			if _, err := fmt.Fprintf(w, "%s: %s\n", r.CRD, p.Detail); err != nil {
 				return err
@@ -83,13 +83,13 @@ func WriteMigrate(w io.Writer, f Format, results []*migrate.Result, dryRun bool)
 	}
 	var rows int
 	t := newTable(w, "CRD", "OBJECT", "CODE", "REASON", "MESSAGE")
-	for _, r := range results {
+	for _, r := range rs {
 		all := r.Failures
 		if r.ManagedFields != nil {
-			all = append(append([]migrate.Failure{}, all...), r.ManagedFields.Failures...)
+			all = append(append([]results.Failure{}, all...), r.ManagedFields.Failures...)
 		}
 		if r.Settle != nil {
-			all = append(append([]migrate.Failure{}, all...), r.Settle.Failures...)
+			all = append(append([]results.Failure{}, all...), r.Settle.Failures...)
 		}
 		for _, fl := range all {
 			obj := fl.Name
@@ -118,13 +118,13 @@ func changedByWrite(n int64) string {
 	return fmt.Sprintf(", %d changed by the write", n)
 }
 
-func managedFieldsLine(mf *migrate.RestoreResult) string {
+func managedFieldsLine(mf *results.RestoreResult) string {
 	return fmt.Sprintf("managedFields: %s cleaned of entries at unserved versions, %d had none, %d failed", lifecycle.Objects(mf.Rewritten), mf.Unchanged, mf.Failed)
 }
 
 // WriteManagedFields reports a managedFields cleanup on its own (promote to
 // removed): the counts on w, each failed object as a warning on errOut.
-func WriteManagedFields(w, errOut io.Writer, mf *migrate.RestoreResult) error {
+func WriteManagedFields(w, errOut io.Writer, mf *results.RestoreResult) error {
 	if _, err := fmt.Fprintln(w, managedFieldsLine(mf)); err != nil {
 		return err
 	}
@@ -142,15 +142,15 @@ func WriteManagedFields(w, errOut io.Writer, mf *migrate.RestoreResult) error {
 
 // FailuresFile writes every failed object as a JSON line (with the CRD's
 // name), as it happens; safe for concurrent calls.
-func FailuresFile(w io.Writer) func(crd string, f migrate.Failure) {
+func FailuresFile(w io.Writer) func(crd string, f results.Failure) {
 	var mu sync.Mutex
 	enc := json.NewEncoder(w)
-	return func(crd string, f migrate.Failure) {
+	return func(crd string, f results.Failure) {
 		mu.Lock()
 		defer mu.Unlock()
 		_ = enc.Encode(struct {
 			CRD string `json:"crd"`
-			migrate.Failure
+			results.Failure
 		}{crd, f})
 	}
 }

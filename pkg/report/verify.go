@@ -2,11 +2,11 @@ package report
 
 import (
 	"fmt"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"io"
 	"strings"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
 
 // VerifyReport is the document `verify -o json|yaml` prints.
@@ -15,13 +15,13 @@ type VerifyReport struct {
 	Kind       string `json:"kind"`
 	CRD        string `json:"crd"`
 	Passed     bool   `json:"passed"`
-	migrate.VerifyResult
+	results.VerifyResult
 }
 
 // WriteVerify renders a round-trip check: which round trips were checked on
 // how many objects, which could not be and what stands for them, then every
 // object that did not come back intact and how.
-func WriteVerify(w io.Writer, f Format, crd string, r *migrate.VerifyResult) error {
+func WriteVerify(w io.Writer, f Format, crd string, r *results.VerifyResult) error {
 	if f.Document() {
 		return writeDocument(w, f, VerifyReport{APIVersion: APIVersion, Kind: "VerifyReport", CRD: crd, Passed: r.Passed(), VerifyResult: *r})
 	}
@@ -52,8 +52,8 @@ func WriteVerify(w io.Writer, f Format, crd string, r *migrate.VerifyResult) err
 }
 
 // writeLosses lists what the proofs found lost, if anything.
-func writeLosses(w io.Writer, proofs []migrate.Proof) error {
-	var all []migrate.Loss
+func writeLosses(w io.Writer, proofs []results.Proof) error {
+	var all []results.Loss
 	for _, p := range proofs {
 		all = append(all, p.Losses...)
 	}
@@ -71,7 +71,7 @@ func writeLosses(w io.Writer, proofs []migrate.Proof) error {
 }
 
 // lossTable shows every field an object lost or changed on the round trip.
-func lossTable(w io.Writer, losses []migrate.Loss) error {
+func lossTable(w io.Writer, losses []results.Loss) error {
 	t := newTable(w, "OBJECT", "VERSION", "FIELD", "READ", "RETURNED")
 	for _, l := range losses {
 		obj := l.Name
@@ -106,7 +106,7 @@ func objects(n int64) string { return lifecycle.Objects(n) }
 // WriteSwitchCheck renders the check made right after a storage switch:
 // how each round trip is known, what was lost, and the step back if one was
 // taken.
-func WriteSwitchCheck(w io.Writer, crd string, s *migrate.SwitchCheck) error {
+func WriteSwitchCheck(w io.Writer, crd string, s *results.SwitchCheck) error {
 	if s == nil {
 		return nil
 	}

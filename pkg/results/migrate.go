@@ -1,0 +1,53 @@
+package results
+
+import "time"
+
+// Result is what a migration of one CRD did.
+type Result struct {
+	CRD            string   `json:"crd"`
+	Storage        string   `json:"storage"`
+	StoredVersions []string `json:"storedVersions"`
+	// Proofs say, per old version in storedVersions, how re-storing its
+	// objects is known to lose nothing.
+	Proofs []Proof `json:"proofs"`
+	RestoreResult
+	// Settle is the second pass made after the switch grace ran out, when
+	// the first began inside it: writes in flight across the switch may
+	// have landed at the old version meanwhile.
+	Settle *RestoreResult `json:"settle,omitempty"`
+	// Pruned is true when storedVersions was written down to [storage].
+	Pruned bool `json:"pruned"`
+	// PruneSkipped says why storedVersions was left as it is; PruneReason
+	// says it, or that it was pruned, in a word a program can branch on.
+	PruneSkipped        string        `json:"pruneSkipped,omitempty"`
+	PruneReason         PruneReason   `json:"pruneReason,omitempty"`
+	StoredVersionsAfter []string      `json:"storedVersionsAfter"`
+	Duration            time.Duration `json:"duration"`
+	// ManagedFields is the cleaning pass, when one ran.
+	ManagedFields *RestoreResult `json:"managedFields,omitempty"`
+}
+
+// NeedsAttention reports a migration that finished without proving every
+// object re-stored, or without pruning when it was asked to.
+func (r *Result) NeedsAttention(prune bool) bool {
+	return !r.Complete() || r.Changed > 0 || (prune && !r.Pruned && r.PruneReason != PruneNothingToPrune) ||
+		(r.Settle != nil && (!r.Settle.Complete() || r.Settle.Changed > 0)) ||
+		(r.ManagedFields != nil && !r.ManagedFields.Complete())
+}
+
+// PruneReason says why status.storedVersions was or was not pruned.
+type PruneReason string
+
+const (
+	PrunePruned           PruneReason = "Pruned"
+	PruneNothingToPrune   PruneReason = "NothingToPrune"
+	PruneDryRun           PruneReason = "DryRun"
+	PruneDisabled         PruneReason = "Disabled"
+	PruneIncomplete       PruneReason = "Incomplete"
+	PruneStorageChanged   PruneReason = "StorageChanged"
+	PruneCRDChanged       PruneReason = "CRDChanged"
+	PruneClusterMigrating PruneReason = "ClusterMigrating"
+	PruneStoredGained     PruneReason = "StoredVersionsGained"
+	PruneStorageNotInSpec PruneReason = "StorageNotInSpec"
+	PruneKeptChanging     PruneReason = "KeptChanging"
+)

@@ -1,0 +1,40 @@
+package results
+
+// ProofKind says what showed that objects stored at an old version survive
+// being re-stored at the storage version.
+type ProofKind string
+
+const (
+	// ProofSchema: conversion None, and the storage version's schema keeps
+	// every field the old one allows; nothing about objects needed.
+	ProofSchema ProofKind = "schema"
+	// ProofRecord: a passed per-object check recorded on the CRD for the
+	// schemas and conversion as they are now.
+	ProofRecord ProofKind = "record"
+	// ProofObjects: every object checked now, through the API server.
+	ProofObjects ProofKind = "objects"
+	// ProofUnreadable: the version is gone from spec.versions, so the API
+	// server cannot read an object stored at it: re-storing one fails
+	// rather than loses anything.
+	ProofUnreadable ProofKind = "unreadable"
+	// ProofNone: nothing proves it (see Detail); re-storing may lose data.
+	ProofNone ProofKind = "none"
+	// ProofWaived: not checked, because the caller accepted losses.
+	ProofWaived ProofKind = "waived"
+)
+
+// Proof is what is known of the round trip old→storage→old for the objects
+// that may be stored at Version: re-storing them at Storage keeps exactly
+// what that round trip keeps.
+type Proof struct {
+	Version string    `json:"version"`
+	Storage string    `json:"storage"`
+	By      ProofKind `json:"by"`
+	Detail  string    `json:"detail"`
+	Objects int64     `json:"objects,omitempty"`
+	Skipped int64     `json:"skipped,omitempty"`
+	Losses  []Loss    `json:"losses,omitempty"`
+}
+
+// Holds reports a proof that re-storing loses nothing.
+func (p *Proof) Holds() bool { return p.By != ProofNone && len(p.Losses) == 0 }

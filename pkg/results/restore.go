@@ -1,0 +1,45 @@
+package results
+
+// RestoreResult counts what the rewrite pass did.
+type RestoreResult struct {
+	Listed int64 `json:"listed"`
+	// Rewritten objects came back with a new resourceVersion: they were
+	// stored at another version (or changed by someone since listed).
+	Rewritten int64 `json:"rewritten"`
+	// Unchanged objects were already stored at the storage version.
+	Unchanged int64 `json:"unchanged"`
+	// Gone were deleted, Conflicted changed by someone else: both done.
+	Gone       int64 `json:"gone"`
+	Conflicted int64 `json:"conflicted"`
+	Failed     int64 `json:"failed"`
+	// Changed objects were written, but the answer shows the write changed
+	// them (mutating admission) or dropped their managedFields (an object
+	// near the size limit): listed among Failures, reason ChangedByWrite.
+	Changed  int64     `json:"changed"`
+	Failures []Failure `json:"failures"`
+	// ExpiredContinues counts list continue tokens that expired (410) and
+	// were resumed from the same key.
+	ExpiredContinues int `json:"expiredContinues"`
+	// Stopped says why the pass ended before every object was written;
+	// StopReason says it in a word a program can branch on.
+	Stopped    string     `json:"stopped,omitempty"`
+	StopReason StopReason `json:"stopReason,omitempty"`
+}
+
+// Complete reports a pass that wrote every object without a failure.
+func (r *RestoreResult) Complete() bool { return r.Failed == 0 && r.Stopped == "" }
+
+// StopReason says why a pass over objects ended before every object was
+// written, in a word a program can branch on.
+type StopReason string
+
+const (
+	StopInterrupted       StopReason = "Interrupted"
+	StopUnreachable       StopReason = "Unreachable"
+	StopConversionFailing StopReason = "ConversionFailing"
+	StopListFailed        StopReason = "ListFailed"
+	StopClientDryRun      StopReason = "ClientDryRun"
+	// StopNotProven: nothing was re-stored, since re-storing objects stored
+	// at an old version is not proven to lose nothing (see Result.Proofs).
+	StopNotProven StopReason = "NotProven"
+)

@@ -1,0 +1,37 @@
+package results
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// SwitchCheck is what checking a storage switch found.
+type SwitchCheck struct {
+	Proofs []Proof `json:"proofs"`
+	// Back is the step that switched the storage version back, when a proof
+	// failed.
+	Back *StepResult `json:"-"`
+}
+
+// Holds reports a switch whose objects may all be re-stored without loss.
+func (s *SwitchCheck) Holds() bool {
+	for _, p := range s.Proofs {
+		if !p.Holds() {
+			return false
+		}
+	}
+	return true
+}
+
+// StepResult is a planned (and, unless dry-run=client, written) step.
+type StepResult struct {
+	Plan *lifecycle.Plan
+	// Before is the CRD the final plan was made from.
+	Before *apiextensionsv1.CustomResourceDefinition
+	// After is the CRD as the API server returned it (dry-run=server: as it
+	// would be), or the plan's result with dry-run=client.
+	After *apiextensionsv1.CustomResourceDefinition
+	// Replans counts conflicts that made the step re-read and re-plan.
+	Replans int
+}
