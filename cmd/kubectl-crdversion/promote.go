@@ -176,7 +176,11 @@ func (o *PromoteOptions) cleanManagedFields(ctx context.Context, name string) er
 		return err
 	}
 	bar := report.NewProgress(o.ErrOut, "clean managedFields of "+name, isTerminal(o.ErrOut), false)
-	res := migrate.CleanManagedFields(ctx, o.clients.metadata, crd, migrate.RestoreOptions{Concurrency: migrate.DefaultConcurrency, PageSize: migrate.DefaultPageSize, Progress: bar.Update})
+	mc, err := o.migrateClients()
+	if err != nil {
+		return err
+	}
+	res := migrate.CleanManagedFields(ctx, mc.Metadata, crd, migrate.RestoreOptions{Progress: bar.Update})
 	bar.Finish()
 	if err := report.WriteManagedFields(o.Out, o.ErrOut, res); err != nil {
 		return err
@@ -190,7 +194,7 @@ func (o *PromoteOptions) cleanManagedFields(ctx context.Context, name string) er
 // verify runs the round-trip check once, before the bridge step is written
 // (a re-plan after a conflict reuses its result).
 func (o *PromoteOptions) verify(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, version string) error {
-	result, err := runVerify(ctx, o.clients, crd, nil, o.ErrOut)
+	result, err := runVerify(ctx, o.configFlags, crd, nil, o.ErrOut)
 	if err != nil {
 		return err
 	}

@@ -84,7 +84,7 @@ func (o *VerifyOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	result, err := runVerify(ctx, o.clients, crds[0], o.Versions, o.ErrOut)
+	result, err := runVerify(ctx, o.configFlags, crds[0], o.Versions, o.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -97,11 +97,17 @@ func (o *VerifyOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// runVerify runs the check with progress on stderr, as migrate shows it.
-func runVerify(ctx context.Context, c *clients, crd *apiextensionsv1.CustomResourceDefinition, versions []string, progress io.Writer) (*migrate.VerifyResult, error) {
+// runVerify runs the check with progress on stderr, as migrate shows it,
+// with the pass clients: two requests per object and version, which
+// kubectl's usual client-side limit would cap at 25 objects/s.
+func runVerify(ctx context.Context, flags *genericclioptions.ConfigFlags, crd *apiextensionsv1.CustomResourceDefinition, versions []string, progress io.Writer) (*migrate.VerifyResult, error) {
+	c, err := passClients(flags)
+	if err != nil {
+		return nil, err
+	}
 	bar := report.NewProgress(progress, "verify "+crd.Name, isTerminal(progress), false)
 	defer bar.Finish()
-	r, err := migrate.Verify(ctx, c.dynamic, c.metadata, crd, migrate.VerifyOptions{Versions: versions, Progress: bar.Update})
+	r, err := migrate.Verify(ctx, c.Dynamic, c.Metadata, crd, migrate.VerifyOptions{Versions: versions, Progress: bar.Update})
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s through %s: %w", crd.Name, strings.Join(versions, ","), err)
 	}
