@@ -6,12 +6,25 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// Change is one field of one version that a plan changes. Field "version"
-// with From "" or To "" is a version added or removed; field "annotation"
-// is a verification record set or cleared.
+// Field names what a Change changes: a flag of a version, the version
+// itself, or its verification record.
+type Field string
+
+const (
+	// FieldVersion with From "" or To "" is a version added or removed.
+	FieldVersion            Field = "version"
+	FieldServed             Field = "served"
+	FieldStorage            Field = "storage"
+	FieldDeprecated         Field = "deprecated"
+	FieldDeprecationWarning Field = "deprecationWarning"
+	// FieldAnnotation is a verification record set or cleared.
+	FieldAnnotation Field = "annotation"
+)
+
+// Change is one field of one version that a plan changes.
 type Change struct {
 	Version string `json:"version"`
-	Field   string `json:"field"`
+	Field   Field  `json:"field"`
 	From    string `json:"from"`
 	To      string `json:"to"`
 }
@@ -36,18 +49,18 @@ func diffVersions(before, after *apiextensionsv1.CustomResourceDefinition) []Cha
 		b, a := specVersion(before, n), specVersion(after, n)
 		switch {
 		case b == nil:
-			out = append(out, Change{n, "version", "", "added"})
+			out = append(out, Change{n, FieldVersion, "", "added"})
 		case a == nil:
-			out = append(out, Change{n, "version", "present", ""})
+			out = append(out, Change{n, FieldVersion, "present", ""})
 		default:
 			for _, f := range []struct {
-				name string
+				name Field
 				b, a string
 			}{
-				{"served", strconv.FormatBool(b.Served), strconv.FormatBool(a.Served)},
-				{"storage", strconv.FormatBool(b.Storage), strconv.FormatBool(a.Storage)},
-				{"deprecated", strconv.FormatBool(b.Deprecated), strconv.FormatBool(a.Deprecated)},
-				{"deprecationWarning", deref(b.DeprecationWarning), deref(a.DeprecationWarning)},
+				{FieldServed, strconv.FormatBool(b.Served), strconv.FormatBool(a.Served)},
+				{FieldStorage, strconv.FormatBool(b.Storage), strconv.FormatBool(a.Storage)},
+				{FieldDeprecated, strconv.FormatBool(b.Deprecated), strconv.FormatBool(a.Deprecated)},
+				{FieldDeprecationWarning, deref(b.DeprecationWarning), deref(a.DeprecationWarning)},
 			} {
 				if f.b != f.a {
 					out = append(out, Change{n, f.name, f.b, f.a})
@@ -56,7 +69,7 @@ func diffVersions(before, after *apiextensionsv1.CustomResourceDefinition) []Cha
 		}
 		key := VerifiedAnnotationPrefix + n
 		if bv, av := before.Annotations[key], after.Annotations[key]; bv != av {
-			out = append(out, Change{n, "annotation", present(bv), present(av)})
+			out = append(out, Change{n, FieldAnnotation, present(bv), present(av)})
 		}
 	}
 	return out

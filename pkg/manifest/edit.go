@@ -31,33 +31,33 @@ func (c CRD) apply(ch lifecycle.Change, p *lifecycle.Plan) error {
 	doc := c.File.docs[c.Index]
 	item := versionItem(doc, ch.Version)
 	switch {
-	case ch.Field == "version" && ch.To == "":
+	case ch.Field == lifecycle.FieldVersion && ch.To == "":
 		if item == nil {
 			return fmt.Errorf("version not found")
 		}
 		return c.File.deleteLines(c.File.headCommentStart(item.Line), c.File.blockEnd(item, item.Column-2))
-	case ch.Field == "version":
+	case ch.Field == lifecycle.FieldVersion:
 		return fmt.Errorf("adding a version to a manifest is not done offline: add %s and its schema to the file, then promote it on the cluster", ch.Version)
-	case ch.Field == "annotation":
+	case ch.Field == lifecycle.FieldAnnotation:
 		if ch.To != "" {
 			return fmt.Errorf("the bridge record needs the cluster's objects: run kubectl crdversion promote %s %s --to bridge against the cluster", p.CRD, ch.Version)
 		}
 		return c.deleteAnnotation(lifecycle.VerifiedAnnotationPrefix + ch.Version)
 	case item == nil:
 		return fmt.Errorf("version not found")
-	case ch.Field == "deprecationWarning" && ch.To == "", ch.Field == "deprecated" && ch.To == "false":
+	case ch.Field == lifecycle.FieldDeprecationWarning && ch.To == "", ch.Field == lifecycle.FieldDeprecated && ch.To == "false":
 		// Both default to unset: dropping the key puts the file back as it
 		// was before the version was deprecated.
-		return c.File.deleteKey(item, ch.Field)
+		return c.File.deleteKey(item, string(ch.Field))
 	default:
-		return c.File.setKey(item, ch.Field, scalar(ch))
+		return c.File.setKey(item, string(ch.Field), scalar(ch))
 	}
 }
 
 // scalar renders a change's new value as YAML: booleans plain, strings
 // double-quoted (JSON quoting is valid YAML).
 func scalar(ch lifecycle.Change) string {
-	if ch.Field == "deprecationWarning" {
+	if ch.Field == lifecycle.FieldDeprecationWarning {
 		return strconv.Quote(ch.To)
 	}
 	return ch.To

@@ -16,21 +16,21 @@ func KubebuilderMarkers(p *lifecycle.Plan) []string {
 		add := func(marker string) { out = append(out, fmt.Sprintf("%s types: add // %s", c.Version, marker)) }
 		drop := func(marker string) { out = append(out, fmt.Sprintf("%s types: remove // %s", c.Version, marker)) }
 		switch {
-		case c.Field == "storage" && c.To == "true":
+		case c.Field == lifecycle.FieldStorage && c.To == "true":
 			add("+kubebuilder:storageversion")
-		case c.Field == "storage":
+		case c.Field == lifecycle.FieldStorage:
 			drop("+kubebuilder:storageversion")
-		case c.Field == "deprecationWarning" && c.To != "":
+		case c.Field == lifecycle.FieldDeprecationWarning && c.To != "":
 			add("+kubebuilder:deprecatedversion:warning=" + strconv.Quote(c.To))
-		case c.Field == "deprecated" && c.To == "false":
+		case c.Field == lifecycle.FieldDeprecated && c.To == "false":
 			drop("+kubebuilder:deprecatedversion")
-		case c.Field == "served" && c.To == "false":
+		case c.Field == lifecycle.FieldServed && c.To == "false":
 			add("+kubebuilder:unservedversion")
-		case c.Field == "served":
+		case c.Field == lifecycle.FieldServed:
 			drop("+kubebuilder:unservedversion")
-		case c.Field == "version" && c.To == "":
+		case c.Field == lifecycle.FieldVersion && c.To == "":
 			out = append(out, fmt.Sprintf("%s types: delete the %s API package (or stop generating it into this CRD)", c.Version, c.Version))
-		case c.Field == "version":
+		case c.Field == lifecycle.FieldVersion:
 			out = append(out, fmt.Sprintf("%s types: add the %s API package with its schema", c.Version, c.Version))
 		}
 	}

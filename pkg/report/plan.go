@@ -26,7 +26,7 @@ func WritePlan(w io.Writer, p *lifecycle.Plan, how string) error {
 	}
 	t := newTable(w, "VERSION", "FIELD", "BEFORE", "AFTER")
 	for _, c := range p.Changes {
-		if err := t.Append(c.Version, c.Field, c.From, c.To); err != nil {
+		if err := t.Append(c.Version, string(c.Field), c.From, c.To); err != nil {
 			return err
 		}
 	}
