@@ -162,8 +162,8 @@ func (o *PromoteOptions) checkSwitch(ctx context.Context, p *lifecycle.Plan) err
 	case err != nil:
 		return err
 	case res.Back != nil:
-		return fmt.Errorf("%s was not deprecated: re-storing the objects stored at %s at %s would lose data (above); %s is the storage version again, nothing was lost",
-			p.Pair.Old, p.Pair.Old, p.Pair.New, p.Pair.Old)
+		return fmt.Errorf("%s was not deprecated: re-storing the objects stored at %s at %s would lose data (above); %s is the storage version again and no object was re-stored, but a write at %s between the switch and the switch back went through %s, so it was stored without those fields (kubectl crdversion migrate %s re-stores such objects at %s after checking them)",
+			p.Pair.Old, p.Pair.Old, p.Pair.New, p.Pair.Old, p.Pair.Old, p.Pair.New, p.CRD, p.Pair.Old)
 	}
 	return nil
 }

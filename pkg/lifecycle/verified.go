@@ -30,6 +30,10 @@ type Verification struct {
 	Fingerprint string    `json:"fingerprint"`
 	Objects     int64     `json:"objects"`
 	At          time.Time `json:"at"`
+	// Generation is the CRD's metadata.generation when the objects were
+	// checked. Every spec change moves it, a storage switch among them: a
+	// record of another generation may predate objects written since.
+	Generation int64 `json:"generation,omitempty"`
 }
 
 // VerificationFor returns the recorded check of version v, if one is there.
@@ -66,6 +70,16 @@ func ValidVerification(crd *apiextensionsv1.CustomResourceDefinition, v string) 
 	storage := StorageVersion(crd)
 	rec, ok := VerificationFor(crd, v)
 	return rec, ok && rec.From == storage && rec.Fingerprint == Fingerprint(crd, storage, v)
+}
+
+// CoversStoredObjects returns v's recorded check if it covers every object
+// that may be stored at v now: made through the current storage version,
+// on the schemas and conversion as they are now, and at the CRD's current
+// generation, so no storage switch came after it (objects written at v
+// since a switch back to v were never checked).
+func CoversStoredObjects(crd *apiextensionsv1.CustomResourceDefinition, v string) (Verification, bool) {
+	rec, ok := ValidVerification(crd, v)
+	return rec, ok && rec.Generation != 0 && rec.Generation == crd.Generation
 }
 
 // Annotation is the key and value that record rec as the check of v.

@@ -99,8 +99,21 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		return nil, err
 	}
 	log.Info("conversion answers", "webhook", crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter)
-	if res.Proofs, err = proofs(ctx, c, crd, opts); err != nil {
+	if res.Proofs, err = proofs(ctx, c, crd, opts, false); err != nil {
 		return nil, err
+	}
+	grace := newGrace(crd, opts, start)
+	// A proof of objects (checked now, or recorded) covers the objects as
+	// they are: one that a write begun before the switch lands on later was
+	// never checked. Then the pass waits out the grace, and the objects are
+	// checked again first. A proof by the schemas covers every object.
+	if byObjects(res.Proofs) && grace.pending() {
+		if !grace.wait(ctx, "checking the objects again and re-storing them") {
+			return interrupted(res, start), nil
+		}
+		if res.Proofs, err = proofs(ctx, c, crd, opts, true); err != nil {
+			return nil, err
+		}
 	}
 	for _, p := range res.Proofs {
 		log.Info("old→new→old", "version", p.Version, "by", p.By, "holds", p.Holds(), "detail", p.Detail)
@@ -112,17 +125,33 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 			return res, nil
 		}
 	}
+	// The proofs hold for the CRD they were made on; a change since (a
+	// storage switch back and forth, another schema) voids them.
+	now, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if now.Generation != crd.Generation {
+		res.Failures = []Failure{}
+		res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: the CRD changed while its objects were checked (generation %d → %d): run again", crd.Generation, now.Generation)
+		res.PruneReason, res.PruneSkipped = results.PruneCRDChanged, "nothing was re-stored"
+		res.Duration = time.Since(start)
+		return res, nil
+	}
 	passStart := time.Now()
 	res.RestoreResult = *Restore(ctx, c.Metadata, crd, opts.RestoreOptions)
 	log.Info("re-store pass done", "rewritten", res.Rewritten, "unchanged", res.Unchanged, "failed", res.Failed, "stopped", res.StopReason)
-	if opts.CleanManagedFields && ctx.Err() == nil {
+	if opts.CleanManagedFields {
 		res.ManagedFields = CleanManagedFields(ctx, c.Metadata, crd, opts.RestoreOptions)
 	}
 	prune := opts.Prune && opts.DryRun.persists()
-	if prune && res.Complete() {
-		res.Settle, err = settle(ctx, c, crd, opts, start, passStart)
-		if err != nil {
-			return nil, err
+	if prune && res.Complete() && grace.pending() && passStart.Before(grace.over) {
+		// Writes begun before the switch may land at the old version until
+		// the grace is over: re-store once more after it, before pruning.
+		if grace.wait(ctx, "re-storing once more before pruning") {
+			res.Settle = Restore(ctx, c.Metadata, crd, opts.RestoreOptions)
+		} else {
+			res.Settle = &RestoreResult{Failures: []Failure{}, StopReason: results.StopInterrupted, Stopped: "interrupted while waiting out the switch grace: not pruned; run again"}
 		}
 	}
 	switch {
@@ -150,8 +179,8 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 }
 
 // proofs shows, unless losses are accepted, that re-storing the objects of
-// every old version loses nothing.
-func proofs(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options) ([]Proof, error) {
+// every old version loses nothing; fresh ignores recorded checks.
+func proofs(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, fresh bool) ([]Proof, error) {
 	if opts.AcceptLoss {
 		var out []Proof
 		for _, v := range crd.Status.StoredVersions {
@@ -161,43 +190,77 @@ func proofs(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 		}
 		return out, nil
 	}
-	return ProveRestorable(ctx, c, crd, ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize, Progress: opts.CheckProgress, DryRun: opts.DryRun})
+	return ProveRestorable(ctx, c, crd, ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize, Progress: opts.CheckProgress, DryRun: opts.DryRun, IgnoreRecords: fresh})
 }
 
-// settle makes sure no write that began before the storage switch can land
-// after the prune. The API server runs a request with the storage it had
-// when the request began, for up to the switch grace; a pass that began
-// after the grace ran out has seen every such write land. Otherwise wait
-// until it runs out and re-store once more: objects re-stored already cost
-// a round trip and no write.
-func settle(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, firstSeen, passStart time.Time) (*RestoreResult, error) {
-	grace := opts.SwitchGrace
+// grace is the time after the storage switch during which a write begun
+// before it may still land at the old version: the API server runs a
+// request with the storage it had when the request began, for up to twice
+// its request timeout.
+type grace struct {
+	name   string
+	length time.Duration
+	over   time.Time
+	notify func(string)
+}
+
+// graceMargin covers what the switch time cannot show: the API server
+// observing the update a moment after it was written, and seconds of clock
+// difference between it and this client.
+const graceMargin = 5 * time.Second
+
+func newGrace(crd *apiextensionsv1.CustomResourceDefinition, opts Options, firstSeen time.Time) grace {
+	g := grace{name: crd.Name, length: opts.SwitchGrace, notify: opts.Notify}
 	switch {
-	case grace < 0:
-		return nil, nil
-	case grace == 0:
-		grace = DefaultSwitchGrace
+	case g.length < 0:
+		return grace{}
+	case g.length == 0:
+		g.length = DefaultSwitchGrace
 	}
 	switched := SwitchedAt(crd)
 	if switched.IsZero() {
 		switched = firstSeen
 	}
-	over := switched.Add(grace)
-	if !passStart.Before(over) {
-		return nil, nil
+	g.over = switched.Add(g.length + graceMargin)
+	return g
+}
+
+// pending reports a grace not over yet.
+func (g grace) pending() bool { return !g.over.IsZero() && time.Now().Before(g.over) }
+
+// wait waits until the grace is over, saying so; false if interrupted.
+func (g grace) wait(ctx context.Context, then string) bool {
+	if g.notify != nil {
+		g.notify(fmt.Sprintf("%s: writes begun before the storage switch may land at the old version for up to %s after it: waiting %s, then %s",
+			g.name, g.length, time.Until(g.over).Round(time.Second), then))
 	}
-	if opts.Notify != nil {
-		opts.Notify(fmt.Sprintf("%s: the storage switch is %s old; writes begun before it may land at the old version for up to %s: waiting %s, then re-storing once more before pruning",
-			crd.Name, time.Since(switched).Round(time.Second), grace, time.Until(over).Round(time.Second)))
-	}
-	t := time.NewTimer(time.Until(over))
+	t := time.NewTimer(time.Until(g.over))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return &RestoreResult{Failures: []Failure{}, Stopped: "interrupted while waiting out the switch grace: not pruned; run again"}, nil
+		return false
 	case <-t.C:
+		return true
 	}
-	return Restore(ctx, c.Metadata, crd, opts.RestoreOptions), nil
+}
+
+// byObjects reports proofs that cover the objects as they were checked,
+// rather than every object the schemas allow.
+func byObjects(ps []Proof) bool {
+	for _, p := range ps {
+		if p.By == results.ProofObjects || p.By == results.ProofRecord {
+			return true
+		}
+	}
+	return false
+}
+
+func interrupted(res *Result, start time.Time) *Result {
+	res.Failures = []Failure{}
+	res.StopReason, res.Stopped = results.StopInterrupted, "interrupted while waiting out the switch grace: nothing was re-stored; run again"
+	res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "nothing was re-stored"
+	res.Duration = time.Since(start)
+	return res
 }
 
 // probeConversion proves a conversion webhook answers before anything is

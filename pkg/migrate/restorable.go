@@ -49,7 +49,7 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 		p := Proof{Version: v, Storage: storage}
 		trip := v + "→" + storage + "→" + v
 		ok, why := lifecycle.SchemaProof(crd, v, storage)
-		rec, recorded := lifecycle.ValidVerification(crd, v)
+		rec, recorded := lifecycle.CoversStoredObjects(crd, v)
 		recorded = recorded && !opts.IgnoreRecords
 		switch {
 		case !inSpec(crd, v):
@@ -91,6 +91,7 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 func RecordVerification(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string, rec lifecycle.Verification) error {
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	rec.Fingerprint = lifecycle.Fingerprint(crd, rec.From, v)
+	rec.Generation = crd.Generation
 	key, val := rec.Annotation(v)
 	rv := crd.ResourceVersion
 	for range maxReplans {
@@ -109,7 +110,7 @@ func RecordVerification(ctx context.Context, client apiextensionsclient.Interfac
 		if err != nil {
 			return err
 		}
-		if lifecycle.StorageVersion(fresh) != rec.From || lifecycle.Fingerprint(fresh, rec.From, v) != rec.Fingerprint {
+		if fresh.Generation != crd.Generation || lifecycle.StorageVersion(fresh) != rec.From || lifecycle.Fingerprint(fresh, rec.From, v) != rec.Fingerprint {
 			return nil // changed under the check: nothing to record
 		}
 		rv = fresh.ResourceVersion
