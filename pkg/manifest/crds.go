@@ -3,10 +3,7 @@ package manifest
 import (
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
@@ -81,20 +78,7 @@ func ReadCRDs(paths []string, recursive bool, stdin io.Reader) (*Found, error) {
 			}
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			switch {
-			case err != nil:
-				return err
-			case d.IsDir() && path != p && !recursive:
-				return filepath.SkipDir
-			case d.IsDir():
-				return nil
-			}
-			switch strings.ToLower(filepath.Ext(path)) {
-			case ".yaml", ".yml", ".json":
-			default:
-				return nil
-			}
+		err = walkManifests(p, recursive, func(path string) error {
 			f, err := readFile(path)
 			if err != nil {
 				found.Warnings = append(found.Warnings, err.Error()+" (skipped)")

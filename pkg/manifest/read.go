@@ -43,21 +43,35 @@ func Read(path string) ([]*File, error) {
 		return []*File{f}, nil
 	}
 	var files []*File
-	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+	err = walkManifests(path, true, func(p string) error {
+		f, err := readFile(p)
+		if err != nil {
 			return err
 		}
-		switch strings.ToLower(filepath.Ext(p)) {
-		case ".yaml", ".yml", ".json":
-			f, err := readFile(p)
-			if err != nil {
-				return err
-			}
-			files = append(files, f)
-		}
+		files = append(files, f)
 		return nil
 	})
 	return files, err
+}
+
+// walkManifests calls fn with every .yaml, .yml and .json file in dir,
+// and below it when recursive.
+func walkManifests(dir string, recursive bool, fn func(path string) error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && p != dir && !recursive:
+			return filepath.SkipDir
+		case d.IsDir():
+			return nil
+		}
+		switch strings.ToLower(filepath.Ext(p)) {
+		case ".yaml", ".yml", ".json":
+			return fn(p)
+		}
+		return nil
+	})
 }
 
 func readFile(path string) (*File, error) {
