@@ -77,15 +77,23 @@ Exit status is 3 when an object failed or storedVersions could not be pruned.`,
 		ValidArgsFunction: completeCRDNames(flags),
 		RunE:              runE(o),
 	}
+	o.addPassFlags(cmd, `"none" or "server": every write sent with dryRun=All, listing each object the storage version's schema or admission would reject; nothing is written`)
 	cmd.Flags().BoolVar(&o.All, "all", false, "Every CRD whose storedVersions holds more than the storage version")
+	cmd.Flags().BoolVar(&o.Prune, "prune", true, "Prune status.storedVersions to the storage version when every object is re-stored")
+	cmd.Flags().StringVar(&o.FailuresFile, "failures-file", "", "Write every failed object as a JSON line to this file")
+	cmd.Flags().BoolVar(&o.CleanManagedFields, "clean-managed-fields", false, "Also drop managedFields entries recorded at versions no longer served (they break server-side apply once the version is removed)")
+	return cmd
+}
+
+// addPassFlags adds the flags of a pass over objects, which migrate and
+// prune share.
+func (o *MigrateOptions) addPassFlags(cmd *cobra.Command, dryRunHelp string) {
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Objects written at once")
 	cmd.Flags().Int64Var(&o.PageSize, "page-size", migrate.DefaultPageSize, "Objects listed per request")
 	cmd.Flags().Float32Var(&o.QPS, "qps", 1000, "Client-side requests per second (client-go's default of 5 would cap a migration at 5 objects/s)")
 	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests")
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none" or "server": every write sent with dryRun=All, listing each object the storage version's schema or admission would reject; nothing is written`)
-	cmd.Flags().BoolVar(&o.Prune, "prune", true, "Prune status.storedVersions to the storage version when every object is re-stored")
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", dryRunHelp)
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Go ahead although the CRD reports StorageMigrating=True (the cluster's own migrator at work)")
-	cmd.Flags().StringVar(&o.FailuresFile, "failures-file", "", "Write every failed object as a JSON line to this file")
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|name|jsonpath=...|go-template=...")
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", migrate.DefaultSwitchTimeout, "How long to wait for a storage version switch to take effect")
@@ -93,8 +101,6 @@ Exit status is 3 when an object failed or storedVersions could not be pruned.`,
 	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
 	completeValues(cmd, "dry-run", "none", "server")
 	completeValues(cmd, "output", "table", "json", "yaml")
-	cmd.Flags().BoolVar(&o.CleanManagedFields, "clean-managed-fields", false, "Also drop managedFields entries recorded at versions no longer served (they break server-side apply once the version is removed)")
-	return cmd
 }
 
 // Complete builds clients with the rate limit asked for.

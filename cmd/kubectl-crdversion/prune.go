@@ -39,19 +39,7 @@ checks as migrate. --i-have-migrated skips the pass on your word.`,
 		RunE:              runE(o),
 	}
 	cmd.Flags().BoolVar(&o.IHaveMigrated, "i-have-migrated", false, "Skip the proof: prune because you say every object is stored at the storage version")
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none" or "server": the proof pass is sent with dryRun=All (it shows the objects the API server would refuse; nothing is re-stored, so nothing is proven and no prune is sent); with --i-have-migrated the prune itself is sent with dryRun=All`)
-	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Objects written at once in the proof pass")
-	cmd.Flags().Int64Var(&o.PageSize, "page-size", migrate.DefaultPageSize, "Objects listed per request")
-	cmd.Flags().Float32Var(&o.QPS, "qps", 1000, "Client-side requests per second")
-	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests")
-	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|name|jsonpath=...|go-template=...")
-	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", migrate.DefaultSwitchTimeout, "How long to wait for a storage version switch to take effect")
-	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version; the prune waits it out and re-stores once more. 0: no wait")
-	cmd.Flags().BoolVar(&o.Force, "force", false, "Go ahead although the CRD reports StorageMigrating=True (the cluster's own migrator at work)")
-	completeValues(cmd, "dry-run", "none", "server")
-	completeValues(cmd, "output", "table", "json", "yaml")
-	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
+	o.addPassFlags(cmd, `"none" or "server": the proof pass is sent with dryRun=All (it shows the objects the API server would refuse; nothing is re-stored, so nothing is proven and no prune is sent); with --i-have-migrated the prune itself is sent with dryRun=All`)
 	return cmd
 }
 
