@@ -3,6 +3,7 @@ package main
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -105,22 +106,13 @@ func completeCRDThenVersions(flags *genericclioptions.ConfigFlags, max int) cobr
 		}
 		var names []string
 		for _, v := range crd.Spec.Versions {
-			if strings.HasPrefix(v.Name, toComplete) && !containsArg(args[1:], v.Name) {
+			if strings.HasPrefix(v.Name, toComplete) && !slices.Contains(args[1:], v.Name) {
 				names = append(names, v.Name)
 			}
 		}
 		lifecycle.SortByPriority(names)
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
-}
-
-func containsArg(args []string, s string) bool {
-	for _, a := range args {
-		if a == s {
-			return true
-		}
-	}
-	return false
 }
 
 // completeValues completes a flag from a fixed list.

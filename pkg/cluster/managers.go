@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 
@@ -25,14 +24,9 @@ func VersionManagers(ctx context.Context, meta metadata.Interface, crd *apiexten
 	for _, v := range versions {
 		want[crd.Spec.Group+"/"+v] = v
 	}
-	ri := meta.Resource(schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural})
-	cont := ""
-	for {
-		list, err := ri.List(ctx, metav1.ListOptions{Limit: max(pageSize, 1), Continue: cont})
-		if err != nil {
-			return nil, fmt.Errorf("listing %s: %w", crd.Name, err)
-		}
-		for _, o := range list.Items {
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
+	_, err := ListPages(ctx, meta, gvr, max(pageSize, 1), func(p Page) error {
+		for _, o := range p.Items {
 			// A manager has an entry per subresource it wrote: count it once
 			// per object.
 			seen := map[[2]string]bool{}
@@ -48,10 +42,12 @@ func VersionManagers(ctx context.Context, meta metadata.Interface, crd *apiexten
 				out[v][mf.Manager]++
 			}
 		}
-		if cont = list.Continue; cont == "" {
-			return out, nil
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // ManagersFinding says which clients still write a version the upgrade

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"slices"
 	"strings"
@@ -162,7 +163,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 		}()
 	}
 	var listErr error
-	res.ExpiredContinues, listErr = ListPages(ctx, meta, gvr, opts.PageSize, func(p Page) error {
+	res.ExpiredContinues, listErr = cluster.ListPages(ctx, meta, gvr, opts.PageSize, func(p cluster.Page) error {
 		known := atomic.LoadInt64(&res.Listed) + int64(len(p.Items))
 		if p.Remaining != nil {
 			known += *p.Remaining

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -66,6 +67,10 @@ func Verify(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface,
 	gvr := func(v string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
 	}
+	schemas := map[string]*apiextensionsv1.JSONSchemaProps{}
+	for _, v := range res.Versions {
+		schemas[v] = schemaOf(crd, v)
+	}
 	var (
 		mu      sync.Mutex
 		done    atomic.Int64
@@ -74,7 +79,7 @@ func Verify(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface,
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(opts.Concurrency, 1))
-	_, err := ListPages(gctx, meta, gvr(res.Versions[0]), max(opts.PageSize, 1), func(p Page) error {
+	_, err := cluster.ListPages(gctx, meta, gvr(res.Versions[0]), max(opts.PageSize, 1), func(p cluster.Page) error {
 		known := done.Load() + skipped.Load() + int64(len(p.Items))
 		if p.Remaining != nil {
 			known += *p.Remaining
@@ -83,7 +88,7 @@ func Verify(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface,
 		for _, item := range p.Items {
 			g.Go(func() error {
 				for _, v := range res.Versions {
-					loss, skip, err := roundTrip(gctx, dyn.Resource(gvr(v)), gvr(v).GroupResource(), item.Namespace, item.Name, schemaOf(crd, v))
+					loss, skip, err := roundTrip(gctx, dyn.Resource(gvr(v)), gvr(v).GroupResource(), item.Namespace, item.Name, schemas[v])
 					if err != nil {
 						return err
 					}

@@ -34,12 +34,14 @@ func newTableWith(w io.Writer, headers bool, header ...string) *table {
 	return t
 }
 
+var oneLine = strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ")
+
 // Append adds a row; a tab or a line break inside a cell would break the
 // columns, so it becomes a space.
 func (t *table) Append(row ...string) error {
 	cells := make([]string, len(row))
 	for i, c := range row {
-		cells[i] = strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ").Replace(c)
+		cells[i] = oneLine.Replace(c)
 	}
 	_, err := fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
 	return err

@@ -30,6 +30,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
@@ -309,7 +310,7 @@ func clientsFor(t *testing.T, cfg *rest.Config, kubeconfig string) conn {
 
 func keys(ctx context.Context, c conn, tg *target) ([]metav1.PartialObjectMetadata, error) {
 	var out []metav1.PartialObjectMetadata
-	_, err := migrate.ListPages(ctx, c.meta, tg.gvr(), 500, func(p migrate.Page) error {
+	_, err := cluster.ListPages(ctx, c.meta, tg.gvr(), 500, func(p cluster.Page) error {
 		out = append(out, p.Items...)
 		return nil
 	})
