@@ -13,8 +13,12 @@ all: build
 build: ## the plugin binary, bin/kubectl-crdversion
 	$(GO) build $(GOFLAGS_BUILD) -o $(BIN)/kubectl-crdversion ./cmd/kubectl-crdversion
 
+# The tests, the sandbox and the bench live in a module of their own, test/,
+# so the plugin's module requires only what the plugin links.
+TESTMOD := cd test &&
+
 sandbox: ## the in-process API server for the demo, bin/crdversion-sandbox
-	$(GO) build -o $(BIN)/crdversion-sandbox ./cmd/crdversion-sandbox
+	$(TESTMOD) $(GO) build -o ../$(BIN)/crdversion-sandbox ./cmd/crdversion-sandbox
 
 demo: build sandbox ## walk through the plugin against an in-process API server
 	./hack/demo.sh
@@ -26,19 +30,21 @@ lint: ## gofmt and go vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(TESTMOD) $(GO) vet ./...
 
 test: lint ## unit and end-to-end tests (the e2e tests run the plugin through kubectl)
-	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -timeout 5m ./...
+	$(TESTMOD) $(GO) test -count=1 -timeout 20m ./...
 
-unit:
-	$(GO) test -count=1 ./pkg/...
+unit: ## the plugin module's own tests: pure logic, no API server
+	$(GO) test -count=1 ./...
 
 e2e:
-	$(GO) test -count=1 -timeout 20m -v ./test/e2e/
+	$(TESTMOD) $(GO) test -count=1 -timeout 20m -v ./e2e/
 
 bench: ## benchmarks on the in-process API server: migrate vs the rest (BENCH_N=10000, BENCH_RTT, BENCH_RUNS=3), status on BENCH_CRDS=500
-	BENCH=1 $(GO) test -count=1 -v -run TestBenchTable -timeout 60m ./test/bench/ | grep -v '^{"level"'
-	$(GO) test -run '^$$' -bench . -benchtime 5x -timeout 30m ./cmd/kubectl-crdversion/
+	$(TESTMOD) BENCH=1 $(GO) test -count=1 -v -run TestBenchTable -timeout 60m ./bench/ | grep -v '^{"level"'
+	$(TESTMOD) $(GO) test -run '^$$' -bench . -benchtime 5x -timeout 30m ./bench/
 
 dist: ## release archives and checksums in dist/, and plugins.yaml for krew
 	VERSION=$(VERSION) ./hack/dist.sh

@@ -28,11 +28,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
 func envInt(name string, def int) int {
@@ -526,7 +526,7 @@ func vmHWM(status string) int64 {
 	return 0
 }
 
-func buildPlugin(t *testing.T) string {
+func buildPlugin(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "kubectl-crdversion")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-crdversion")

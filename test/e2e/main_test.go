@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -42,9 +43,14 @@ func build(dir string) error {
 	if err != nil {
 		return err
 	}
+	// The plugin builds in its own module, at the root, exactly as users
+	// build it; kubectl builds in this test module.
 	goBuild := func(out, pkg string, args ...string) error {
 		cmd := exec.Command("go", append(append([]string{"build", "-o", filepath.Join(dir, out)}, args...), pkg)...)
 		cmd.Dir = root
+		if strings.HasPrefix(pkg, "./test/") {
+			cmd.Dir, pkg = filepath.Join(root, "test"), "./"+strings.TrimPrefix(pkg, "./test/")
+		}
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
 		}
@@ -64,5 +70,5 @@ func build(dir string) error {
 		return nil
 	}
 	fmt.Fprintln(os.Stderr, "e2e: no kubectl on PATH, building one from k8s.io/kubectl")
-	return goBuild("kubectl", "./internal/cmd/kubectl")
+	return goBuild("kubectl", "./test/cmd/kubectl")
 }

@@ -10,10 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/convwebhook"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 )
 
 const endpoints = "endpoints.net.example.com"

@@ -1,9 +1,8 @@
-package migrate
+package migrate_test
 
 import (
 	"context"
 	"fmt"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"strings"
 	"testing"
 	"time"
@@ -14,10 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/convwebhook"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
 // legacyWidgets are objects of which every other one has spec.legacy.
@@ -94,7 +95,7 @@ func TestMigrateReStoresNothingThatOldToNewLoses(t *testing.T) {
 				t.Fatalf("setup: %v", before)
 			}
 
-			res, err := Migrate(t.Context(), s.clients, s.crd, opts())
+			res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +128,7 @@ func TestMigrateReStoresNothingThatOldToNewLoses(t *testing.T) {
 			// loss the check showed is what happens.
 			o := opts()
 			o.AcceptLoss = true
-			res, err = Migrate(t.Context(), s.clients, s.crd, o)
+			res, err = migrate.Migrate(t.Context(), s.clients, s.crd, o)
 			if err != nil || !res.Pruned || res.Proofs[0].By != results.ProofWaived {
 				t.Fatalf("--accept-loss: %+v %v", res, err)
 			}
@@ -149,7 +150,7 @@ func TestMigrateRecordsAPassedCheck(t *testing.T) {
 	s := newSwitched(t, sandbox.Options{}, 10, wh.Conversion())
 	o := opts()
 	o.Prune = false
-	res, err := Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil || len(res.Proofs) != 1 || res.Proofs[0].By != results.ProofObjects || res.Proofs[0].Objects != 10 || !res.Complete() {
 		t.Fatalf("first run: %+v %v", res, err)
 	}
@@ -157,7 +158,7 @@ func TestMigrateRecordsAPassedCheck(t *testing.T) {
 	if rec, ok := lifecycle.CoversStoredObjects(crd, "v1beta1"); !ok || rec.From != "v1" || rec.Objects != 10 {
 		t.Fatalf("record %+v (valid %v)", rec, ok)
 	}
-	res, err = Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err = migrate.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil || res.Proofs[0].By != results.ProofRecord || !res.Pruned {
 		t.Fatalf("second run: %+v %v", res, err)
 	}
@@ -218,7 +219,7 @@ func TestMigrateOutwaitsAWriteInFlightAcrossTheSwitch(t *testing.T) {
 			var waited []string
 			o.Notify = func(m string) { waited = append(waited, m) }
 			t.Logf("switched after %s", time.Since(t0))
-			res, err := Migrate(t.Context(), s.clients, s.crd, o)
+			res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
 			t.Logf("migrated after %s: %+v", time.Since(t0), res)
 			if err != nil || !res.Pruned {
 				t.Fatalf("migrate: %+v %v", res, err)
@@ -262,7 +263,7 @@ func TestVerifyCountsSkippedObjectsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted := false
-	opts := VerifyOptions{Versions: []string{"v1beta1"}, Concurrency: 1, PageSize: 50, Progress: func(done, total int64) {
+	opts := migrate.VerifyOptions{Versions: []string{"v1beta1"}, Concurrency: 1, PageSize: 50, Progress: func(done, total int64) {
 		if !deleted {
 			deleted = true
 			if err := s.fx.Dynamic.Resource(s.gvr).Namespace("ns-0").Delete(context.Background(), "w-0009", metav1.DeleteOptions{}); err != nil {
@@ -270,7 +271,7 @@ func TestVerifyCountsSkippedObjectsApart(t *testing.T) {
 			}
 		}
 	}}
-	res, err := Verify(t.Context(), s.clients.Dynamic, s.clients.Metadata, crd, opts)
+	res, err := migrate.Verify(t.Context(), s.clients.Dynamic, s.clients.Metadata, crd, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +306,7 @@ func TestMigrateReportsManagedFieldsDroppedNearTheSizeLimit(t *testing.T) {
 		t.Fatalf("setup: %v, managedFields %d", err, len(listed.ManagedFields))
 	}
 
-	res, err := Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func TestMigrateDoesNotTrustARecordOlderThanASwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The bridge record: every object then round-tripped v1→v1beta1→v1.
-	if err := RecordVerification(t.Context(), s.fx.CRDs, crd, "v1", lifecycle.Verification{From: "v1beta1", Objects: 2}); err != nil {
+	if err := migrate.RecordVerification(t.Context(), s.fx.CRDs, crd, "v1", lifecycle.Verification{From: "v1beta1", Objects: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.fx.SwitchStorage(t.Context(), s.crd, "v1", false); err != nil {
@@ -354,7 +355,7 @@ func TestMigrateDoesNotTrustARecordOlderThanASwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WaitForSwitch(t.Context(), s.clients.Discovery, nil, switched, 30*time.Second); err != nil {
+	if err := migrate.WaitForSwitch(t.Context(), s.clients.Discovery, nil, switched, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	late := fixtures.Object{Namespace: "ns-0", Name: "late", Spec: map[string]any{"hostPort": "h:1", "extra": "only-in-v1"}}
@@ -366,7 +367,7 @@ func TestMigrateDoesNotTrustARecordOlderThanASwitch(t *testing.T) {
 	}
 	before := s.stored(t)
 
-	res, err := Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 )
 
 var widgets = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}

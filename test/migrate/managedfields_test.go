@@ -1,4 +1,4 @@
-package migrate
+package migrate_test
 
 import (
 	"context"
@@ -15,8 +15,9 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
 // Server-side apply fails on an object whose managedFields name a removed
@@ -47,7 +48,7 @@ func TestCleanManagedFieldsMendsServerSideApply(t *testing.T) {
 	if err := fx.SwitchStorage(t.Context(), crd.Name, "v2", true); err != nil {
 		t.Fatal(err)
 	}
-	// Migrate as the plugin does, then remove v1.
+	// migrate.Migrate as the plugin does, then remove v1.
 	v2 := schema.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "widgets"}
 	meta, err := metadata.NewForConfig(sb.RestConfig())
 	if err != nil {
@@ -57,7 +58,7 @@ func TestCleanManagedFieldsMendsServerSideApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Migrate(t.Context(), Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic, Metadata: meta, Discovery: disc}, crd.Name, opts())
+	res, err := migrate.Migrate(t.Context(), migrate.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic, Metadata: meta, Discovery: disc}, crd.Name, opts())
 	if err != nil || !res.Pruned {
 		t.Fatalf("migrate: %+v %v", res, err)
 	}
@@ -92,7 +93,7 @@ func TestCleanManagedFieldsMendsServerSideApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cleaned := CleanManagedFields(t.Context(), meta, current, RestoreOptions{Concurrency: 2, PageSize: 10})
+	cleaned := migrate.CleanManagedFields(t.Context(), meta, current, migrate.RestoreOptions{Concurrency: 2, PageSize: 10})
 	if !cleaned.Complete() || cleaned.Rewritten != 1 {
 		t.Fatalf("clean: %+v", cleaned)
 	}
@@ -112,7 +113,7 @@ func TestCleanManagedFieldsMendsServerSideApply(t *testing.T) {
 		}
 	}
 	// A second pass finds nothing to clean.
-	if again := CleanManagedFields(t.Context(), meta, current, RestoreOptions{Concurrency: 2, PageSize: 10}); again.Rewritten != 0 || again.Unchanged != 1 {
+	if again := migrate.CleanManagedFields(t.Context(), meta, current, migrate.RestoreOptions{Concurrency: 2, PageSize: 10}); again.Rewritten != 0 || again.Unchanged != 1 {
 		t.Errorf("second pass: %+v", again)
 	}
 }

@@ -1,4 +1,4 @@
-package migrate
+package migrate_test
 
 import (
 	"fmt"
@@ -10,9 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
 func gadgetSchema(edit func(spec *apiextensionsv1.JSONSchemaProps)) *apiextensionsv1.CustomResourceValidation {
@@ -37,7 +38,7 @@ func TestCheckValidatesLiveObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewClients(cfg)
+	c, err := migrate.NewClients(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestCheckValidatesLiveObjects(t *testing.T) {
 		}
 	})
 
-	found, err := CheckAgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, CheckOptions{Objects: true, PageSize: 2})
+	found, err := migrate.CheckAgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, migrate.CheckOptions{Objects: true, PageSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,9 @@
-package migrate
+package migrate_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"strings"
 	"sync"
 	"testing"
@@ -17,9 +16,11 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/convwebhook"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
 // switched is a CRD whose objects were written at v1beta1 before its
@@ -27,7 +28,7 @@ import (
 type switched struct {
 	sb      *sandbox.Sandbox
 	fx      fixtures.Clients
-	clients Clients
+	clients migrate.Clients
 	crd     string
 	gvr     schema.GroupVersionResource
 }
@@ -82,7 +83,7 @@ func newUnswitched(t *testing.T, opts sandbox.Options, objs []fixtures.Object, e
 		t.Fatal(err)
 	}
 	s := &switched{sb: sb, fx: fx, crd: crd.Name, gvr: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}}
-	s.clients = Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic}
+	s.clients = migrate.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic}
 	if s.clients.Metadata, err = metadata.NewForConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +129,8 @@ func (s *switched) contents(t *testing.T) map[string]string {
 
 // opts are the options of most tests: no switch grace, since no write is
 // in flight across their switches (the grace has tests of its own).
-func opts() Options {
-	return Options{RestoreOptions: RestoreOptions{Concurrency: 8, PageSize: 50}, Prune: true, SwitchTimeout: 30 * time.Second, SwitchGrace: -1}
+func opts() migrate.Options {
+	return migrate.Options{RestoreOptions: migrate.RestoreOptions{Concurrency: 8, PageSize: 50}, Prune: true, SwitchTimeout: 30 * time.Second, SwitchGrace: -1}
 }
 
 func TestMigrateReStoresEveryObjectAndPrunes(t *testing.T) {
@@ -140,7 +141,7 @@ func TestMigrateReStoresEveryObjectAndPrunes(t *testing.T) {
 		t.Fatalf("setup: nothing stored at v1beta1: %v", c)
 	}
 
-	res, err := Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,11 +167,11 @@ func TestMigrateReStoresEveryObjectAndPrunes(t *testing.T) {
 	}
 
 	// A second pass finds every object already at v1: the proof prune uses.
-	again, err := Migrate(t.Context(), s.clients, s.crd, opts())
+	again, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Rewritten != 0 || again.Unchanged != n || again.PruneSkipped != nothingToPrune {
+	if again.Rewritten != 0 || again.Unchanged != n || again.PruneReason != results.PruneNothingToPrune {
 		t.Fatalf("second pass %+v", again)
 	}
 }
@@ -179,7 +180,7 @@ func TestMigratePruneFalseLeavesStoredVersions(t *testing.T) {
 	s := newSwitched(t, sandbox.Options{}, 20, nil)
 	o := opts()
 	o.Prune = false
-	res, err := Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil || res.Pruned || res.PruneSkipped != "--prune=false" {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -207,7 +208,7 @@ func TestMigrateDoesNotPruneWhenTheCRDChanged(t *testing.T) {
 			}
 		})
 	}
-	res, err := Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestMigrateSurvivesExpiredContinueToken(t *testing.T) {
 			})
 		}
 	}
-	res, err := Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestMigrateWithConversionWebhookDown(t *testing.T) {
 	before := s.stored(t)
 
 	wh.SetMode(convwebhook.Failing)
-	if _, err := Migrate(t.Context(), s.clients, s.crd, opts()); !errors.Is(err, ErrWebhookUnavailable) || !strings.Contains(err.Error(), "widgets.example.com") {
+	if _, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts()); !errors.Is(err, migrate.ErrWebhookUnavailable) || !strings.Contains(err.Error(), "widgets.example.com") {
 		t.Fatalf("migrate with the webhook down: %v", err)
 	}
 	if after := s.stored(t); fmt.Sprint(after) != fmt.Sprint(before) {
@@ -265,7 +266,7 @@ func TestMigrateWithConversionWebhookDown(t *testing.T) {
 	}
 
 	wh.SetMode(convwebhook.Correct)
-	res, err := Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil || !res.Complete() || !res.Pruned {
 		t.Fatalf("rerun: %+v %v", res, err)
 	}
@@ -293,7 +294,7 @@ func TestMigrateRefusesWhileTheClusterMigrates(t *testing.T) {
 	}
 	before := s.stored(t)
 
-	res, err := Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err == nil || !strings.Contains(err.Error(), "StorageMigrating=True") || res != nil {
 		t.Fatalf("migrate while the cluster migrates: %+v %v", res, err)
 	}
@@ -303,7 +304,7 @@ func TestMigrateRefusesWhileTheClusterMigrates(t *testing.T) {
 
 	o := opts()
 	o.Force = true
-	res, err = Migrate(t.Context(), s.clients, s.crd, o)
+	res, err = migrate.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil || !res.Complete() || res.Rewritten != n || res.Pruned || !strings.Contains(res.PruneSkipped, "StorageMigrating=True") {
 		t.Fatalf("--force: %+v %v", res, err)
 	}

@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
 func main() {

@@ -1,4 +1,4 @@
-package migrate
+package migrate_test
 
 import (
 	"testing"
@@ -6,9 +6,10 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fixtures"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/sandbox"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
 // Someone edits the CRD between the step's read and its write: the write
@@ -18,7 +19,7 @@ func TestApplyStepReplansOnConcurrentEdit(t *testing.T) {
 	crds := c.CRDs.ApiextensionsV1().CustomResourceDefinitions()
 
 	calls := 0
-	res, err := ApplyStep(t.Context(), c.CRDs, crd.Name, DryRunNone, func(cur *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+	res, err := migrate.ApplyStep(t.Context(), c.CRDs, crd.Name, migrate.DryRunNone, func(cur *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		calls++
 		if calls == 1 {
 			theirs := cur.DeepCopy()
@@ -53,7 +54,7 @@ func TestApplyStepReplansOnConcurrentEdit(t *testing.T) {
 func TestApplyStepServerDryRunPersistsNothing(t *testing.T) {
 	c, created := deprecatedWidgets(t)
 	crd := created
-	res, err := ApplyStep(t.Context(), c.CRDs, crd.Name, DryRunServer, func(cur *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+	res, err := migrate.ApplyStep(t.Context(), c.CRDs, crd.Name, migrate.DryRunServer, func(cur *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return lifecycle.PlanPromote(cur, "v1", "", lifecycle.PromoteOptions{})
 	})
 	if err != nil {

@@ -1,0 +1,65 @@
+package packaging
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// serverModules are what the tests need and the plugin must never pull into
+// an importer's module graph or its binary: an API server, an etcd server,
+// kubectl, Kubernetes itself, or this repository's test module.
+var serverModules = []string{
+	"go.etcd.io/etcd/server/",
+	"k8s.io/kubectl",
+	"k8s.io/kubernetes",
+	"k8s.io/kube-aggregator",
+	"github.com/kubectl-crdversion/kubectl-crdversion/test",
+}
+
+// serverPackages are the server side of the libraries the plugin does
+// import: apiextensions-apiserver for the CRD types and its validators,
+// k8s.io/apiserver for the CEL environment those validators run in.
+var serverPackages = []string{
+	"k8s.io/apiserver/pkg/server",
+	"k8s.io/apiserver/pkg/storage",
+	"k8s.io/apiserver/pkg/registry",
+	"k8s.io/apiserver/pkg/endpoints",
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion",
+	"k8s.io/apiextensions-apiserver/pkg/registry",
+	"k8s.io/apiextensions-apiserver/pkg/cmd",
+}
+
+func TestPluginModuleRequiresNoServer(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range serverModules {
+		if strings.Contains(string(mod), bad) {
+			t.Errorf("the plugin's go.mod requires %s", bad)
+		}
+	}
+}
+
+func TestPluginLinksNoServer(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./cmd/kubectl-crdversion", "./pkg/...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 100 {
+		t.Fatalf("go list -deps printed %d packages: not a dependency list", len(deps))
+	}
+	for _, dep := range deps {
+		for _, bad := range append(append([]string{}, serverModules...), serverPackages...) {
+			if strings.HasPrefix(dep, bad) {
+				t.Errorf("the plugin links %s", dep)
+			}
+		}
+	}
+}
