@@ -67,21 +67,14 @@ func newClients(flags *genericclioptions.ConfigFlags) (*clients, error) {
 	return c, nil
 }
 
-// resolve finds the CRD each name means, from one list of the CRDs.
-func (c *clients) resolve(ctx context.Context, selector string, names ...string) ([]apiextensionsv1.CustomResourceDefinition, []*apiextensionsv1.CustomResourceDefinition, error) {
+// selectCRDs lists the CRDs once and finds those the names mean (every
+// one for no names).
+func (c *clients) selectCRDs(ctx context.Context, selector string, names ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	all, err := cluster.ListCRDs(ctx, c.crds, selector)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(names))
-	for _, name := range names {
-		crd, err := cluster.Resolve(all, name, c.toMapper)
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, crd)
-	}
-	return all, out, nil
+	return cluster.Select(all, names, c.toMapper)
 }
 
 // noDiscovery stands in for discovery where there is no cluster (-f).

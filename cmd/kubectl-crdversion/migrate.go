@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
-	"time"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -21,35 +20,16 @@ import (
 
 // MigrateOptions holds what `kubectl crdversion migrate` needs.
 type MigrateOptions struct {
-	configFlags *genericclioptions.ConfigFlags
-	genericiooptions.IOStreams
-
-	Names              []string
+	passOptions
 	All                bool
-	Concurrency        int
-	PageSize           int64
-	QPS                float32
-	Burst              int
-	DryRun             string
 	Prune              bool
-	Force              bool
 	FailuresFile       string
-	Quiet              bool
-	Output             string
-	WaitTimeout        time.Duration
-	SwitchGrace        time.Duration
 	CleanManagedFields bool
-	AcceptLoss         bool
-
-	dryRun  migrate.DryRun
-	format  report.Format
-	clients migrate.Clients
-	list    *clients
 }
 
 // NewCmdMigrate builds `kubectl crdversion migrate`.
 func NewCmdMigrate(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &MigrateOptions{configFlags: flags, IOStreams: streams}
+	o := &MigrateOptions{passOptions: passOptions{configFlags: flags, IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:   "migrate CRD ... | --all",
 		Short: "Re-store every object at the storage version, then prune storedVersions when proven safe",
@@ -77,7 +57,7 @@ Exit status is 3 when an object failed or storedVersions could not be pruned.`,
 		ValidArgsFunction: completeCRDNames(flags),
 		RunE:              runE(o),
 	}
-	o.addPassFlags(cmd, `"none" or "server": every write sent with dryRun=All, listing each object the storage version's schema or admission would reject; nothing is written`)
+	o.addFlags(cmd, `"none" or "server": every write sent with dryRun=All, listing each object the storage version's schema or admission would reject; nothing is written`)
 	cmd.Flags().BoolVar(&o.All, "all", false, "Every CRD whose storedVersions holds more than the storage version")
 	cmd.Flags().BoolVar(&o.Prune, "prune", true, "Prune status.storedVersions to the storage version when every object is re-stored")
 	cmd.Flags().StringVar(&o.FailuresFile, "failures-file", "", "Write every failed object as a JSON line to this file")
@@ -85,59 +65,12 @@ Exit status is 3 when an object failed or storedVersions could not be pruned.`,
 	return cmd
 }
 
-// addPassFlags adds the flags of a pass over objects, which migrate and
-// prune share.
-func (o *MigrateOptions) addPassFlags(cmd *cobra.Command, dryRunHelp string) {
-	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Objects written at once")
-	cmd.Flags().Int64Var(&o.PageSize, "page-size", migrate.DefaultPageSize, "Objects listed per request")
-	cmd.Flags().Float32Var(&o.QPS, "qps", 1000, "Client-side requests per second (client-go's default of 5 would cap a migration at 5 objects/s)")
-	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests")
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", dryRunHelp)
-	cmd.Flags().BoolVar(&o.Force, "force", false, "Go ahead although the CRD reports StorageMigrating=True (the cluster's own migrator at work)")
-	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|name|jsonpath=...|go-template=...")
-	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", migrate.DefaultSwitchTimeout, "How long to wait for a storage version switch to take effect")
-	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version (twice the API server's request timeout); the prune waits it out and re-stores once more. 0: no wait")
-	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
-	completeValues(cmd, "dry-run", "none", "server")
-	completeValues(cmd, "output", "table", "json", "yaml")
-}
-
-// Complete builds clients with the rate limit asked for.
-func (o *MigrateOptions) Complete(args []string) error {
-	o.Names = args
-	var err error
-	if o.dryRun, err = migrate.ParseDryRun(o.DryRun); err != nil {
-		return err
-	}
-	if o.format, err = report.ParseFormat(o.Output); err != nil {
-		return err
-	}
-	if o.list, err = newClients(o.configFlags); err != nil {
-		return err
-	}
-	cfg, err := restConfig(o.configFlags)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = o.QPS, o.Burst
-	o.clients, err = migrate.NewClients(cfg)
-	return err
-}
-
 // Validate checks the flags before anything is sent.
 func (o *MigrateOptions) Validate() error {
-	switch {
-	case o.All == (len(o.Names) > 0):
+	if o.All == (len(o.Names) > 0) {
 		return errors.New("name the CRDs to migrate, or pass --all (not both)")
-	case o.dryRun == migrate.DryRunClient:
-		return errors.New(`--dry-run=client would show nothing: use "server" to have the API server check every write`)
-	case o.Concurrency < 1 || o.PageSize < 1:
-		return errors.New("--concurrency and --page-size must be at least 1")
-	case o.format == report.FormatWide || o.format == report.FormatMarkdown:
-		return fmt.Errorf("-o %s is not supported here: use json, yaml, name, jsonpath=... or go-template=...", o.format)
 	}
-	return nil
+	return o.passOptions.Validate()
 }
 
 // Run migrates the CRDs one after the other.
@@ -155,82 +88,22 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 		return err
 	}
 	defer closeFailures()
-	var results []*migrate.Result
-	attention := false
-	for i, crd := range crds {
-		if ctx.Err() != nil {
-			names := make([]string, 0, len(crds)-i)
-			for _, c := range crds[i:] {
-				names = append(names, c.Name)
-			}
-			fmt.Fprintf(o.ErrOut, "interrupted: not migrated: %s\n", strings.Join(names, ", "))
-			attention = true
-			break
-		}
-		res, err := o.migrateOne(ctx, crd, failures)
-		if err != nil {
-			return err
-		}
-		results = append(results, res)
-		attention = attention || res.NeedsAttention(o.Prune && o.dryRun == migrate.DryRunNone)
-	}
-	if err := report.WriteMigrate(o.Out, o.format, results, o.dryRun == migrate.DryRunServer); err != nil {
-		return err
-	}
-	if attention {
-		return errAttention
-	}
-	return nil
-}
-
-func (o *MigrateOptions) migrateOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, failures func(string, migrate.Failure)) (*migrate.Result, error) {
-	bar := report.NewProgress(o.ErrOut, "migrate "+crd.Name, isTerminal(o.ErrOut), o.Quiet)
-	defer bar.Finish()
-	check := report.NewProgress(o.ErrOut, "check "+crd.Name+" (old→new→old)", isTerminal(o.ErrOut), o.Quiet)
-	defer check.Finish()
-	opts := migrate.Options{
-		RestoreOptions: migrate.RestoreOptions{
-			Concurrency: o.Concurrency,
-			PageSize:    o.PageSize,
-			DryRun:      o.dryRun,
-			Progress:    bar.Update,
-			OnFailure:   func(f migrate.Failure) { failures(crd.Name, f) },
-		},
-		Prune:              o.Prune && o.dryRun == migrate.DryRunNone,
-		Force:              o.Force,
-		SwitchTimeout:      o.WaitTimeout,
-		SwitchGrace:        o.switchGrace(),
-		CleanManagedFields: o.CleanManagedFields,
-		AcceptLoss:         o.AcceptLoss,
-		Notify:             func(msg string) { fmt.Fprintln(o.ErrOut, msg) },
-		CheckProgress:      check.Update,
-	}
-	return migrate.Migrate(ctx, o.clients, crd.Name, opts)
-}
-
-// switchGrace turns the flag (0: no wait) into the library's option (0:
-// the default).
-func (o *MigrateOptions) switchGrace() time.Duration {
-	if o.SwitchGrace <= 0 {
-		return -1
-	}
-	return o.SwitchGrace
+	prune := o.Prune && o.dryRun == migrate.DryRunNone
+	return o.run(ctx, crds, prune, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*migrate.Result, error) {
+		opts.CleanManagedFields = o.CleanManagedFields
+		opts.OnFailure = func(f migrate.Failure) { failures(crd.Name, f) }
+		return migrate.Migrate(ctx, o.clients, crd.Name, opts)
+	})
 }
 
 // targets are the named CRDs, or with --all every CRD with a migration
 // pending.
 func (o *MigrateOptions) targets(ctx context.Context) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	all, named, err := o.list.resolve(ctx, "", o.Names...)
+	crds, err := o.list.selectCRDs(ctx, "", o.Names...)
 	if err != nil || !o.All {
-		return named, err
+		return crds, err
 	}
-	var out []*apiextensionsv1.CustomResourceDefinition
-	for i := range all {
-		if lifecycle.MigrationPending(&all[i]) {
-			out = append(out, &all[i])
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(crds, func(crd *apiextensionsv1.CustomResourceDefinition) bool { return !lifecycle.MigrationPending(crd) }), nil
 }
 
 // failuresSink writes failures as JSON lines to --failures-file.

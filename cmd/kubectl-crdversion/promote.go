@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/yaml"
@@ -26,7 +27,6 @@ type PromoteOptions struct {
 	DeprecationWarning string
 
 	manifest *apiextensionsv1.CustomResourceDefinition
-	verified *lifecycle.Verification
 }
 
 // NewCmdPromote builds `kubectl crdversion promote`.
@@ -103,110 +103,67 @@ func (o *PromoteOptions) Validate() error {
 	return nil
 }
 
-// Run plans the step and applies it. On a cluster, the bridge step first
-// runs the round-trip check and is refused if any object fails it.
+// Run takes the step on the file, or on the cluster with its checks
+// (pkg/migrate.Promote), and reports what each found.
 func (o *PromoteOptions) Run(ctx context.Context) error {
-	var planned *lifecycle.Plan
-	err := o.run(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string, offline bool) (*lifecycle.Plan, error) {
-		if version == "" {
-			var err error
-			if version, err = lifecycle.InFlight(crd); err != nil {
-				return nil, err
+	if o.Filename != "" {
+		return o.runOffline(func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
+			if version == "" {
+				var err error
+				if version, err = lifecycle.InFlight(crd); err != nil {
+					return nil, err
+				}
 			}
-		}
-		opts := lifecycle.PromoteOptions{Manifest: o.manifest, DeprecationWarning: o.DeprecationWarning, Offline: offline, Verification: o.verified}
-		if _, _, next, err := lifecycle.NextStage(crd, version, lifecycle.Stage(o.To), offline); err != nil {
-			return nil, err
-		} else if next == lifecycle.StageBridge && o.verified == nil {
-			if err := o.verify(ctx, crd, version); err != nil {
-				return nil, err
-			}
-			opts.Verification = o.verified
-		}
-		p, err := lifecycle.PlanPromote(crd, version, lifecycle.Stage(o.To), opts)
-		planned = p
-		return p, err
-	})
-	if err != nil || o.Filename != "" || o.dryRun != migrate.DryRunNone {
+			return lifecycle.PlanPromote(crd, version, lifecycle.Stage(o.To), lifecycle.PromoteOptions{Manifest: o.manifest, DeprecationWarning: o.DeprecationWarning, Offline: true})
+		})
+	}
+	crd, err := o.target(ctx)
+	if err != nil {
 		return err
 	}
-	switch {
-	case planned.To == lifecycle.StageDeprecated && planned.From != lifecycle.StageServed:
-		return o.checkSwitch(ctx, planned)
-	case planned.To == lifecycle.StageRemoved:
-		return o.cleanManagedFields(ctx, planned.CRD)
-	}
-	return nil
-}
-
-// checkSwitch proves, right after the switch, that the objects stored at
-// the old version survive being re-stored at the new one — the round trip
-// old→new→old, which the API server shows only once the new version is
-// storage — and switches back when it does not hold.
-func (o *PromoteOptions) checkSwitch(ctx context.Context, p *lifecycle.Plan) error {
 	mc, err := o.migrateClients()
 	if err != nil {
 		return err
 	}
-	bar := report.NewProgress(o.ErrOut, fmt.Sprintf("check %s→%s→%s", p.Pair.Old, p.Pair.New, p.Pair.Old), isTerminal(o.ErrOut), false)
-	back := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanRollback(crd, p.Pair.New)
+	bars := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
+	res, err := migrate.Promote(ctx, mc, crd.Name, migrate.PromoteOptions{
+		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifest, DeprecationWarning: o.DeprecationWarning,
+		DryRun: o.dryRun, Progress: bars.Update,
+	})
+	bars.Finish()
+	if errors.Is(err, migrate.ErrNotBridgeable) {
+		if werr := report.WriteVerify(o.Out, report.FormatTable, crd.Name, res.Verify); werr != nil {
+			return werr
+		}
+		return fmt.Errorf("%s cannot be bridged: %d object checks lose data or fail the round trip (above)", res.Verify.Versions[0], len(res.Verify.Losses))
 	}
-	res, err := migrate.CheckSwitch(ctx, mc, p.CRD, p.Pair.Old, migrate.DefaultSwitchTimeout,
-		migrate.ProveOptions{Concurrency: migrate.DefaultConcurrency, PageSize: migrate.DefaultPageSize, Progress: bar.Update}, back)
-	bar.Finish()
-	if werr := report.WriteSwitchCheck(o.Out, p.CRD, res); werr != nil {
+	if res.StepResult == nil {
+		return err
+	}
+	if r := res.Reused; r != nil {
+		fmt.Fprintf(o.ErrOut, "%s: the round-trip check verify recorded %s ago (%s) is taken: neither the CRD nor any object changed since\n",
+			crd.Name, time.Since(r.At).Round(time.Second), lifecycle.Objects(r.Objects))
+	}
+	if werr := o.reportStep(crd.Name, res.StepResult); werr != nil {
 		return werr
 	}
+	if werr := report.WriteSwitchCheck(o.Out, crd.Name, res.Switch); werr != nil {
+		return werr
+	}
+	if res.ManagedFields != nil {
+		if werr := report.WriteManagedFields(o.Out, o.ErrOut, res.ManagedFields); werr != nil {
+			return werr
+		}
+	}
+	p := res.Plan
 	switch {
-	case err != nil:
-		return err
-	case res.Back != nil:
+	case errors.Is(err, migrate.ErrSwitchedBack):
 		return fmt.Errorf("%s was not deprecated: re-storing the objects stored at %s at %s would lose data (above); %s is the storage version again and no object was re-stored, but a write at %s between the switch and the switch back went through %s, so it was stored without those fields (kubectl crdversion migrate %s re-stores such objects at %s after checking them)",
 			p.Pair.Old, p.Pair.Old, p.Pair.New, p.Pair.Old, p.Pair.Old, p.Pair.New, p.CRD, p.Pair.Old)
+	case errors.Is(err, migrate.ErrManagedFieldsLeft):
+		return fmt.Errorf("managedFields of %s not cleaned everywhere (%s); run: kubectl crdversion migrate %s --clean-managed-fields", p.CRD, res.ManagedFields.Stopped, p.CRD)
 	}
-	return nil
-}
-
-// cleanManagedFields drops the removed version's managedFields entries from
-// every object, so server-side apply keeps working (kubernetes#111937).
-func (o *PromoteOptions) cleanManagedFields(ctx context.Context, name string) error {
-	crd, err := o.clients.crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	bar := report.NewProgress(o.ErrOut, "clean managedFields of "+name, isTerminal(o.ErrOut), false)
-	mc, err := o.migrateClients()
-	if err != nil {
-		return err
-	}
-	res := migrate.CleanManagedFields(ctx, mc.Metadata, crd, migrate.RestoreOptions{Progress: bar.Update})
-	bar.Finish()
-	if err := report.WriteManagedFields(o.Out, o.ErrOut, res); err != nil {
-		return err
-	}
-	if !res.Complete() {
-		return fmt.Errorf("managedFields of %s not cleaned everywhere (%s); run: kubectl crdversion migrate %s --clean-managed-fields", name, res.Stopped, name)
-	}
-	return nil
-}
-
-// verify runs the round-trip check once, before the bridge step is written
-// (a re-plan after a conflict reuses its result).
-func (o *PromoteOptions) verify(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, version string) error {
-	result, err := runVerify(ctx, o.configFlags, crd, nil, o.ErrOut)
-	if err != nil {
-		return err
-	}
-	if !result.Passed() {
-		if err := report.WriteVerify(o.Out, report.FormatTable, crd.Name, result); err != nil {
-			return err
-		}
-		return fmt.Errorf("%s cannot be bridged: %d object checks lose data or fail the round trip (above)", version, len(result.Losses))
-	}
-	rec := result.Verification()
-	o.verified = &rec
-	return nil
+	return err
 }
 
 func stageNames() []string {

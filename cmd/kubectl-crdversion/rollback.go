@@ -38,7 +38,7 @@ version cannot be rolled back: its schema is gone.`,
 
 // Run plans the step back from a fresh read and applies it.
 func (o *RollbackOptions) Run(ctx context.Context) error {
-	return o.run(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string, _ bool) (*lifecycle.Plan, error) {
+	return o.run(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
 		return lifecycle.PlanRollback(crd, version)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -106,11 +107,13 @@ func (o *StatusOptions) Validate() error {
 
 // Run lists the CRDs once, assesses them and prints the report.
 func (o *StatusOptions) Run(ctx context.Context) error {
-	all, named, err := o.load(ctx)
+	crds, err := o.load(ctx)
 	if err != nil {
 		return err
 	}
-	crds := o.selected(all, named)
+	if o.Group != "" {
+		crds = slices.DeleteFunc(crds, func(crd *apiextensionsv1.CustomResourceDefinition) bool { return crd.Spec.Group != o.Group })
+	}
 	items := make([]report.StatusItem, len(crds))
 	for i, crd := range crds {
 		items[i].Assessment = lifecycle.Assess(crd)
@@ -132,33 +135,6 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// selected applies the names and --group to the listed CRDs, keeping the
-// order the user gave and dropping repeats.
-func (o *StatusOptions) selected(all []apiextensionsv1.CustomResourceDefinition, named []*apiextensionsv1.CustomResourceDefinition) []*apiextensionsv1.CustomResourceDefinition {
-	var out []*apiextensionsv1.CustomResourceDefinition
-	keep := func(crd *apiextensionsv1.CustomResourceDefinition) {
-		if o.Group != "" && crd.Spec.Group != o.Group {
-			return
-		}
-		for _, seen := range out {
-			if seen.Name == crd.Name {
-				return
-			}
-		}
-		out = append(out, crd)
-	}
-	if len(o.Names) == 0 {
-		for i := range all {
-			keep(&all[i])
-		}
-		return out
-	}
-	for _, crd := range named {
-		keep(crd)
-	}
-	return out
 }
 
 // count fills in object counts, a few CRDs at a time; a CRD whose count
@@ -185,15 +161,15 @@ func (o *StatusOptions) count(ctx context.Context, crds []*apiextensionsv1.Custo
 	}
 }
 
-// load lists the CRDs of the cluster, or of the files with -f, and finds
-// the ones named.
-func (o *StatusOptions) load(ctx context.Context) ([]apiextensionsv1.CustomResourceDefinition, []*apiextensionsv1.CustomResourceDefinition, error) {
+// load finds the CRDs named (every one for no names) among those of the
+// cluster, or of the files with -f, that match the label selector.
+func (o *StatusOptions) load(ctx context.Context) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	if len(o.Filenames) == 0 {
-		return o.clients.resolve(ctx, o.Selector, o.Names...)
+		return o.clients.selectCRDs(ctx, o.Selector, o.Names...)
 	}
 	found, err := manifest.ReadCRDs(o.Filenames, o.Recursive, o.In)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	report.WriteWarnings(o.ErrOut, found.Warnings)
 	selector, _ := labels.Parse(o.Selector)
@@ -203,13 +179,5 @@ func (o *StatusOptions) load(ctx context.Context) ([]apiextensionsv1.CustomResou
 			all = append(all, *c)
 		}
 	}
-	named := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(o.Names))
-	for _, name := range o.Names {
-		crd, err := cluster.Resolve(all, name, noDiscovery)
-		if err != nil {
-			return nil, nil, err
-		}
-		named = append(named, crd)
-	}
-	return all, named, nil
+	return cluster.Select(all, o.Names, noDiscovery)
 }

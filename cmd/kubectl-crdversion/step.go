@@ -37,8 +37,8 @@ type stepOptions struct {
 }
 
 // stepPlanner plans the step for a CRD and a version ("" for the one in
-// flight); offline is set when the CRD comes from a file.
-type stepPlanner func(crd *apiextensionsv1.CustomResourceDefinition, version string, offline bool) (*lifecycle.Plan, error)
+// flight).
+type stepPlanner func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error)
 
 func (o *stepOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none", "client" (print the plan, change nothing) or "server" (the API server validates the change, nothing is persisted)`)
@@ -90,7 +90,7 @@ func (o *stepOptions) migrateClients() (migrate.Clients, error) {
 
 // target resolves the CRD argument on the cluster.
 func (o *stepOptions) target(ctx context.Context) (*apiextensionsv1.CustomResourceDefinition, error) {
-	_, crds, err := o.clients.resolve(ctx, "", o.CRD)
+	crds, err := o.clients.selectCRDs(ctx, "", o.CRD)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func (o *stepOptions) run(ctx context.Context, plan stepPlanner) error {
 		return err
 	}
 	return o.apply(ctx, crd.Name, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return plan(crd, o.Version, false)
+		return plan(crd, o.Version)
 	})
 }
 
@@ -119,6 +119,11 @@ func (o *stepOptions) apply(ctx context.Context, name string, plan migrate.Plann
 	if err != nil {
 		return err
 	}
+	return o.reportStep(name, res)
+}
+
+// reportStep reports a step taken on the cluster.
+func (o *stepOptions) reportStep(name string, res *migrate.StepResult) error {
 	if res.Replans > 0 {
 		fmt.Fprintf(o.ErrOut, "warning: %s changed while this step was planned; re-planned %d time(s) against the change\n", name, res.Replans)
 	}
@@ -141,17 +146,9 @@ func (o *stepOptions) report(p *lifecycle.Plan, after *apiextensionsv1.CustomRes
 
 // runOffline plans on the CRD in the file and edits the file in place.
 func (o *stepOptions) runOffline(plan stepPlanner) error {
-	files, err := manifest.Read(o.Filename)
+	crds, err := manifest.ReadEditable(o.Filename)
 	if err != nil {
 		return err
-	}
-	var crds []manifest.CRD
-	for _, f := range files {
-		found, err := f.CRDs()
-		if err != nil {
-			return err
-		}
-		crds = append(crds, found...)
 	}
 	crd, version, err := pickOffline(crds, o.args)
 	if err != nil {
@@ -160,7 +157,7 @@ func (o *stepOptions) runOffline(plan stepPlanner) error {
 	if err := crd.Editable(); err != nil {
 		return err
 	}
-	p, err := plan(crd.Obj, version, true)
+	p, err := plan(crd.Obj, version)
 	if err != nil {
 		return err
 	}

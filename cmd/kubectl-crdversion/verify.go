@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -20,9 +19,11 @@ type VerifyOptions struct {
 	configFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 
-	CRD      string
-	Versions []string
-	Output   string
+	CRD         string
+	Versions    []string
+	Output      string
+	Concurrency int
+	Gentle      bool
 
 	format  report.Format
 	clients *clients
@@ -34,12 +35,14 @@ func NewCmdVerify(flags *genericclioptions.ConfigFlags, streams genericiooptions
 	cmd := &cobra.Command{
 		Use:   "verify CRD [VERSION ...]",
 		Short: "Check that every object round-trips through each served version without loss",
-		Long: `For every object of the CRD and every served VERSION (default: all), read it
-at VERSION, send it back as a server-side dry-run update at VERSION, and
-compare what comes back with what was read. The API server converts it to the
+		Long: `For every served VERSION of the CRD (default: all) and every object, list it
+at VERSION (a page at a time), send it back as a server-side dry-run update at VERSION, and
+compare what comes back with what was listed. The API server converts it to the
 storage version and back on the way, through its real conversion path
-(webhook included), so any difference is a lossy conversion. Nothing is
-written.
+(webhook included), so any difference is a lossy conversion. No object is
+written; a passed check of a version is recorded on the CRD (an annotation),
+and promote --to bridge takes it instead of checking again while neither the
+CRD nor any object changed.
 
 That is VERSION→storage→VERSION. The other direction, storage→VERSION→storage
 (what re-storing objects at VERSION makes permanent), the API server shows
@@ -55,6 +58,8 @@ Exit status is 0 when every object round-trips, 3 when some do not.`,
 		RunE:              runE(o),
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|name|jsonpath=...|go-template=...")
+	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Most checks in flight: the check adapts below it to what the API server takes")
+	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Keep the checks in flight close to what the API server serves at its idle latency (slower)")
 	completeValues(cmd, "output", "table", "json", "yaml")
 	return cmd
 }
@@ -72,21 +77,30 @@ func (o *VerifyOptions) Complete(args []string) error {
 
 // Validate checks the flags before anything is sent.
 func (o *VerifyOptions) Validate() error {
-	if o.format == report.FormatWide || o.format == report.FormatMarkdown {
+	switch {
+	case o.format == report.FormatWide || o.format == report.FormatMarkdown:
 		return fmt.Errorf("-o %s is not supported here: use json, yaml, name, jsonpath=... or go-template=...", o.format)
+	case o.Concurrency < 1:
+		return errors.New("--concurrency must be at least 1")
 	}
 	return nil
 }
 
 // Run checks every object and reports what did not come back intact.
 func (o *VerifyOptions) Run(ctx context.Context) error {
-	_, crds, err := o.clients.resolve(ctx, "", o.CRD)
+	crds, err := o.clients.selectCRDs(ctx, "", o.CRD)
 	if err != nil {
 		return err
 	}
-	result, err := runVerify(ctx, o.configFlags, crds[0], o.Versions, o.ErrOut)
+	c, err := passClients(o.configFlags)
 	if err != nil {
 		return err
+	}
+	bar := report.NewProgress(o.ErrOut, "verify "+crds[0].Name, isTerminal(o.ErrOut), false)
+	result, err := migrate.Verify(ctx, c, crds[0], migrate.VerifyOptions{Versions: o.Versions, Concurrency: o.Concurrency, Gentle: o.Gentle, Record: true, Progress: bar.Update})
+	bar.Finish()
+	if err != nil {
+		return fmt.Errorf("verifying %s through %s: %w", crds[0].Name, strings.Join(o.Versions, ","), err)
 	}
 	if err := report.WriteVerify(o.Out, o.format, crds[0].Name, result); err != nil {
 		return err
@@ -95,21 +109,4 @@ func (o *VerifyOptions) Run(ctx context.Context) error {
 		return errAttention
 	}
 	return nil
-}
-
-// runVerify runs the check with progress on stderr, as migrate shows it,
-// with the pass clients: two requests per object and version, which
-// kubectl's usual client-side limit would cap at 25 objects/s.
-func runVerify(ctx context.Context, flags *genericclioptions.ConfigFlags, crd *apiextensionsv1.CustomResourceDefinition, versions []string, progress io.Writer) (*migrate.VerifyResult, error) {
-	c, err := passClients(flags)
-	if err != nil {
-		return nil, err
-	}
-	bar := report.NewProgress(progress, "verify "+crd.Name, isTerminal(progress), false)
-	defer bar.Finish()
-	r, err := migrate.Verify(ctx, c.Dynamic, c.Metadata, crd, migrate.VerifyOptions{Versions: versions, Progress: bar.Update})
-	if err != nil {
-		return nil, fmt.Errorf("verifying %s through %s: %w", crd.Name, strings.Join(versions, ","), err)
-	}
-	return r, nil
 }

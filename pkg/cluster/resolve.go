@@ -81,3 +81,29 @@ func answersTo(crd *apiextensionsv1.CustomResourceDefinition, arg string) bool {
 	name = strings.ToLower(name)
 	return name == n.Plural || name == n.Singular || slices.Contains(n.ShortNames, name)
 }
+
+// Select finds the CRDs the names mean (see Resolve), in the order given
+// and each once; no names select every CRD. It is the one way every command
+// turns its arguments into CRDs, on a cluster's list or a file's.
+func Select(crds []apiextensionsv1.CustomResourceDefinition, names []string, discover func() (meta.RESTMapper, error)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	add := func(crd *apiextensionsv1.CustomResourceDefinition) {
+		if !slices.ContainsFunc(out, func(seen *apiextensionsv1.CustomResourceDefinition) bool { return seen.Name == crd.Name }) {
+			out = append(out, crd)
+		}
+	}
+	if len(names) == 0 {
+		for i := range crds {
+			add(&crds[i])
+		}
+		return out, nil
+	}
+	for _, name := range names {
+		crd, err := Resolve(crds, name, discover)
+		if err != nil {
+			return nil, err
+		}
+		add(crd)
+	}
+	return out, nil
+}

@@ -19,6 +19,13 @@ import (
 // new version makes permanent.
 const VerifiedAnnotationPrefix = "crdversion.kubectl.io/verified-"
 
+// CheckedAnnotationPrefix prefixes the annotation, one per version, in which
+// `verify` records a passed check of v→storage→v. Unlike the bridge's
+// record it moves no stage; promote --to bridge takes it instead of
+// checking again while it holds (CheckFor): the same storage version,
+// schemas, conversion and generation, and the same objects.
+const CheckedAnnotationPrefix = "crdversion.kubectl.io/checked-"
+
 // Verification is the record a passed round-trip check leaves on the CRD.
 type Verification struct {
 	// From is the storage version the objects were converted from and back to.
@@ -34,11 +41,27 @@ type Verification struct {
 	// checked. Every spec change moves it, a storage switch among them: a
 	// record of another generation may predate objects written since.
 	Generation int64 `json:"generation,omitempty"`
+	// ObjectSet identifies the objects checked: a hash of every object's
+	// address, uid and resourceVersion in list order. Any write, creation
+	// or deletion since changes it.
+	ObjectSet string `json:"objectSet,omitempty"`
 }
 
 // VerificationFor returns the recorded check of version v, if one is there.
 func VerificationFor(crd *apiextensionsv1.CustomResourceDefinition, v string) (Verification, bool) {
-	raw, ok := crd.Annotations[VerifiedAnnotationPrefix+v]
+	return recordAt(crd, VerifiedAnnotationPrefix+v)
+}
+
+// CheckFor returns the check of v that `verify` recorded, if it still holds
+// for the CRD as it is: the caller compares the object set.
+func CheckFor(crd *apiextensionsv1.CustomResourceDefinition, v string) (Verification, bool) {
+	rec, ok := recordAt(crd, CheckedAnnotationPrefix+v)
+	storage := StorageVersion(crd)
+	return rec, ok && rec.ObjectSet != "" && rec.From == storage && rec.Fingerprint == Fingerprint(crd, storage, v) && rec.Generation == crd.Generation
+}
+
+func recordAt(crd *apiextensionsv1.CustomResourceDefinition, key string) (Verification, bool) {
+	raw, ok := crd.Annotations[key]
 	if !ok {
 		return Verification{}, false
 	}
@@ -84,11 +107,21 @@ func CoversStoredObjects(crd *apiextensionsv1.CustomResourceDefinition, v string
 
 // Annotation is the key and value that record rec as the check of v.
 func (rec Verification) Annotation(v string) (string, string) {
+	return rec.annotation(VerifiedAnnotationPrefix + v)
+}
+
+// CheckAnnotation is the key and value that record rec as verify's check
+// of v.
+func (rec Verification) CheckAnnotation(v string) (string, string) {
+	return rec.annotation(CheckedAnnotationPrefix + v)
+}
+
+func (rec Verification) annotation(key string) (string, string) {
 	if rec.At.IsZero() {
 		rec.At = time.Now().UTC()
 	}
 	raw, _ := json.Marshal(rec)
-	return VerifiedAnnotationPrefix + v, string(raw)
+	return key, string(raw)
 }
 
 func isBridged(crd *apiextensionsv1.CustomResourceDefinition, v, storage string) bool {

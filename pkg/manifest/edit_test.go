@@ -60,15 +60,11 @@ func load(t *testing.T, content string) (*File, CRD) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	files, err := Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := files[0].CRDs()
+	crds, err := ReadEditable(path)
 	if err != nil || len(crds) != 1 {
 		t.Fatalf("CRDs = %v, %v", crds, err)
 	}
-	return files[0], crds[0]
+	return crds[0].File, crds[0]
 }
 
 // step plans the next offline step on the file's CRD and applies it.

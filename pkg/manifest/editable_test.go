@@ -28,11 +28,7 @@ func TestEditableRefusesWhatItCannotEditInPlace(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		files, err := Read(path)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		crds, err := files[0].CRDs()
+		crds, err := ReadEditable(path)
 		if err != nil || len(crds) != 1 {
 			t.Fatalf("%s: %v %d CRDs", tc.name, err, len(crds))
 		}

@@ -29,29 +29,27 @@ type CRD struct {
 	Obj   *apiextensionsv1.CustomResourceDefinition
 }
 
-// Read reads a file, or every .yaml/.yml/.json file below a directory.
-func Read(path string) ([]*File, error) {
+// ReadEditable reads the CRDs of a file, or of every .yaml/.yml/.json file
+// below a directory, each with the file it is in, to edit in place.
+func ReadEditable(path string) ([]CRD, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	if !info.IsDir() {
-		f, err := readFile(path)
-		if err != nil {
-			return nil, err
-		}
-		return []*File{f}, nil
-	}
-	var files []*File
-	err = walkManifests(path, true, func(p string) error {
+	var crds []CRD
+	add := func(p string) error {
 		f, err := readFile(p)
 		if err != nil {
 			return err
 		}
-		files = append(files, f)
-		return nil
-	})
-	return files, err
+		found, err := f.CRDs()
+		crds = append(crds, found...)
+		return err
+	}
+	if !info.IsDir() {
+		return crds, add(path)
+	}
+	return crds, walkManifests(path, true, add)
 }
 
 // walkManifests calls fn with every .yaml, .yml and .json file in dir,

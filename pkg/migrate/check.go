@@ -109,7 +109,7 @@ func checkOne(ctx context.Context, c Clients, n *apiextensionsv1.CustomResourceD
 // new CRD created. It returns the API server's refusal, if any.
 func dryRunApply(ctx context.Context, client apiextensionsclient.Interface, live, n *apiextensionsv1.CustomResourceDefinition) (refusal, err error) {
 	api := client.ApiextensionsV1().CustomResourceDefinitions()
-	opts := DryRunServer.updateOptions()
+	opts := DryRunServer.updateOptions("")
 	if live == nil {
 		c := n.DeepCopy()
 		c.ResourceVersion, c.Status = "", apiextensionsv1.CustomResourceDefinitionStatus{}

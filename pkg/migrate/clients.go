@@ -2,6 +2,8 @@ package migrate
 
 import (
 	"net"
+	"net/http"
+	"sync/atomic"
 	"time"
 
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -15,7 +17,9 @@ import (
 // config's QPS and Burst apply: client-go's default of 5/s would cap a
 // migration at 5 objects/s.
 func NewClients(cfg *rest.Config) (Clients, error) {
-	var c Clients
+	c := Clients{throttles: &atomic.Int64{}}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countThrottles{rt, c.throttles} })
 	var err error
 	if c.CRDs, err = apiextensionsclient.NewForConfig(cfg); err != nil {
 		return c, err
@@ -50,4 +54,19 @@ func freshDiscovery(cfg *rest.Config) func() (discovery.DiscoveryInterface, func
 		}
 		return d, hc.CloseIdleConnections, nil
 	}
+}
+
+// countThrottles counts the 429 answers the server sends, before
+// client-go's own retry of them (after Retry-After) hides them.
+type countThrottles struct {
+	next  http.RoundTripper
+	count *atomic.Int64
+}
+
+func (c countThrottles) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+		c.count.Add(1)
+	}
+	return resp, err
 }

@@ -39,7 +39,7 @@ func ApplyStep(ctx context.Context, client apiextensionsclient.Interface, name s
 			res.After = p.After
 			return res, nil
 		}
-		after, err := crds.Update(ctx, p.After, dryRun.updateOptions())
+		after, err := crds.Update(ctx, p.After, dryRun.updateOptions(""))
 		switch {
 		case err == nil:
 			res.After = after

@@ -34,10 +34,18 @@ const FieldManager = "kubectl-crdversion"
 // persists reports a run whose writes are persisted; the zero value is none.
 func (d DryRun) persists() bool { return d == "" || d == DryRunNone }
 
-func (d DryRun) updateOptions() metav1.UpdateOptions {
-	opts := metav1.UpdateOptions{FieldManager: FieldManager}
+// sent is the dryRun field of a request: All for a server dry run.
+func (d DryRun) sent() []string {
 	if d == DryRunServer {
-		opts.DryRun = []string{metav1.DryRunAll}
+		return []string{metav1.DryRunAll}
 	}
-	return opts
+	return nil
+}
+
+// updateOptions name the update's field manager ("" for the default).
+func (d DryRun) updateOptions(fieldManager string) metav1.UpdateOptions {
+	if fieldManager == "" {
+		fieldManager = FieldManager
+	}
+	return metav1.UpdateOptions{FieldManager: fieldManager, DryRun: d.sent()}
 }

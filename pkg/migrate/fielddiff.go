@@ -3,7 +3,6 @@ package migrate
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"maps"
 	"reflect"
 	"regexp"
@@ -11,6 +10,8 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // diffFields walks two decoded JSON values and lists every leaf that

@@ -3,10 +3,11 @@ package migrate
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 func TestDiffFields(t *testing.T) {

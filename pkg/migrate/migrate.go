@@ -3,8 +3,8 @@ package migrate
 import (
 	"context"
 	"fmt"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // Clients are what a migration talks to the API server with.
@@ -31,6 +32,18 @@ type Clients struct {
 	// its own and a func that closes them: each read of the storage switch
 	// may then reach another API server behind a load balancer.
 	FreshDiscovery func() (discovery.DiscoveryInterface, func(), error)
+
+	// throttles counts 429 answers (NewClients counts them), for the
+	// adaptive limit.
+	throttles *atomic.Int64
+}
+
+// restoreOptions are opts for a pass over objects through c.
+func (c Clients) restoreOptions(opts RestoreOptions) RestoreOptions {
+	if c.throttles != nil {
+		opts.throttled = c.throttles.Load
+	}
+	return opts
 }
 
 // Options tune a migration. The zero value is the default (no prune: say
@@ -77,6 +90,7 @@ const nothingToPrune = "storedVersions already holds only the storage version"
 // object is re-written; the CRD did not change meanwhile; prune.
 func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
+	opts.RestoreOptions = c.restoreOptions(opts.RestoreOptions)
 	if opts.DryRun == DryRunClient {
 		return nil, ErrClientDryRun
 	}
@@ -190,7 +204,7 @@ func proofs(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 		}
 		return out, nil
 	}
-	return ProveRestorable(ctx, c, crd, ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize, Progress: opts.CheckProgress, DryRun: opts.DryRun, IgnoreRecords: fresh})
+	return ProveRestorable(ctx, c, crd, ProveOptions{Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize, Progress: opts.CheckProgress, DryRun: opts.DryRun, IgnoreRecords: fresh})
 }
 
 // grace is the time after the storage switch during which a write begun
@@ -325,11 +339,7 @@ func Prune(ctx context.Context, client apiextensionsclient.Interface, started *a
 			return &PruneResult{Reason: results.PruneNothingToPrune, Message: nothingToPrune, StoredVersionsAfter: fresh.Status.StoredVersions}, nil
 		}
 		fresh.Status.StoredVersions = []string{storage}
-		uo := metav1.UpdateOptions{FieldManager: opts.FieldManager}
-		if opts.DryRun == DryRunServer {
-			uo.DryRun = []string{metav1.DryRunAll}
-		}
-		updated, err := crds.UpdateStatus(ctx, fresh, uo)
+		updated, err := crds.UpdateStatus(ctx, fresh, opts.DryRun.updateOptions(opts.FieldManager))
 		if err == nil {
 			return &PruneResult{Pruned: true, Reason: results.PrunePruned, StoredVersionsAfter: updated.Status.StoredVersions}, nil
 		}
@@ -364,4 +374,34 @@ func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (Pru
 		return results.PruneStorageNotInSpec, fmt.Sprintf("%s is not in spec.versions: storedVersions must never name a version the CRD lacks", storage)
 	}
 	return "", ""
+}
+
+// PruneUnproven prunes storedVersions without a pass over objects, on the
+// caller's word that every object is stored at the storage version: once
+// the storage switch is in effect, under the same checks of the CRD as
+// Migrate's prune. An object still stored at a pruned version becomes
+// unreadable once that version is removed; Migrate proves what this takes
+// on trust.
+func PruneUnproven(ctx context.Context, c Clients, name string, opts Options) (*Result, error) {
+	opts = opts.withDefaults()
+	if opts.DryRun == DryRunClient {
+		return nil, ErrClientDryRun
+	}
+	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout); err != nil {
+		return nil, err
+	}
+	res := &Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions}
+	pr, err := Prune(ctx, c.CRDs, crd, PruneOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager})
+	if err != nil {
+		return nil, err
+	}
+	res.Pruned, res.PruneReason, res.StoredVersionsAfter = pr.Pruned, pr.Reason, pr.StoredVersionsAfter
+	if !pr.Pruned {
+		res.PruneSkipped = pr.Message
+	}
+	return res, nil
 }

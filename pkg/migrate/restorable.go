@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"slices"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // ProveOptions tune ProveRestorable.
@@ -26,6 +26,7 @@ type ProveOptions struct {
 	// was made were never checked.
 	IgnoreRecords bool
 	Concurrency   int
+	Gentle        bool
 	PageSize      int64
 	Progress      func(done, total int64)
 	// DryRun none records a passed check on the CRD.
@@ -64,7 +65,7 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 			p.By = results.ProofNone
 			p.Detail = fmt.Sprintf("%s cannot be checked: %s is not served, so its objects cannot be read at it (%s); serve it again (kubectl crdversion rollback %s) and run again", trip, v, why, crd.Name)
 		default:
-			vr, err := Verify(ctx, c.Dynamic, c.Metadata, crd, VerifyOptions{Versions: []string{v}, Concurrency: max(opts.Concurrency, 1), PageSize: max(opts.PageSize, 1), Progress: opts.Progress})
+			vr, err := Verify(ctx, c, crd, VerifyOptions{Versions: []string{v}, Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize, Progress: opts.Progress})
 			if err != nil {
 				return nil, fmt.Errorf("checking %s on the objects of %s: %w", trip, crd.Name, err)
 			}
@@ -89,10 +90,32 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 // would be a lie. Status updates by the API server's own controllers move
 // the resourceVersion meanwhile, so a conflict means read and compare again.
 func RecordVerification(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string, rec lifecycle.Verification) error {
+	return record(ctx, client, crd, v, rec, lifecycle.Verification.Annotation)
+}
+
+// recordCheck records verify's check of v (see
+// lifecycle.CheckedAnnotationPrefix) when it passed, under the same
+// conditions, and removes an earlier record when it did not.
+func recordCheck(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string, rec lifecycle.Verification, passed bool) error {
+	if passed {
+		return record(ctx, client, crd, v, rec, lifecycle.Verification.CheckAnnotation)
+	}
+	key, _ := rec.CheckAnnotation(v)
+	if _, ok := crd.Annotations[key]; !ok {
+		return nil
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: nil}}})
+	if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, crd.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
+		return fmt.Errorf("removing the earlier check of %s from %s: %w", v, crd.Name, err)
+	}
+	return nil
+}
+
+func record(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string, rec lifecycle.Verification, annotation func(lifecycle.Verification, string) (string, string)) error {
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	rec.Fingerprint = lifecycle.Fingerprint(crd, rec.From, v)
 	rec.Generation = crd.Generation
-	key, val := rec.Annotation(v)
+	key, val := annotation(rec, v)
 	rv := crd.ResourceVersion
 	for range maxReplans {
 		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rv, "annotations": map[string]string{key: val}}})

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"slices"
 	"strings"
 	"sync"
@@ -19,13 +17,25 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/metadata"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // RestoreOptions tune the rewrite pass. The zero value is the default.
 type RestoreOptions struct {
-	// Concurrency is objects written at once (0: DefaultConcurrency).
+	// Concurrency bounds the requests in flight (0: DefaultConcurrency).
+	// Below it the pass adapts the number to what the path to the API
+	// server and the server itself take: it grows while throughput grows
+	// and backs off when the server answers 429.
 	Concurrency int
+	// Gentle keeps the requests in flight close to what the server serves
+	// at its idle latency, so other clients barely feel the pass; slower.
+	Gentle bool
+	// OnLimit, when set, hears each change of the limit of requests in
+	// flight (the progress line shows it). Calls may come from many
+	// goroutines.
+	OnLimit func(limit int)
 	// PageSize is objects listed per request (0: DefaultPageSize).
 	PageSize int64
 	// DryRun "server" sends every write with dryRun=All; "client" is
@@ -44,6 +54,10 @@ type RestoreOptions struct {
 	// RetryFor bounds how long one write is retried while the server is
 	// busy or unreachable (0: DefaultRetryFor); past it the run stops.
 	RetryFor time.Duration
+
+	// throttled counts the 429 answers of the clients (NewClients
+	// counts them), so the limit backs off on them.
+	throttled func() int64
 }
 
 // MaxFailuresKept bounds the failures held in memory for the summary, so a
@@ -110,16 +124,23 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 	)
 	halt := func(r StopReason, why string) { stopped.CompareAndSwap(nil, &stop{r, why}) }
 	items := make(chan item, opts.PageSize)
+	g := newGate(opts.Concurrency, opts.Gentle, opts.throttled, opts.OnLimit)
+	defer func() {
+		final, peak := g.stats()
+		res.Concurrency = &results.Concurrency{Final: final, Peak: peak, Max: opts.Concurrency, Gentle: opts.Gentle}
+	}()
 	var wg sync.WaitGroup
 	for range opts.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for it := range items {
-				if stopped.Load() != nil || ctx.Err() != nil {
+				if stopped.Load() != nil || !g.acquire(ctx) {
 					continue // drain: nothing new is started
 				}
+				began := time.Now()
 				outcome, err := write(ctx, meta.Resource(gvr).Namespace(it.Namespace), gvr.GroupResource(), it, opts)
+				g.release(time.Since(began))
 				if ctx.Err() != nil && err != nil {
 					continue // abandoned by the interrupt: neither done nor failed
 				}
@@ -234,11 +255,7 @@ func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.Gr
 }
 
 func patchOptions(o RestoreOptions) metav1.PatchOptions {
-	opts := metav1.PatchOptions{FieldManager: o.FieldManager}
-	if o.DryRun == DryRunServer {
-		opts.DryRun = []string{metav1.DryRunAll}
-	}
-	return opts
+	return metav1.PatchOptions{FieldManager: o.FieldManager, DryRun: o.DryRun.sent()}
 }
 
 // withRetries runs one write of object it; cancelling ctx abandons it.

@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
-	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
@@ -23,22 +22,32 @@ import (
 type VerifyOptions struct {
 	// Versions to check; empty means every served version.
 	Versions []string
-	// Concurrency is objects checked at once (0: DefaultConcurrency).
+	// Concurrency bounds the checks in flight; below it the check adapts
+	// as a migration does (0: DefaultConcurrency).
 	Concurrency int
+	// Gentle keeps the checks in flight close to what the server serves at
+	// its idle latency.
+	Gentle bool
 	// PageSize is objects listed per request (0: DefaultPageSize).
 	PageSize int64
-	// Progress, when set, is called after each object with the count done
-	// and the estimated total.
+	// Record records, for each version but the storage version whose every
+	// object passed, the check on the CRD (lifecycle.CheckFor), with the
+	// objects it covered: promote --to bridge takes it instead of checking
+	// again while nothing changed.
+	Record bool
+	// Progress, when set, is called after each check (one object at one
+	// version) with the count done and the estimated total. Calls come
+	// from many goroutines.
 	Progress func(done, total int64)
 }
 
 // Verify runs the conversion round trip of the conversion KEP on the
 // cluster's real objects, through the API server's own conversion path
-// (the webhook included): for every object and version V, read it at V,
-// send it back as a dry-run update at V, and compare what comes back with
-// what was read. A difference means converting to storage and back loses
+// (the webhook included): for every version V and every object (listed a
+// page at a time, metadata only), read it at V, send it back as a dry-run
+// update at V, and compare what comes back with what was read. A difference means converting to storage and back loses
 // something. Nothing is written.
-func Verify(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts VerifyOptions) (*VerifyResult, error) {
+func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts VerifyOptions) (*VerifyResult, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
@@ -72,53 +81,88 @@ func Verify(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface,
 		schemas[v] = schemaOf(crd, v)
 	}
 	var (
-		mu      sync.Mutex
-		done    atomic.Int64
-		skipped atomic.Int64
-		total   atomic.Int64
+		mu    sync.Mutex
+		done  atomic.Int64 // checks, one object at one version
+		total atomic.Int64
+		g     = newGate(opts.Concurrency, opts.Gentle, c.restoreOptions(RestoreOptions{}).throttled, nil)
 	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(opts.Concurrency, 1))
-	_, err := cluster.ListPages(gctx, meta, gvr(res.Versions[0]), max(opts.PageSize, 1), func(p cluster.Page) error {
-		known := done.Load() + skipped.Load() + int64(len(p.Items))
-		if p.Remaining != nil {
-			known += *p.Remaining
-		}
-		total.Store(max(total.Load(), known))
-		for _, item := range p.Items {
-			g.Go(func() error {
-				for _, v := range res.Versions {
-					loss, skip, err := roundTrip(gctx, dyn.Resource(gvr(v)), gvr(v).GroupResource(), item.Namespace, item.Name, schemas[v])
-					if err != nil {
-						return err
-					}
-					if skip {
-						skipped.Add(1)
-						return nil
-					}
-					if loss != nil {
-						loss.Version = v
-						mu.Lock()
-						res.Losses = append(res.Losses, *loss)
-						mu.Unlock()
-					}
+	res.Objects = -1
+	for i, v := range res.Versions {
+		var checked, skipped int64
+		set := newObjectSet()
+		lossesBefore := len(res.Losses)
+		err := func() error {
+			vctx, cancel := context.WithCancelCause(ctx)
+			defer cancel(nil)
+			var wg sync.WaitGroup
+			defer wg.Wait()
+			var listed int64
+			base := done.Load()
+			ri := c.Dynamic.Resource(gvr(v))
+			_, err := cluster.ListPages(vctx, c.Metadata, gvr(v), opts.PageSize, func(p cluster.Page) error {
+				listed += int64(len(p.Items))
+				known := listed
+				if p.Remaining != nil {
+					known += *p.Remaining
 				}
-				n := done.Add(1)
-				if opts.Progress != nil {
-					opts.Progress(n+skipped.Load(), max(total.Load(), n+skipped.Load()))
+				// Later versions are estimated at this one's count.
+				total.Store(max(total.Load(), base+known*int64(len(res.Versions)-i)))
+				for _, item := range p.Items {
+					set.add(&item.ObjectMeta)
+					if !g.acquire(vctx) {
+						return context.Cause(vctx)
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						began := time.Now()
+						loss, skip, err := roundTrip(vctx, ri.Namespace(item.Namespace), gvr(v).GroupResource(), item.Namespace, item.Name, schemas[v])
+						g.release(time.Since(began))
+						mu.Lock()
+						defer mu.Unlock()
+						switch {
+						case err != nil:
+							cancel(err)
+							return
+						case skip:
+							skipped++
+						case loss != nil:
+							loss.Version = v
+							res.Losses = append(res.Losses, *loss)
+							checked++
+						default:
+							checked++
+						}
+						if n := done.Add(1); opts.Progress != nil {
+							opts.Progress(n, max(total.Load(), n))
+						}
+					}()
 				}
 				return nil
 			})
+			wg.Wait()
+			if cause := context.Cause(vctx); cause != nil && ctx.Err() == nil {
+				return cause
+			}
+			return err
+		}()
+		if err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	if werr := g.Wait(); err == nil {
-		err = werr
+		if opts.Record && v != res.Storage {
+			// A check that did not pass takes back an earlier record: the
+			// webhook may have changed behind the same configuration.
+			rec := lifecycle.Verification{From: res.Storage, Objects: checked, ObjectSet: set.sum()}
+			if err := recordCheck(ctx, c.CRDs, crd, v, rec, skipped == 0 && len(res.Losses) == lossesBefore); err != nil {
+				return nil, err
+			}
+		}
+		if res.Objects < 0 || checked < res.Objects {
+			res.Objects = checked
+		}
+		res.Skipped = max(res.Skipped, skipped)
 	}
-	if err != nil {
-		return nil, err
-	}
-	res.Objects, res.Skipped = done.Load(), skipped.Load()
+	res.Objects = max(res.Objects, 0)
 	return res, nil
 }
 
@@ -134,12 +178,14 @@ func reverseTrip(crd *apiextensionsv1.CustomResourceDefinition, storage, v strin
 	return trip + ": not checked while " + storage + " is the storage version; promote --to deprecated checks it on every object after switching (and switches back if anything would be lost), and migrate checks it before re-storing"
 }
 
-// roundTrip checks one object at one version. An object deleted or changed
-// between the read and the check is skipped: the object in hand is no longer
-// the object in the cluster. An API error other than a conversion or
-// validation failure ends the check.
-func roundTrip(ctx context.Context, ri dynamic.NamespaceableResourceInterface, gr schema.GroupResource, ns, name string, s *apiextensionsv1.JSONSchemaProps) (*Loss, bool, error) {
-	r := ri.Namespace(ns)
+// roundTrip checks one object at one version: it reads the object with a
+// GET, not from a list, because a list may be served from the watch cache,
+// whose cached encodings of an unchanged object can predate the conversion
+// webhook now deployed. An object deleted or changed between the read and
+// the check is skipped: the object in hand is no longer the object in the
+// cluster. An API error other than a conversion or validation failure ends
+// the check.
+func roundTrip(ctx context.Context, r dynamic.ResourceInterface, gr schema.GroupResource, ns, name string, s *apiextensionsv1.JSONSchemaProps) (*Loss, bool, error) {
 	read, err := r.Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case objectGone(err, gr, name):
@@ -149,7 +195,7 @@ func roundTrip(ctx context.Context, ri dynamic.NamespaceableResourceInterface, g
 	case err != nil:
 		return nil, false, err
 	}
-	back, err := r.Update(ctx, read.DeepCopy(), metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: FieldManager})
+	back, err := r.Update(ctx, read.DeepCopy(), DryRunServer.updateOptions(""))
 	switch {
 	case objectGone(err, gr, name) || realConflict(err, gr, name):
 		return nil, true, nil

@@ -3,12 +3,12 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"io"
 	"strings"
 	"sync"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // MigrateReport is the document `migrate -o json|yaml` prints.

@@ -17,6 +17,7 @@ type Progress struct {
 	bar      *progressbar.ProgressBar
 	w        io.Writer
 	title    string
+	limit    int
 	start    time.Time
 	last     time.Time
 	interval time.Duration
@@ -68,7 +69,21 @@ func (p *Progress) Update(done, total int64) {
 		if rate > 0 && total >= done {
 			eta = time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second).String()
 		}
-		fmt.Fprintf(p.w, "%s: %d/%d objects, %.0f/s, ETA %s\n", p.title, done, total, rate, eta)
+		inflight := ""
+		if p.limit > 0 {
+			inflight = fmt.Sprintf(", %d in flight", p.limit)
+		}
+		fmt.Fprintf(p.w, "%s: %d/%d objects, %.0f/s%s, ETA %s\n", p.title, done, total, rate, inflight, eta)
+	}
+}
+
+// SetLimit shows the adaptive limit of requests in flight.
+func (p *Progress) SetLimit(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.limit = n
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("%s (%d in flight)", p.title, n))
 	}
 }
 
@@ -78,5 +93,43 @@ func (p *Progress) Finish() {
 	defer p.mu.Unlock()
 	if p.bar != nil {
 		_ = p.bar.Finish()
+	}
+}
+
+// Tasks shows the progress of passes that run one after another, each
+// under its own title: a new title finishes the bar before it.
+type Tasks struct {
+	mu       sync.Mutex
+	w        io.Writer
+	terminal bool
+	title    string
+	current  *Progress
+}
+
+// NewTasks shows the progress of a sequence of passes on w.
+func NewTasks(w io.Writer, terminal bool) *Tasks {
+	return &Tasks{w: w, terminal: terminal}
+}
+
+// Update reports done objects of an estimated total for the task title.
+func (t *Tasks) Update(title string, done, total int64) {
+	t.mu.Lock()
+	if title != t.title || t.current == nil {
+		if t.current != nil {
+			t.current.Finish()
+		}
+		t.title, t.current = title, NewProgress(t.w, title, t.terminal, false)
+	}
+	p := t.current
+	t.mu.Unlock()
+	p.Update(done, total)
+}
+
+// Finish removes the last bar.
+func (t *Tasks) Finish() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.current != nil {
+		t.current.Finish()
 	}
 }

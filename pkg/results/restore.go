@@ -24,6 +24,19 @@ type RestoreResult struct {
 	// StopReason says it in a word a program can branch on.
 	Stopped    string     `json:"stopped,omitempty"`
 	StopReason StopReason `json:"stopReason,omitempty"`
+	// Concurrency is what the adaptive limit of requests in flight did.
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
+}
+
+// Concurrency is the adaptive limit of requests in flight over a pass.
+type Concurrency struct {
+	// Final is the limit at the end, Peak the highest it reached, Max the
+	// bound it adapted under.
+	Final int `json:"final"`
+	Peak  int `json:"peak"`
+	Max   int `json:"max"`
+	// Gentle says the limit was kept close to the server's idle latency.
+	Gentle bool `json:"gentle,omitempty"`
 }
 
 // Complete reports a pass that wrote every object without a failure.

@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -60,10 +62,21 @@ type conn struct {
 	disc       discovery.DiscoveryInterface
 }
 
-// result of one algorithm at one latency: objects/s per run, peak RSS.
+// result of one algorithm at one latency: objects/s per run, peak RSS, and
+// the probe's p50 and p99 latency during each run.
 type result struct {
-	rates []float64
-	rssKB int64
+	rates    []float64
+	rssKB    int64
+	p50, p99 []time.Duration
+}
+
+func medianDuration(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
 }
 
 func (r result) median() float64 {
@@ -77,9 +90,16 @@ func (r result) median() float64 {
 
 type algorithm struct {
 	name   string
-	small  bool    // runs on the smaller baseline set
-	target *target // runs on this set instead
-	run    func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error)
+	small  bool           // runs on the smaller baseline set (the tiny one from 50 ms)
+	target func() *target // runs on this set instead
+	// readOnly algorithms re-store nothing: no flip before, no check after.
+	readOnly bool
+	// setup runs before each run, off the clock.
+	setup func(ctx context.Context, c conn, tg *target) error
+	run   func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error)
+	// ceiling rows are fixed-concurrency no-op loops; the table's ceiling
+	// at each round trip is the best of them.
+	ceiling bool
 }
 
 // loop is a client written here: it reports how long its work took, the
@@ -89,7 +109,7 @@ type loop func(ctx context.Context, c conn, tg *target) (time.Duration, error)
 // loops run in child processes (TestBenchChild), each in a process of its
 // own as every real client is: in this one they would share the API
 // server's Go runtime and scheduler, an advantage no real client has.
-var loops = map[string]loop{"ceiling": ceiling, "ksvm": ksvm, "svm": inTreeSVM}
+var loops = map[string]loop{"ceiling": ceiling, "ksvm": ksvm, "svm": inTreeSVM, "cleanup": cleanup}
 
 func TestBenchTable(t *testing.T) {
 	if os.Getenv("BENCH") == "" {
@@ -97,14 +117,18 @@ func TestBenchTable(t *testing.T) {
 	}
 	n := envInt("BENCH_N", 10000)
 	small := envInt("BENCH_BASELINE_N", min(n, 2000))
+	tinyN := min(small, 200)
 	runs := envInt("BENCH_RUNS", 3)
-	rtts := []time.Duration{0, 10 * time.Millisecond}
+	rtts := []time.Duration{0, 10 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond}
 	if v := os.Getenv("BENCH_RTT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatal(err)
+		rtts = nil
+		for _, f := range strings.Split(v, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rtts = append(rtts, d)
 		}
-		rtts = []time.Duration{d}
 	}
 	plugin := buildPlugin(t)
 	ctx := t.Context()
@@ -116,40 +140,84 @@ func TestBenchTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	big := install(t, fx, "widgets", n, nil)
-	little := install(t, fx, "gadgets", small, nil)
-	checked := install(t, fx, "sprockets", n, unprovable)
-	t.Logf("installed %d + %d objects in %s", n, small, time.Since(start).Round(time.Second))
+	// Each set is installed when an algorithm first needs it, so
+	// BENCH_ONLY runs install only what they use.
+	lazy := func(plural string, n int, edit func(*apiextensionsv1.CustomResourceDefinition)) func() *target {
+		var tg *target
+		return func() *target {
+			if tg == nil {
+				start := time.Now()
+				tg = install(t, fx, plural, n, edit)
+				t.Logf("installed %d %s in %s", n, plural, time.Since(start).Round(time.Second))
+			}
+			return tg
+		}
+	}
+	big := lazy("widgets", n, nil)
+	little := lazy("gadgets", small, nil)
+	tiny := lazy("gizmos", tinyN, nil)
+	checked := lazy("sprockets", n, unprovable)
+	cleaned := lazy("cogs", n, withRetiredVersion)
+	probe := startProbe(t, cfg, tiny())
 
 	algorithms := []algorithm{
-		{name: "(a) raw ceiling: no-op patch loop, 32 workers, pre-fetched keys", run: inChild("ceiling")},
-		{name: "kubectl crdversion migrate", run: runPlugin(plugin)},
-		{name: "migrate, old→new→old checked on every object first", target: checked, run: forgetChecks(fx, runPlugin(plugin))},
-		{name: "(b) kube-storage-version-migrator (reimplemented)", small: true, run: inChild("ksvm")},
-		{name: "(b') in-tree StorageVersionMigration (reimplemented)", small: true, run: inChild("svm")},
+		{name: "(a) raw ceiling: no-op patch loop, 8 workers, pre-fetched keys", small: true, ceiling: true, run: inChild("ceiling", "8")},
+		{name: "(a) raw ceiling: no-op patch loop, 32 workers", small: true, ceiling: true, run: inChild("ceiling", "32")},
+		{name: "(a) raw ceiling: no-op patch loop, 128 workers", ceiling: true, run: inChild("ceiling", "128")},
+		{name: "(a) raw ceiling: no-op patch loop, 256 workers", ceiling: true, run: inChild("ceiling", "256")},
+		{name: "kubectl crdversion migrate", run: runPlugin(plugin, "migrate")},
+		{name: "kubectl crdversion migrate --gentle", run: runPlugin(plugin, "migrate", "--gentle")},
+		{name: "migrate, old→new→old checked on every object first", target: checked, run: forgetChecks(fx, runPlugin(plugin, "migrate"))},
+		{name: "kubectl crdversion verify, one version (objects checked/s)", readOnly: true, run: runVerify(plugin)},
+		{name: "managedFields cleanup (promote --to removed), one entry dropped per object", target: cleaned, readOnly: true, setup: addRetiredEntries, run: inChild("cleanup", "")},
+		{name: "(b) kube-storage-version-migrator (reimplemented)", small: true, run: inChild("ksvm", "")},
+		{name: "(b') in-tree StorageVersionMigration (reimplemented)", small: true, run: inChild("svm", "")},
 		{name: "(c) kubectl get, piped to kubectl replace -f -", small: true, run: kubectlReplace},
+	}
+	if only := os.Getenv("BENCH_ONLY"); only != "" {
+		algorithms = slices.DeleteFunc(algorithms, func(a algorithm) bool {
+			return !slices.ContainsFunc(strings.Split(only, ","), func(s string) bool { return strings.Contains(a.name, s) })
+		})
 	}
 	// Runs are interleaved (every algorithm once, then again) so a drift
 	// in the shared machine's load spreads over all of them alike.
 	table := map[string]map[time.Duration]*result{}
+	idle := map[time.Duration][2]time.Duration{}
 	for _, rtt := range rtts {
 		c := connect(t, sb, rtt)
+		p50, p99 := probe.measure(3 * time.Second)
+		idle[rtt] = [2]time.Duration{p50, p99}
+		t.Logf("probe idle at %s: p50 %s, p99 %s", rtt, p50, p99)
 		for run := range runs {
 			for _, alg := range algorithms {
-				tg := big
+				var tg *target
 				switch {
+				case alg.small && rtt >= 50*time.Millisecond:
+					tg = tiny() // serial algorithms: 10k objects would take hours
 				case alg.small:
-					tg = little
+					tg = little()
 				case alg.target != nil:
-					tg = alg.target
+					tg = alg.target()
+				default:
+					tg = big()
 				}
-				flip(t, fx, c, tg)
+				if !alg.readOnly {
+					flip(t, fx, c, tg)
+				}
+				if alg.setup != nil {
+					if err := alg.setup(ctx, c, tg); err != nil {
+						t.Fatalf("setting up %s: %v", alg.name, err)
+					}
+				}
+				probe.start()
 				elapsed, rss, err := alg.run(ctx, c, tg)
+				p50, p99 := probe.stop()
 				if err != nil {
 					t.Fatalf("%s at %s: %v", alg.name, rtt, err)
 				}
-				assertMigrated(t, sb, tg)
+				if !alg.readOnly {
+					assertMigrated(t, sb, tg)
+				}
 				if table[alg.name] == nil {
 					table[alg.name] = map[time.Duration]*result{}
 				}
@@ -159,11 +227,12 @@ func TestBenchTable(t *testing.T) {
 				r := table[alg.name][rtt]
 				r.rates = append(r.rates, float64(tg.objects)/elapsed.Seconds())
 				r.rssKB = max(r.rssKB, rss)
-				t.Logf("run %d, %s at %s: %.0f obj/s", run+1, alg.name, rtt, r.rates[len(r.rates)-1])
+				r.p50, r.p99 = append(r.p50, p50), append(r.p99, p99)
+				t.Logf("run %d, %s at %s: %.0f obj/s, probe p50 %s p99 %s", run+1, alg.name, rtt, r.rates[len(r.rates)-1], p50, p99)
 			}
 		}
 	}
-	printTable(t, algorithms, rtts, table, n, small, runs)
+	printTable(t, algorithms, rtts, table, idle, n, small, tinyN, runs)
 }
 
 func install(t *testing.T, fx fixtures.Clients, plural string, n int, edit func(*apiextensionsv1.CustomResourceDefinition)) *target {
@@ -318,8 +387,8 @@ func keys(ctx context.Context, c conn, tg *target) ([]metav1.PartialObjectMetada
 }
 
 // ceiling: the fastest no-op write loop — empty patches answered with
-// metadata only, by 32 workers over a key list fetched before the clock
-// starts; no listing, no reporting.
+// metadata only, by BENCH_WORKERS workers over a key list fetched before
+// the clock starts; no listing, no reporting.
 func ceiling(ctx context.Context, c conn, tg *target) (time.Duration, error) {
 	objs, err := keys(ctx, c, tg)
 	if err != nil {
@@ -332,7 +401,7 @@ func ceiling(ctx context.Context, c conn, tg *target) (time.Duration, error) {
 		first error
 	)
 	start := time.Now()
-	for range 32 {
+	for range envInt("BENCH_WORKERS", 32) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -433,10 +502,10 @@ func kubectlReplace(ctx context.Context, c conn, tg *target) (time.Duration, int
 
 // inChild runs a loop in a child process: this test binary again, running
 // TestBenchChild.
-func inChild(name string) func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
+func inChild(name, workers string) func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
 	return func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
 		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestBenchChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "BENCH_CHILD="+name, "BENCH_KUBECONFIG="+c.kubeconfig, "BENCH_TARGET="+tg.plural+"/"+tg.version)
+		cmd.Env = append(os.Environ(), "BENCH_CHILD="+name, "BENCH_WORKERS="+workers, "BENCH_KUBECONFIG="+c.kubeconfig, "BENCH_TARGET="+tg.plural+"/"+tg.version)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			return 0, 0, fmt.Errorf("%v: %s", err, out)
@@ -473,9 +542,9 @@ func TestBenchChild(t *testing.T) {
 }
 
 // runPlugin runs the built plugin as a user would, measuring its peak RSS.
-func runPlugin(bin string) func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
+func runPlugin(bin string, args ...string) func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
 	return func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
-		cmd := exec.CommandContext(ctx, bin, "migrate", tg.crd, "-q", "--prune=false", "--kubeconfig", c.kubeconfig)
+		cmd := exec.CommandContext(ctx, bin, append(slices.Clone(args), tg.crd, "-q", "--prune=false", "--kubeconfig", c.kubeconfig)...)
 		start := time.Now()
 		out, rss, err := runMeasured(cmd)
 		if err != nil {
@@ -537,27 +606,46 @@ func buildPlugin(t testing.TB) string {
 	return bin
 }
 
-func printTable(t *testing.T, algs []algorithm, rtts []time.Duration, table map[string]map[time.Duration]*result, n, small, runs int) {
+func printTable(t *testing.T, algs []algorithm, rtts []time.Duration, table map[string]map[time.Duration]*result, idle map[time.Duration][2]time.Duration, n, small, tiny, runs int) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nmigrate: %d objects; (b), (b'), (c): %d objects; median of %d runs; 2 cores shared by API server and client\n\n", n, small, runs)
-	fmt.Fprintf(&b, "| algorithm |")
+	fmt.Fprintf(&b, "\n%d objects; (b), (b'), (c) and the 8- and 32-worker ceilings: %d objects (%d from 50 ms); median of %d runs; 2 cores shared by API server and client.\n", n, small, tiny, runs)
+	b.WriteString("ceiling: the best of the no-op loops at that round trip. probe: a GET every 50 ms straight to the API server, p50/p99 in ms during the run.\n\n")
+	b.WriteString("| algorithm |")
 	for _, rtt := range rtts {
-		fmt.Fprintf(&b, " obj/s @%s | × ceiling | migrate ÷ it |", rtt)
+		fmt.Fprintf(&b, " obj/s @%s | × ceiling | probe @%s |", rtt, rtt)
 	}
-	fmt.Fprintf(&b, " peak RSS |\n|---|")
+	b.WriteString(" peak RSS |\n|---|")
 	for range rtts {
 		b.WriteString("---|---|---|")
 	}
 	b.WriteString("---|\n")
-	ceil := algs[0].name
-	mig := algs[1].name
+	ceiling := map[time.Duration]float64{}
+	for _, a := range algs {
+		for _, rtt := range rtts {
+			if a.ceiling {
+				ceiling[rtt] = max(ceiling[rtt], table[a.name][rtt].median())
+			}
+		}
+	}
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+	}
+	b.WriteString("| probe, idle |")
+	for _, rtt := range rtts {
+		fmt.Fprintf(&b, " | | %s/%s |", ms(idle[rtt][0]), ms(idle[rtt][1]))
+	}
+	b.WriteString(" |\n")
 	for _, a := range algs {
 		fmt.Fprintf(&b, "| %s |", a.name)
 		rss := int64(0)
 		for _, rtt := range rtts {
 			r := table[a.name][rtt]
 			rss = max(rss, r.rssKB)
-			fmt.Fprintf(&b, " %.0f | %.2f | %.1f× |", r.median(), r.median()/table[ceil][rtt].median(), table[mig][rtt].median()/r.median())
+			share := "–"
+			if ceiling[rtt] > 0 {
+				share = strconv.FormatFloat(r.median()/ceiling[rtt], 'f', 2, 64)
+			}
+			fmt.Fprintf(&b, " %.0f | %s | %s/%s |", r.median(), share, ms(medianDuration(r.p50)), ms(medianDuration(r.p99)))
 		}
 		if rss > 0 {
 			fmt.Fprintf(&b, " %d MiB |\n", rss/1024)
@@ -567,4 +655,86 @@ func printTable(t *testing.T, algs []algorithm, rtts []time.Duration, table map[
 	}
 	fmt.Print(b.String())
 	t.Log(b.String())
+}
+
+func mustMeta(t *testing.T, cfg *rest.Config) metadata.Interface {
+	t.Helper()
+	m, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// runVerify runs `verify` of the version that is not the storage version:
+// one round trip per object.
+func runVerify(bin string) func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
+	return func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
+		other := map[string]string{"v1": "v1beta1", "v1beta1": "v1"}[tg.version]
+		cmd := exec.CommandContext(ctx, bin, "verify", tg.crd, other, "-o", "json", "--kubeconfig", c.kubeconfig)
+		start := time.Now()
+		out, rss, err := runMeasured(cmd)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%v: %s", err, out)
+		}
+		return time.Since(start), rss, nil
+	}
+}
+
+// withRetiredVersion adds v1alpha1, no longer served: what managedFields
+// entries of a removed version point at.
+func withRetiredVersion(crd *apiextensionsv1.CustomResourceDefinition) {
+	v := crd.Spec.Versions[0].DeepCopy()
+	v.Name, v.Served, v.Storage = "v1alpha1", false, false
+	crd.Spec.Versions = append(crd.Spec.Versions, *v)
+}
+
+// addRetiredEntries gives every object a managedFields entry at v1alpha1,
+// as a client of that version would have left it: what the cleanup drops.
+func addRetiredEntries(ctx context.Context, c conn, tg *target) error {
+	objs, err := keys(ctx, c, tg)
+	if err != nil {
+		return err
+	}
+	entry, _ := json.Marshal(map[string]any{"op": "add", "path": "/metadata/managedFields/-", "value": map[string]any{
+		"manager": "retired-client", "operation": "Update", "apiVersion": "bench.example.com/v1alpha1",
+		"time": time.Now().UTC().Format(time.RFC3339), "fieldsType": "FieldsV1",
+		"fieldsV1": map[string]any{"f:metadata": map[string]any{"f:labels": map[string]any{"f:app": map[string]any{}}}}}})
+	patch := []byte("[" + string(entry) + "]")
+	work := make(chan metav1.PartialObjectMetadata)
+	var g errgroup.Group
+	for range 32 {
+		g.Go(func() error {
+			for o := range work {
+				if _, err := c.meta.Resource(tg.gvr()).Namespace(o.Namespace).Patch(ctx, o.Name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	for _, o := range objs {
+		work <- o
+	}
+	close(work)
+	return g.Wait()
+}
+
+// cleanup: the managedFields cleanup promote --to removed runs, through
+// pkg/migrate.
+func cleanup(ctx context.Context, c conn, tg *target) (time.Duration, error) {
+	crds, err := apiextensionsclient.NewForConfig(c.cfg)
+	if err != nil {
+		return 0, err
+	}
+	crd, err := crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, tg.plural+".bench.example.com", metav1.GetOptions{})
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	res := migrate.CleanManagedFields(ctx, c.meta, crd, migrate.RestoreOptions{})
+	if !res.Complete() || res.Rewritten == 0 {
+		return 0, fmt.Errorf("cleanup: %+v", res)
+	}
+	return time.Since(start), nil
 }

@@ -128,3 +128,40 @@ func TestPromoteDeprecatedSwitchesBackWhenOldToNewLoses(t *testing.T) {
 		t.Fatalf("ep-04 after the switch back: %v %v", o, err)
 	}
 }
+
+// promote --to bridge takes the check a passed verify recorded, while
+// neither the CRD nor any object changed since; after a write to one
+// object it checks every object again.
+func TestPromoteBridgeTakesARecordedVerify(t *testing.T) {
+	const n = 12
+	for _, tc := range []struct {
+		name  string
+		write bool
+	}{{"nothing changed", false}, {"an object written since", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, 0)
+			installEndpoints(t, e, n)
+			e.plugin("verify", "endpoints", "v2").mustCode(t, 0)
+			if _, ok := lifecycle.CheckFor(e.crd(endpoints), "v2"); !ok {
+				t.Fatalf("verify recorded no check: %v", e.crd(endpoints).Annotations)
+			}
+			if _, ok := lifecycle.VerificationFor(e.crd(endpoints), "v2"); ok {
+				t.Fatal("verify bridged v2: only promote may")
+			}
+			if tc.write {
+				gvr := schema.GroupVersionResource{Group: "net.example.com", Version: "v1", Resource: "endpoints"}
+				if _, err := e.clients.Dynamic.Resource(gvr).Namespace("default").Patch(t.Context(), "ep-03", types.MergePatchType, []byte(`{"metadata":{"labels":{"touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := e.plugin("promote", "endpoints", "v2").mustCode(t, 0)
+			taken := contains1(r.stderr, "the round-trip check verify recorded")
+			if taken == tc.write {
+				t.Errorf("record taken: %v, want %v\nstderr:\n%s", taken, !tc.write, r.stderr)
+			}
+			if rec, ok := lifecycle.VerificationFor(e.crd(endpoints), "v2"); !ok || rec.Objects != n {
+				t.Fatalf("bridge record %+v, %v", rec, ok)
+			}
+		})
+	}
+}

@@ -271,7 +271,7 @@ func TestVerifyCountsSkippedObjectsApart(t *testing.T) {
 			}
 		}
 	}}
-	res, err := migrate.Verify(t.Context(), s.clients.Dynamic, s.clients.Metadata, crd, opts)
+	res, err := migrate.Verify(t.Context(), s.clients, crd, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

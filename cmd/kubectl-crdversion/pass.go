@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+)
+
+// passOptions are what migrate and prune share: a pass over every object
+// of some CRDs, its flags, and the report of it.
+type passOptions struct {
+	configFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	Names       []string
+	Concurrency int
+	PageSize    int64
+	QPS         float32
+	Burst       int
+	DryRun      string
+	Force       bool
+	Quiet       bool
+	Output      string
+	WaitTimeout time.Duration
+	SwitchGrace time.Duration
+	AcceptLoss  bool
+	Gentle      bool
+
+	dryRun  migrate.DryRun
+	format  report.Format
+	clients migrate.Clients
+	list    *clients
+}
+
+// addFlags adds the flags of a pass over objects.
+func (o *passOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
+	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Most requests in flight: the pass adapts below it to what the API server takes, growing while throughput grows and backing off on 429")
+	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Keep the requests in flight close to what the API server serves at its idle latency, so other clients barely notice the pass (slower)")
+	cmd.Flags().Int64Var(&o.PageSize, "page-size", migrate.DefaultPageSize, "Objects listed per request")
+	cmd.Flags().Float32Var(&o.QPS, "qps", 1000, "Client-side requests per second (client-go's default of 5 would cap a migration at 5 objects/s)")
+	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests")
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", dryRunHelp)
+	cmd.Flags().BoolVar(&o.Force, "force", false, "Go ahead although the CRD reports StorageMigrating=True (the cluster's own migrator at work)")
+	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|name|jsonpath=...|go-template=...")
+	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", migrate.DefaultSwitchTimeout, "How long to wait for a storage version switch to take effect")
+	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version (twice the API server's request timeout); the prune waits it out and re-stores once more. 0: no wait")
+	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
+	completeValues(cmd, "dry-run", "none", "server")
+	completeValues(cmd, "output", "table", "json", "yaml")
+}
+
+// Complete builds clients with the rate limit asked for.
+func (o *passOptions) Complete(args []string) error {
+	o.Names = args
+	var err error
+	if o.dryRun, err = migrate.ParseDryRun(o.DryRun); err != nil {
+		return err
+	}
+	if o.format, err = report.ParseFormat(o.Output); err != nil {
+		return err
+	}
+	if o.list, err = newClients(o.configFlags); err != nil {
+		return err
+	}
+	cfg, err := restConfig(o.configFlags)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	o.clients, err = migrate.NewClients(cfg)
+	return err
+}
+
+// Validate checks the flags before anything is sent.
+func (o *passOptions) Validate() error {
+	switch {
+	case o.dryRun == migrate.DryRunClient:
+		return errors.New(`--dry-run=client would show nothing: use "server" to have the API server check every write`)
+	case o.Concurrency < 1 || o.PageSize < 1:
+		return errors.New("--concurrency and --page-size must be at least 1")
+	case o.format == report.FormatWide || o.format == report.FormatMarkdown:
+		return fmt.Errorf("-o %s is not supported here: use json, yaml, name, jsonpath=... or go-template=...", o.format)
+	}
+	return nil
+}
+
+// run runs one migration per CRD, one after the other, with progress on
+// stderr, and reports them all; an interrupt names every CRD not reached.
+func (o *passOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*migrate.Result, error)) error {
+	var results []*migrate.Result
+	attention := false
+	for i, crd := range crds {
+		if ctx.Err() != nil {
+			names := make([]string, 0, len(crds)-i)
+			for _, c := range crds[i:] {
+				names = append(names, c.Name)
+			}
+			fmt.Fprintf(o.ErrOut, "interrupted: not migrated: %s\n", strings.Join(names, ", "))
+			attention = true
+			break
+		}
+		res, err := o.runOne(ctx, crd, prune, one)
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+		attention = attention || res.NeedsAttention(prune)
+	}
+	if err := report.WriteMigrate(o.Out, o.format, results, o.dryRun == migrate.DryRunServer); err != nil {
+		return err
+	}
+	if attention {
+		return errAttention
+	}
+	return nil
+}
+
+func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*migrate.Result, error)) (*migrate.Result, error) {
+	bar := report.NewProgress(o.ErrOut, "migrate "+crd.Name, isTerminal(o.ErrOut), o.Quiet)
+	defer bar.Finish()
+	check := report.NewProgress(o.ErrOut, "check "+crd.Name+" (old→new→old)", isTerminal(o.ErrOut), o.Quiet)
+	defer check.Finish()
+	return one(ctx, crd, migrate.Options{
+		RestoreOptions: migrate.RestoreOptions{
+			Concurrency: o.Concurrency,
+			Gentle:      o.Gentle,
+			PageSize:    o.PageSize,
+			DryRun:      o.dryRun,
+			Progress:    bar.Update,
+			OnLimit:     bar.SetLimit,
+		},
+		Prune:         prune,
+		Force:         o.Force,
+		SwitchTimeout: o.WaitTimeout,
+		SwitchGrace:   o.switchGrace(),
+		AcceptLoss:    o.AcceptLoss,
+		Notify:        func(msg string) { fmt.Fprintln(o.ErrOut, msg) },
+		CheckProgress: check.Update,
+	})
+}
+
+// switchGrace turns the flag (0: no wait) into the library's option (0:
+// the default).
+func (o *passOptions) switchGrace() time.Duration {
+	if o.SwitchGrace <= 0 {
+		return -1
+	}
+	return o.SwitchGrace
+}

@@ -1,0 +1,187 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// PromoteOptions say which step Promote takes and how its passes over
+// objects run. The zero value takes the next step of the version in flight.
+type PromoteOptions struct {
+	// Version is the version taking over; "" for the one in flight.
+	Version string
+	// To is the stage to move to; "" for the next one. Any other stage
+	// than the next is refused.
+	To lifecycle.Stage
+	// Manifest holds the new version's schema, for introduced.
+	Manifest *apiextensionsv1.CustomResourceDefinition
+	// DeprecationWarning is what clients of the old version are told, for
+	// deprecated ("" for the default).
+	DeprecationWarning string
+	DryRun             DryRun
+	Concurrency        int
+	PageSize           int64
+	// Progress hears each pass over objects: its task (the round trip it
+	// checks, or the managedFields cleanup) and the count done of the total.
+	Progress func(task string, done, total int64)
+}
+
+// PromoteResult is a step taken, with what the passes around it found.
+type PromoteResult struct {
+	*StepResult
+	// Verify is the round-trip check the bridge step ran first.
+	Verify *VerifyResult
+	// Switch is the check of old→new→old that followed a switch of the
+	// storage version (deprecated).
+	Switch *SwitchCheck
+	// ManagedFields is the cleanup after the removed step.
+	ManagedFields *RestoreResult
+	// Reused is the check `verify` recorded that the bridge step took
+	// instead of checking again: the same CRD and the same objects.
+	Reused *lifecycle.Verification
+}
+
+var (
+	// ErrNotBridgeable: an object did not come back intact from the round
+	// trip new→storage→new; the bridge step was not written (the losses
+	// are in PromoteResult.Verify).
+	ErrNotBridgeable = errors.New("objects do not round-trip")
+	// ErrSwitchedBack: re-storing the old version's objects at the new one
+	// would lose data; the storage version was switched back (the losses
+	// are in PromoteResult.Switch).
+	ErrSwitchedBack = errors.New("re-storing would lose data: the storage version was switched back")
+	// ErrManagedFieldsLeft: the version was removed but not every object's
+	// managedFields entries of it could be dropped (PromoteResult.ManagedFields).
+	ErrManagedFieldsLeft = errors.New("managedFields of the removed version are left on some objects")
+)
+
+// Promote moves a version of the named CRD one stage along introduced →
+// bridge → deprecated → blocked → removed, with the checks that make each
+// step safe on a cluster:
+//   - bridge: first, every object must come back intact from the round
+//     trip new→storage→new (recorded on the CRD with the step);
+//   - deprecated (the storage switch): then, every object stored at the
+//     old version must survive old→new→old, or the switch is undone;
+//   - removed: then, the removed version's managedFields entries are
+//     dropped from every object, so server-side apply keeps working
+//     (kubernetes#111937).
+//
+// A dry run plans and validates the step and runs no pass after it.
+func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (*PromoteResult, error) {
+	res := &PromoteResult{}
+	progress := func(task string) func(done, total int64) {
+		if opts.Progress == nil {
+			return nil
+		}
+		return func(done, total int64) { opts.Progress(task, done, total) }
+	}
+	var verified *lifecycle.Verification
+	step, err := ApplyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		version := opts.Version
+		if version == "" {
+			var err error
+			if version, err = lifecycle.InFlight(crd); err != nil {
+				return nil, err
+			}
+		}
+		if _, _, next, err := lifecycle.NextStage(crd, version, opts.To, false); err != nil {
+			return nil, err
+		} else if next == lifecycle.StageBridge && verified == nil {
+			// Once: a re-plan after a conflict reuses the check.
+			if verified, err = bridgeCheck(ctx, c, crd, version, opts, res, progress); err != nil {
+				return nil, err
+			}
+		}
+		return lifecycle.PlanPromote(crd, version, opts.To, lifecycle.PromoteOptions{
+			Manifest: opts.Manifest, DeprecationWarning: opts.DeprecationWarning, Verification: verified})
+	})
+	if err != nil {
+		return res, err
+	}
+	res.StepResult = step
+	if !opts.DryRun.persists() {
+		return res, nil
+	}
+	p := step.Plan
+	switch {
+	case p.To == lifecycle.StageDeprecated && p.From != lifecycle.StageServed:
+		return res, promoteCheckSwitch(ctx, c, p, opts, res, progress)
+	case p.To == lifecycle.StageRemoved:
+		return res, promoteCleanManagedFields(ctx, c, p.CRD, opts, res, progress)
+	}
+	return res, nil
+}
+
+// bridgeCheck is the check the bridge step needs: verify's record of it
+// while that holds, or a check of every object now.
+func bridgeCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, version string, opts PromoteOptions, res *PromoteResult, progress func(string) func(int64, int64)) (*lifecycle.Verification, error) {
+	if rec, ok := recordedCheck(ctx, c, crd, version, opts.PageSize); ok {
+		res.Reused = &rec
+		return &rec, nil
+	}
+	v, err := Verify(ctx, c, crd, VerifyOptions{Versions: []string{version}, Concurrency: opts.Concurrency, PageSize: opts.PageSize,
+		Progress: progress(fmt.Sprintf("verify %s→%s→%s", version, lifecycle.StorageVersion(crd), version))})
+	if err != nil {
+		return nil, fmt.Errorf("verifying %s through %s: %w", crd.Name, version, err)
+	}
+	res.Verify = v
+	if !v.Passed() {
+		return nil, fmt.Errorf("%w: %s cannot be bridged", ErrNotBridgeable, version)
+	}
+	rec := v.Verification()
+	return &rec, nil
+}
+
+// recordedCheck is verify's recorded check of version, if it still holds:
+// for the CRD as it is and for the objects as they are now.
+func recordedCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, version string, pageSize int64) (lifecycle.Verification, bool) {
+	rec, ok := lifecycle.CheckFor(crd, version)
+	if !ok {
+		return rec, false
+	}
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: version, Resource: crd.Spec.Names.Plural}
+	if pageSize <= 0 {
+		pageSize = DefaultPageSize
+	}
+	set, err := objectSetOf(ctx, c.Metadata, gvr, pageSize)
+	return rec, err == nil && set == rec.ObjectSet
+}
+
+// promoteCheckSwitch proves, right after the switch, that the objects
+// stored at the old version survive being re-stored at the new one — the
+// round trip old→new→old, which the API server shows only once the new
+// version is storage — and switches back when it does not hold.
+func promoteCheckSwitch(ctx context.Context, c Clients, p *lifecycle.Plan, opts PromoteOptions, res *PromoteResult, progress func(string) func(int64, int64)) error {
+	back := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return lifecycle.PlanRollback(crd, p.Pair.New)
+	}
+	check, err := CheckSwitch(ctx, c, p.CRD, p.Pair.Old, DefaultSwitchTimeout, ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
+		Progress: progress(fmt.Sprintf("check %s→%s→%s", p.Pair.Old, p.Pair.New, p.Pair.Old))}, back)
+	res.Switch = check
+	if err == nil && check.Back != nil {
+		return fmt.Errorf("%w: %s was not deprecated", ErrSwitchedBack, p.Pair.Old)
+	}
+	return err
+}
+
+// promoteCleanManagedFields drops the removed version's managedFields
+// entries from every object.
+func promoteCleanManagedFields(ctx context.Context, c Clients, name string, opts PromoteOptions, res *PromoteResult, progress func(string) func(int64, int64)) error {
+	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	res.ManagedFields = CleanManagedFields(ctx, c.Metadata, crd, c.restoreOptions(RestoreOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
+		Progress: progress("clean managedFields of " + name)}))
+	if !res.ManagedFields.Complete() {
+		return fmt.Errorf("%w (%s)", ErrManagedFieldsLeft, res.ManagedFields.Stopped)
+	}
+	return nil
+}
