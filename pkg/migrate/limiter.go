@@ -6,57 +6,70 @@ import (
 )
 
 // A pass keeps as many requests in flight as the path to the API server
-// and the server itself can take, and no more: the limit adapts while the
-// pass runs, the way TCP's BBR sizes its window. It keeps two estimates,
-// the best throughput of the recent windows (what the server gives) and
-// the lowest latency (the round trip with nothing queued), and sets the
-// limit to their product — the requests that fill the path, Little's law —
-// times a gain:
-//   - below that product every request is answered at the idle latency and
-//     throughput is the limit over it, so a gain above 1 grows the limit by
-//     that factor each window (the slow start comes for free);
-//   - past it the server is the bottleneck, throughput stops growing, and
-//     the limit settles at gain × what fills the path: the excess waits in
-//     the server's queue, adding (gain - 1) × the idle latency for everyone.
+// and the server itself can use, and no more, found by measuring the way
+// TCP finds a path's capacity rather than by knowing it:
+//   - It starts at startLimit (gentle: 1) and doubles each measuring
+//     window while the throughput grows with it by at least climbGain.
+//   - A step up that brings no more throughput means the server (or the
+//     path) is the bottleneck: the limit goes back.
+//   - Every probeEvery settled windows it tries again, alternately a
+//     quarter more (the server may have got faster) and half as many (it
+//     may do as well with fewer): a step down stays while the throughput
+//     keeps within keepShare of the best of the recent windows, so the
+//     limit sheds requests that only queue.
+//   - A 429 (API Priority and Fairness, or a server shedding load) halves
+//     it at once.
 //
-// The default gain of 2 keeps the server busy when its throughput still
-// grows a little past the knee; gentle's 1.25 keeps the queue small, so
-// other clients barely feel the pass. A 429 (API Priority and Fairness, or
-// a server shedding load) halves the limit and forgets the throughput seen,
-// so it has to be earned again.
+// Gentle starts at one request and grows only while the latency stays
+// within gentleMargin of the lowest seen (the server's idle answer), and
+// backs off beyond twice that margin: a queue at the server is what every
+// other client waits in.
 type limiter struct {
-	max   int
-	gain  float64
-	limit float64
+	max    int
+	gentle bool
+	limit  float64
+	growth float64
 
-	tput windowedMax // objects/s, best of the recent windows
-	// idle is the lowest latency of the pass, in seconds. It is never
-	// forgotten: once the limit fills the path, every window's latency
-	// includes the queue the limit keeps, and an estimate that followed it
-	// would grow the limit without end.
-	idle float64
-	peak int
-	// holds after a 429: the limit does not grow again in the windows
-	// right after it.
-	hold int
+	state               probe
+	prevLimit, prevTput float64
+	best                windowedMax // throughput, objects/s
+	idle                float64     // lowest window latency, seconds
+	steady              int         // settled windows since the last probe
+	downNext            bool
+	peak                int
 }
 
+type probe int
+
 const (
-	startLimit = 1
-	// recentWindows is how far back the estimates look: long enough to
-	// ride out a slow window, short enough to follow a server whose load
-	// changes under the pass.
+	settled probe = iota
+	probingUp
+	probingDown
+)
+
+const (
+	// startLimit was picked by measurement (make bench, 2 cores shared by
+	// server and client): 32 writers keep a local server busy and hide a
+	// 10 ms round trip; farther servers take the doubling from there.
+	startLimit = 32
+	// climbGain is the throughput a step up must add to count.
+	climbGain = 1.05
+	// keepShare is the throughput a step down may keep and stay.
+	keepShare = 0.95
+	// probeEvery is how many settled windows pass between probes.
+	probeEvery = 5
+	// recentWindows is how far back the best throughput looks.
 	recentWindows = 20
-	gainDefault   = 2.0
-	gainGentle    = 1.25
+	// gentleMargin is the latency over idle that gentle accepts.
+	gentleMargin = 1.25
 )
 
 func newLimiter(maxLimit int, gentle bool) *limiter {
-	l := &limiter{max: max(maxLimit, 1), gain: gainDefault}
+	l := &limiter{max: max(maxLimit, 1), gentle: gentle, growth: 2, limit: startLimit}
 	if gentle {
-		l.gain = gainGentle
+		l.limit = 1
 	}
-	l.limit = math.Min(startLimit, float64(l.max))
+	l.limit = math.Min(l.limit, float64(l.max))
 	l.peak = int(l.limit)
 	return l
 }
@@ -71,32 +84,60 @@ type window struct {
 
 // observe takes a window and returns the limit for the next one.
 func (l *limiter) observe(w window) int {
-	switch {
-	case w.throttled > 0:
-		l.limit = math.Max(1, l.limit/2)
-		l.tput.reset()
-		l.hold = 2
-	case w.done == 0 || w.elapsed <= 0 || w.latency <= 0:
-	default:
-		l.tput.add(float64(w.done) / w.elapsed.Seconds())
-		if lat := w.latency.Seconds(); l.idle == 0 || lat < l.idle {
-			l.idle = lat
-		}
-		next := l.gain * l.tput.get() * l.idle
-		if l.hold > 0 {
-			l.hold--
-			next = math.Min(next, l.limit)
-		}
-		// Never more than double in a window: one lucky window must not
-		// flood the server.
-		l.limit = math.Max(1, math.Min(next, 2*l.limit))
+	if w.throttled > 0 {
+		l.limit = math.Max(1, math.Floor(l.limit/2))
+		l.growth, l.state, l.prevTput, l.steady = 1.25, settled, 0, 0
+		l.best.reset()
+		return l.result()
 	}
-	l.limit = math.Min(l.limit, float64(l.max))
-	// Up, not to the nearest: a limit of 1 × 1.25 must become 2, or gentle
-	// would never leave 1.
-	n := int(math.Ceil(l.limit - 1e-9))
+	if w.done == 0 || w.elapsed <= 0 || w.latency <= 0 {
+		return l.result()
+	}
+	tput, lat := float64(w.done)/w.elapsed.Seconds(), w.latency.Seconds()
+	if l.idle == 0 || lat < l.idle {
+		l.idle = lat
+	}
+	l.best.add(tput)
+	next := l.limit
+	switch {
+	case l.gentle && lat > gentleMargin*gentleMargin*l.idle:
+		next, l.growth, l.state = math.Floor(l.limit*0.75), 1.25, settled
+	case l.prevTput == 0:
+		next, l.state = l.limit*l.growth, probingUp // the first window: climb
+	case l.state == probingUp && tput >= climbGain*l.prevTput:
+		next = l.limit * l.growth // the step up paid: another
+	case l.state == probingUp:
+		next, l.growth, l.state = l.prevLimit, 1.25, settled
+	case l.state == probingDown && tput < keepShare*l.best.get():
+		next, l.state = l.prevLimit, settled
+	case l.state == probingDown:
+		l.state = settled
+	default:
+		if l.steady++; l.steady >= probeEvery {
+			l.steady = 0
+			if l.downNext {
+				next, l.state = math.Floor(l.limit/2), probingDown
+			} else {
+				next, l.state = l.limit*l.growth, probingUp
+			}
+			l.downNext = !l.downNext
+		}
+	}
+	if l.gentle && lat > gentleMargin*l.idle && next > l.limit {
+		next, l.state = l.limit, settled
+	}
+	l.prevLimit, l.prevTput = l.limit, tput
+	l.limit = math.Max(1, math.Min(next, float64(l.max)))
+	return l.result()
+}
+
+func (l *limiter) result() int {
+	// Up, not to the nearest: 1 × 1.25 must become 2, or the limit would
+	// never leave 1.
+	n := max(int(math.Ceil(l.limit-1e-9)), 1)
+	l.limit = float64(n)
 	l.peak = max(l.peak, n)
-	return max(n, 1)
+	return n
 }
 
 // windowedMax is the largest of the last recentWindows values.

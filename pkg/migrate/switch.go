@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
@@ -29,41 +30,61 @@ func storageVersionHash(group, version, kind string) string {
 const consistentReads = 3
 
 // WaitForSwitch waits until the API server's discovery reports the CRD's
-// storage version as the resource's storage version, consistentReads times
-// in a row. Right after a CRD update (a helm upgrade, a kubectl apply)
-// writes can still be encoded at the old version for a while; a rewrite
-// before then would re-store objects at the old version and prove nothing.
-// fresh, when set, gives a discovery client on new connections per read;
-// otherwise disc is asked every time.
+// storage version as the resource's storage version on consistentReads
+// reads. Right after a CRD update (a helm upgrade, a kubectl apply) writes
+// can still be encoded at the old version for a while; a rewrite before
+// then would re-store objects at the old version and prove nothing. fresh,
+// when set, gives a discovery client on new connections: the reads then go
+// out at once, each on connections of its own (behind a load balancer each
+// may reach another API server, and an API server that has seen the switch
+// never goes back); otherwise disc is asked consistentReads times in a row.
 func WaitForSwitch(ctx context.Context, disc discovery.DiscoveryInterface, fresh func() (discovery.DiscoveryInterface, func(), error), crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
 	storage := lifecycle.StorageVersion(crd)
 	want := storageVersionHash(crd.Spec.Group, storage, crd.Spec.Names.Kind)
 	gv := crd.Spec.Group + "/" + storage
-	var got string
-	seen := 0
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		d, done := disc, func() {}
-		if fresh != nil {
-			var err error
-			if d, done, err = fresh(); err != nil {
-				return false, err
-			}
-		}
-		defer done()
-		got = ""
+	read := func(d discovery.DiscoveryInterface) string {
 		if list, err := d.ServerResourcesForGroupVersion(gv); err == nil {
 			for _, r := range list.APIResources {
 				if r.Name == crd.Spec.Names.Plural {
-					got = r.StorageVersionHash
+					return r.StorageVersionHash
 				}
 			}
 		}
-		if got != want {
-			seen = 0 // not served yet, a passing error, or a server behind
-			return false, nil
+		return "" // not served yet, or a passing error
+	}
+	var got string
+	seen := 0
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		if fresh == nil {
+			if got = read(disc); got != want {
+				seen = 0
+				return false, nil
+			}
+			seen++
+			return seen >= consistentReads, nil
 		}
-		seen++
-		return seen >= consistentReads, nil
+		hashes := make([]string, consistentReads)
+		var g errgroup.Group
+		for i := range hashes {
+			g.Go(func() error {
+				d, done, err := fresh()
+				if err != nil {
+					return err
+				}
+				defer done()
+				hashes[i] = read(d)
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return false, err
+		}
+		for _, h := range hashes {
+			if got = h; h != want {
+				return false, nil
+			}
+		}
+		return true, nil
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %s to storage version %s, after %s (discovery reports storageVersionHash %q, want %q): nothing was written",
