@@ -178,13 +178,8 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	case res.Settle != nil && !res.Settle.Complete():
 		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the second pass after the switch grace did not re-store every object"
 	default:
-		pr, err := Prune(ctx, c.CRDs, crd, PruneOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager})
-		if err != nil {
+		if err := pruneInto(ctx, c, crd, opts, res); err != nil {
 			return nil, err
-		}
-		res.Pruned, res.PruneReason, res.StoredVersionsAfter = pr.Pruned, pr.Reason, pr.StoredVersionsAfter
-		if !pr.Pruned {
-			res.PruneSkipped = pr.Message
 		}
 	}
 	log.Info("prune", "reason", res.PruneReason, "storedVersions", res.StoredVersionsAfter)
@@ -395,13 +390,21 @@ func PruneUnproven(ctx context.Context, c Clients, name string, opts Options) (*
 		return nil, err
 	}
 	res := &Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions}
+	if err := pruneInto(ctx, c, crd, opts, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// pruneInto prunes storedVersions and says in res how it went.
+func pruneInto(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, res *Result) error {
 	pr, err := Prune(ctx, c.CRDs, crd, PruneOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res.Pruned, res.PruneReason, res.StoredVersionsAfter = pr.Pruned, pr.Reason, pr.StoredVersionsAfter
 	if !pr.Pruned {
 		res.PruneSkipped = pr.Message
 	}
-	return res, nil
+	return nil
 }

@@ -118,12 +118,12 @@ func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 						began := time.Now()
 						loss, skip, err := roundTrip(vctx, ri.Namespace(item.Namespace), gvr(v).GroupResource(), item.Namespace, item.Name, schemas[v])
 						g.release(time.Since(began))
-						mu.Lock()
-						defer mu.Unlock()
-						switch {
-						case err != nil:
+						if err != nil {
 							cancel(err)
 							return
+						}
+						mu.Lock()
+						switch {
 						case skip:
 							skipped++
 						case loss != nil:
@@ -133,6 +133,8 @@ func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 						default:
 							checked++
 						}
+						mu.Unlock()
+						// Outside the lock: a slow callback must not stall the checks.
 						if n := done.Add(1); opts.Progress != nil {
 							opts.Progress(n, max(total.Load(), n))
 						}
