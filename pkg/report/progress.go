@@ -18,6 +18,7 @@ type Progress struct {
 	w        io.Writer
 	title    string
 	limit    int
+	lastDone int64
 	start    time.Time
 	last     time.Time
 	interval time.Duration
@@ -59,6 +60,12 @@ func (p *Progress) Update(done, total int64) {
 		_ = p.bar.Set64(done)
 	case p.w != nil:
 		now := time.Now()
+		if done < p.lastDone {
+			// A new pass under the same title (the second pass after the
+			// switch grace): its rate counts from its own start.
+			p.start, p.last = now, now
+		}
+		p.lastDone = done
 		if now.Sub(p.last) < p.interval {
 			return
 		}
