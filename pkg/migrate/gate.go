@@ -46,22 +46,27 @@ func newGate(maxLimit int, gentle bool, throttled func() int64, onLimit func(int
 
 // acquire waits for room under the limit; false when ctx ended first.
 func (g *gate) acquire(ctx context.Context) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ctx.Err() != nil {
+		return false
+	}
+	if g.inflight < g.limit {
+		// The common case on the hot path: no wait, so no wake-up to arrange.
+		g.inflight++
+		return true
+	}
 	stop := context.AfterFunc(ctx, func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.cond.Broadcast()
 	})
 	defer stop()
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	for g.inflight >= g.limit {
 		if ctx.Err() != nil {
 			return false
 		}
 		g.cond.Wait()
-	}
-	if ctx.Err() != nil {
-		return false
 	}
 	g.inflight++
 	return true
