@@ -6,7 +6,7 @@ BIN     := bin
 LDFLAGS := -s -w -X main.version=$(VERSION)
 GOFLAGS_BUILD := -trimpath -ldflags "$(LDFLAGS)"
 
-.PHONY: all build sandbox demo sandbox-shell test unit e2e lint dist bench clean
+.PHONY: all build sandbox fullsandbox fullsandbox-shell demo sandbox-shell test unit e2e lint dist bench clean
 
 all: build
 
@@ -26,15 +26,28 @@ demo: build sandbox ## walk through the plugin against an in-process API server
 sandbox-shell: build sandbox ## keep a sandbox running to try commands by hand
 	./$(BIN)/crdversion-sandbox serve
 
+# The full control plane (kube-apiserver and kube-controller-manager from
+# k8s.io/kubernetes) is a third module, test/full, so neither the plugin nor
+# the test module inherits k8s.io/kubernetes' pins. Built without -trimpath:
+# kube-apiserver's test server finds its certificates next to its source.
+FULLSANDBOX := $(abspath $(BIN)/crdversion-fullsandbox)
+
+fullsandbox: ## the full control plane for tests and by hand, bin/crdversion-fullsandbox (cold: minutes)
+	cd test/full && $(GO) build -o $(FULLSANDBOX) ./cmd/crdversion-fullsandbox
+
+fullsandbox-shell: build fullsandbox ## keep a full control plane running (RBAC, admission, the in-tree migrator) to try commands by hand
+	./$(BIN)/crdversion-fullsandbox serve
+
 lint: ## gofmt and go vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(TESTMOD) $(GO) vet ./...
+	cd test/full && $(GO) vet ./...
 
-test: lint ## unit and end-to-end tests (the e2e tests run the plugin through kubectl)
+test: lint fullsandbox ## unit, end-to-end (the plugin through kubectl) and full-cluster tests
 	$(GO) test -count=1 -timeout 5m ./...
-	$(TESTMOD) $(GO) test -count=1 -timeout 20m ./...
+	$(TESTMOD) CRDVERSION_FULLSANDBOX=$(FULLSANDBOX) $(GO) test -count=1 -timeout 20m ./...
 
 unit: ## the plugin module's own tests: pure logic, no API server
 	$(GO) test -count=1 ./...

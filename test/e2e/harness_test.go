@@ -1,12 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"maps"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -14,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/plugintest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
@@ -69,21 +66,11 @@ func (e *env) kubectl(args ...string) result {
 // kubectlIn runs real kubectl with stdin as its standard input.
 func (e *env) kubectlIn(stdin string, args ...string) result {
 	e.t.Helper()
-	cmd := exec.CommandContext(e.t.Context(), "kubectl", args...)
-	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.sb.KubeconfigPath(), "HOME="+e.t.TempDir())
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errOut.String()}
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		r.code = exit.ExitCode()
-	case err != nil:
-		e.t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
+	r, err := plugintest.Kubectl(e.t.Context(), e.sb.KubeconfigPath(), e.t.TempDir(), stdin, args...)
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	return r
+	return result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
 }
 
 // plugin runs `kubectl crdversion ARGS`.

@@ -63,3 +63,18 @@ func TestPluginLinksNoServer(t *testing.T) {
 		}
 	}
 }
+
+// k8s.io/kubernetes pins its 33 staging modules with replace directives of
+// its own; only test/full, the full control plane's module, may take them
+// on. The test module reaches it through its binary.
+func TestOnlyTheFullSandboxRequiresKubernetes(t *testing.T) {
+	for _, dir := range []string{".", "test"} {
+		mod, err := os.ReadFile(filepath.Join(root, dir, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(mod), "k8s.io/kubernetes ") {
+			t.Errorf("%s/go.mod requires k8s.io/kubernetes", dir)
+		}
+	}
+}

@@ -15,18 +15,19 @@ import (
 	"go.uber.org/zap"
 )
 
-type etcdServer struct {
+// Etcd is a single-member etcd on loopback.
+type Etcd struct {
 	server   *embed.Etcd
 	client   *clientv3.Client
 	endpoint string
 }
 
-// startEtcd starts a single-member etcd on loopback with fsync off: the data
+// StartEtcd starts a single-member etcd on loopback with fsync off: the data
 // is throw-away, and fsync would dominate test time. etcd binds ports it is
 // given, not listeners, so a port found free can be taken by another
 // process (a parallel test binary) before etcd binds it: then it starts
 // again on other ports.
-func startEtcd(ctx context.Context, dir string) (*etcdServer, error) {
+func StartEtcd(ctx context.Context, dir string) (*Etcd, error) {
 	for attempt := 1; ; attempt++ {
 		e, err := startEtcdOnce(ctx, dir)
 		if err == nil || attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
@@ -38,7 +39,7 @@ func startEtcd(ctx context.Context, dir string) (*etcdServer, error) {
 	}
 }
 
-func startEtcdOnce(ctx context.Context, dir string) (*etcdServer, error) {
+func startEtcdOnce(ctx context.Context, dir string) (*Etcd, error) {
 	peer, err := freeLocalURL("http")
 	if err != nil {
 		return nil, err
@@ -74,10 +75,17 @@ func startEtcdOnce(ctx context.Context, dir string) (*etcdServer, error) {
 		e.Close()
 		return nil, err
 	}
-	return &etcdServer{server: e, client: c, endpoint: client.String()}, nil
+	return &Etcd{server: e, client: c, endpoint: client.String()}, nil
 }
 
-func (e *etcdServer) stop() {
+// Endpoint is the client URL, for API servers in other processes.
+func (e *Etcd) Endpoint() string { return e.endpoint }
+
+// Client is a client of this etcd.
+func (e *Etcd) Client() *clientv3.Client { return e.client }
+
+// Stop stops etcd and waits for it.
+func (e *Etcd) Stop() {
 	_ = e.client.Close()
 	e.server.Close()
 	<-e.server.Server.StopNotify()

@@ -6,9 +6,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// writeKubeconfig writes a kubeconfig for config (the loopback token and CA)
+// WriteKubeconfig writes a kubeconfig for config (the loopback token and CA)
 // that an external kubectl can use.
-func writeKubeconfig(path string, config *rest.Config) error {
+func WriteKubeconfig(path string, config *rest.Config) error {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["sandbox"] = &clientcmdapi.Cluster{
 		Server:                   config.Host,

@@ -23,11 +23,12 @@ type Options struct {
 
 // Sandbox is one etcd and the API server in front of it.
 type Sandbox struct {
+	Store
 	opts       Options
 	dir        string
 	ownDir     bool
 	kubeconfig string
-	etcd       *etcdServer
+	etcd       *Etcd
 	id         *identity
 
 	mu     sync.Mutex
@@ -51,12 +52,13 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 		s.removeDir()
 		return nil, err
 	}
-	if s.etcd, err = startEtcd(ctx, s.dir); err != nil {
+	if s.etcd, err = StartEtcd(ctx, s.dir); err != nil {
 		s.removeDir()
 		return nil, err
 	}
+	s.Store = Store{s.etcd.client}
 	if err := s.StartAPIServer(ctx); err != nil {
-		s.etcd.stop()
+		s.etcd.Stop()
 		s.removeDir()
 		return nil, err
 	}
@@ -105,7 +107,7 @@ func (s *Sandbox) StartAPIServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := writeKubeconfig(s.kubeconfig, api.config); err != nil {
+	if err := WriteKubeconfig(s.kubeconfig, api.config); err != nil {
 		_ = api.stop()
 		return err
 	}
@@ -145,7 +147,7 @@ func (s *Sandbox) Stop() error {
 	s.closed = true
 	s.mu.Unlock()
 	err := s.StopAPIServer()
-	s.etcd.stop()
+	s.etcd.Stop()
 	s.removeDir()
 	return err
 }

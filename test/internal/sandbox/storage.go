@@ -14,11 +14,15 @@ import (
 // storagePrefix is where the API server keeps objects in etcd.
 const storagePrefix = "/registry"
 
+// Store reads what an API server keeps in etcd: the ground truth of what
+// is stored, whichever API server (this sandbox's or a full one) wrote it.
+type Store struct{ Client *clientv3.Client }
+
 // StoredAPIVersion reads an object straight from etcd and returns the
 // apiVersion it is stored at; namespace is "" for cluster-scoped objects.
-func (s *Sandbox) StoredAPIVersion(ctx context.Context, group, resource, namespace, name string) (string, error) {
+func (s Store) StoredAPIVersion(ctx context.Context, group, resource, namespace, name string) (string, error) {
 	key := path.Join(storagePrefix, group, resource, namespace, name)
-	resp, err := s.etcd.client.Get(ctx, key)
+	resp, err := s.Client.Get(ctx, key)
 	if err != nil {
 		return "", err
 	}
@@ -30,12 +34,12 @@ func (s *Sandbox) StoredAPIVersion(ctx context.Context, group, resource, namespa
 
 // StoredAPIVersions counts the resource's etcd keys by stored apiVersion,
 // reading in pages so a large resource does not load at once.
-func (s *Sandbox) StoredAPIVersions(ctx context.Context, group, resource string) (map[string]int, error) {
+func (s Store) StoredAPIVersions(ctx context.Context, group, resource string) (map[string]int, error) {
 	prefix := path.Join(storagePrefix, group, resource) + "/"
 	end := clientv3.GetPrefixRangeEnd(prefix)
 	counts := map[string]int{}
 	for key := prefix; ; {
-		resp, err := s.etcd.client.Get(ctx, key, clientv3.WithRange(end), clientv3.WithLimit(1000))
+		resp, err := s.Client.Get(ctx, key, clientv3.WithRange(end), clientv3.WithLimit(1000))
 		if err != nil {
 			return nil, err
 		}
@@ -55,12 +59,12 @@ func (s *Sandbox) StoredAPIVersions(ctx context.Context, group, resource string)
 
 // Compact compacts etcd at its current revision, so continue tokens issued
 // before expire.
-func (s *Sandbox) Compact(ctx context.Context) error {
-	resp, err := s.etcd.client.Get(ctx, "compact-probe")
+func (s Store) Compact(ctx context.Context) error {
+	resp, err := s.Client.Get(ctx, "compact-probe")
 	if err != nil {
 		return err
 	}
-	_, err = s.etcd.client.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical())
+	_, err = s.Client.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical())
 	return err
 }
 
@@ -77,9 +81,9 @@ func apiVersionOf(value []byte) (string, error) {
 // CheckStoredVersions checks, from etcd alone, the promise a migration
 // keeps: every key of the CRD's resource is stored at a version that the
 // CRD's status.storedVersions names. It returns each violation.
-func (s *Sandbox) CheckStoredVersions(ctx context.Context, crdName, group, resource string) ([]string, error) {
+func (s Store) CheckStoredVersions(ctx context.Context, crdName, group, resource string) ([]string, error) {
 	key := path.Join(storagePrefix, "apiextensions.k8s.io", "customresourcedefinitions", crdName)
-	resp, err := s.etcd.client.Get(ctx, key)
+	resp, err := s.Client.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
