@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
+	svmclient "k8s.io/client-go/kubernetes/typed/storagemigration/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
@@ -46,7 +47,9 @@ type clients struct {
 	crds     apiextensionsclient.Interface
 	metadata metadata.Interface
 	dynamic  dynamic.Interface
-	toMapper func() (meta.RESTMapper, error)
+	// migrations are the cluster's own StorageVersionMigrations.
+	migrations svmclient.StoragemigrationV1Interface
+	toMapper   func() (meta.RESTMapper, error)
 }
 
 func newClients(flags *genericclioptions.ConfigFlags) (*clients, error) {
@@ -62,6 +65,9 @@ func newClients(flags *genericclioptions.ConfigFlags) (*clients, error) {
 		return nil, err
 	}
 	if c.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if c.migrations, err = svmclient.NewForConfig(cfg); err != nil {
 		return nil, err
 	}
 	return c, nil

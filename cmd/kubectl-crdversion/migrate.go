@@ -25,7 +25,14 @@ type MigrateOptions struct {
 	Prune              bool
 	FailuresFile       string
 	CleanManagedFields bool
+	Via                string
 }
+
+// The two ways to re-store objects.
+const (
+	viaPlugin  = "plugin"
+	viaCluster = "cluster"
+)
 
 // NewCmdMigrate builds `kubectl crdversion migrate`.
 func NewCmdMigrate(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
@@ -45,12 +52,23 @@ writing stops if conversions start failing. storedVersions is pruned, through
 /status with a resourceVersion precondition, only after zero failures and only
 if the CRD's storage version, generation and storedVersions did not change.
 
-Exit status is 3 when an object failed or storedVersions could not be pruned.`,
+With --via=cluster the cluster's own storage version migrator
+(storagemigration.k8s.io/v1, kube-controller-manager, Kubernetes 1.37+) re-stores
+the objects instead, after the same checks: a StorageVersionMigration is created
+(or the running one followed) and its conditions followed to the end. It reports
+no count and no failed object, and prunes storedVersions itself when it
+succeeds (1.36+); where it does not, the same guarded prune follows.
+
+Exit status is 3 when an object failed, the cluster's migration failed, or
+storedVersions could not be pruned.`,
 		Example: `  # Right after a helm upgrade that switched the storage version
   kubectl crdversion migrate certificates.pki.example.com
 
   # Every CRD with a migration pending; failures as JSON lines
   kubectl crdversion migrate --all --failures-file failures.jsonl
+
+  # Let the cluster's own migrator do the writing, and follow it
+  kubectl crdversion migrate certificates.pki.example.com --via=cluster
 
   # Preflight: which objects would the new storage version reject? (writes nothing)
   kubectl crdversion migrate widgets.example.com --dry-run=server`,
@@ -61,14 +79,21 @@ Exit status is 3 when an object failed or storedVersions could not be pruned.`,
 	cmd.Flags().BoolVar(&o.All, "all", false, "Every CRD whose storedVersions holds more than the storage version")
 	cmd.Flags().BoolVar(&o.Prune, "prune", true, "Prune status.storedVersions to the storage version when every object is re-stored")
 	cmd.Flags().StringVar(&o.FailuresFile, "failures-file", "", "Write every failed object as a JSON line to this file")
+	cmd.Flags().StringVar(&o.Via, "via", viaPlugin, `Who re-stores the objects: "plugin" (this command's own pass, with a report of every object) or "cluster" (a StorageVersionMigration for kube-controller-manager's migrator, followed to the end)`)
+	completeValues(cmd, "via", viaPlugin, viaCluster)
 	cmd.Flags().BoolVar(&o.CleanManagedFields, "clean-managed-fields", false, "Also drop managedFields entries recorded at versions no longer served (they break server-side apply once the version is removed)")
 	return cmd
 }
 
 // Validate checks the flags before anything is sent.
 func (o *MigrateOptions) Validate() error {
-	if o.All == (len(o.Names) > 0) {
+	switch {
+	case o.All == (len(o.Names) > 0):
 		return errors.New("name the CRDs to migrate, or pass --all (not both)")
+	case o.Via != viaPlugin && o.Via != viaCluster:
+		return fmt.Errorf(`--via must be "plugin" or "cluster", not %q`, o.Via)
+	case o.Via == viaCluster && o.CleanManagedFields:
+		return errors.New("--clean-managed-fields needs the plugin's own pass: not with --via=cluster")
 	}
 	return o.passOptions.Validate()
 }
@@ -92,6 +117,9 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 	return o.run(ctx, crds, prune, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*migrate.Result, error) {
 		opts.CleanManagedFields = o.CleanManagedFields
 		opts.OnFailure = func(f migrate.Failure) { failures(crd.Name, f) }
+		if o.Via == viaCluster {
+			return migrate.MigrateViaCluster(ctx, o.clients, crd.Name, opts)
+		}
 		return migrate.Migrate(ctx, o.clients, crd.Name, opts)
 	})
 }

@@ -118,6 +118,9 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	for i, crd := range crds {
 		items[i].Assessment = lifecycle.Assess(crd)
 	}
+	if len(o.Filenames) == 0 {
+		o.clusterMigrations(ctx, items)
+	}
 	if o.format == report.FormatWide {
 		o.count(ctx, crds, items)
 	}
@@ -135,6 +138,23 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// clusterMigrations adds each CRD's newest StorageVersionMigration; a
+// cluster that does not serve them has none, and one the user may not list
+// is said on stderr.
+func (o *StatusOptions) clusterMigrations(ctx context.Context, items []report.StatusItem) {
+	if len(items) == 0 {
+		return
+	}
+	all, err := cluster.ListClusterMigrations(ctx, o.clients.migrations)
+	if err != nil {
+		fmt.Fprintf(o.ErrOut, "warning: the cluster's own storage version migrations are not shown: %v\n", err)
+		return
+	}
+	for i := range items {
+		items[i].ClusterMigration = all.For(items[i].Group, items[i].Resource)
+	}
 }
 
 // count fills in object counts, a few CRDs at a time; a CRD whose count

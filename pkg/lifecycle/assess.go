@@ -82,6 +82,9 @@ type Assessment struct {
 	// Migrating is true while the cluster's own storage version migrator
 	// reports StorageMigrating=True on the CRD.
 	Migrating bool `json:"migrating"`
+	// MigratingCondition is the CRD's StorageMigrating condition as the
+	// cluster's migrator last left it, when it has one.
+	MigratingCondition *Condition `json:"storageMigratingCondition,omitempty"`
 	// Versions is in Kubernetes version priority order, highest first, and
 	// includes storedVersions entries missing from spec.versions.
 	Versions []Version `json:"versions"`
@@ -92,16 +95,17 @@ type Assessment struct {
 // Assess infers every version's stage, the CRD's problems and its next step.
 func Assess(crd *apiextensionsv1.CustomResourceDefinition) Assessment {
 	a := Assessment{
-		Name:           crd.Name,
-		Group:          crd.Spec.Group,
-		Kind:           crd.Spec.Names.Kind,
-		Resource:       crd.Spec.Names.Plural,
-		Scope:          string(crd.Spec.Scope),
-		Conversion:     conversionStrategy(crd),
-		StorageVersion: StorageVersion(crd),
-		StoredVersions: append([]string{}, crd.Status.StoredVersions...),
-		Migrating:      StorageMigrating(crd),
-		Problems:       []Problem{},
+		Name:               crd.Name,
+		Group:              crd.Spec.Group,
+		Kind:               crd.Spec.Names.Kind,
+		Resource:           crd.Spec.Names.Plural,
+		Scope:              string(crd.Spec.Scope),
+		Conversion:         conversionStrategy(crd),
+		StorageVersion:     StorageVersion(crd),
+		StoredVersions:     append([]string{}, crd.Status.StoredVersions...),
+		Migrating:          StorageMigrating(crd),
+		MigratingCondition: storageMigratingCondition(crd),
+		Problems:           []Problem{},
 	}
 	for _, v := range crd.Spec.Versions {
 		ver := Version{
@@ -286,6 +290,22 @@ func conversionStrategy(crd *apiextensionsv1.CustomResourceDefinition) string {
 		return string(apiextensionsv1.NoneConverter)
 	}
 	return string(crd.Spec.Conversion.Strategy)
+}
+
+// Condition is a CRD condition as a person reads it.
+type Condition struct {
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+func storageMigratingCondition(crd *apiextensionsv1.CustomResourceDefinition) *Condition {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.StorageMigrating {
+			return &Condition{Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+		}
+	}
+	return nil
 }
 
 // StorageMigrating reports the CRD condition the cluster's own storage

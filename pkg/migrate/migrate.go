@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	svmclient "k8s.io/client-go/kubernetes/typed/storagemigration/v1"
 	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
@@ -32,6 +33,9 @@ type Clients struct {
 	// its own and a func that closes them: each read of the storage switch
 	// may then reach another API server behind a load balancer.
 	FreshDiscovery func() (discovery.DiscoveryInterface, func(), error)
+	// Migrations, when set, creates and follows the cluster's own
+	// StorageVersionMigrations (MigrateViaCluster).
+	Migrations svmclient.StoragemigrationV1Interface
 
 	// throttles counts 429 answers (NewClients counts them), for the
 	// adaptive limit.
@@ -95,63 +99,14 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		return nil, ErrClientDryRun
 	}
 	log := opts.Log.WithValues("crd", name)
-	start := time.Now()
-	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
+	p, err := prepare(ctx, c, name, opts, log, false)
+	switch {
+	case err != nil:
 		return nil, err
+	case p.done:
+		return p.res, nil
 	}
-	res := &Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, Proofs: []Proof{}}
-	res.StoredVersionsAfter = res.StoredVersions
-	if lifecycle.StorageMigrating(crd) && !opts.Force {
-		return nil, fmt.Errorf("%s has StorageMigrating=True: %w on it; let it finish, or pass --force", crd.Name, ErrClusterMigrating)
-	}
-	if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout); err != nil {
-		return nil, err
-	}
-	log.Info("storage switch in effect", "storage", res.Storage)
-	if err := probeConversion(ctx, c.Dynamic, crd); err != nil {
-		return nil, err
-	}
-	log.Info("conversion answers", "webhook", crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter)
-	if res.Proofs, err = proofs(ctx, c, crd, opts, false); err != nil {
-		return nil, err
-	}
-	grace := newGrace(crd, opts, start)
-	// A proof of objects (checked now, or recorded) covers the objects as
-	// they are: one that a write begun before the switch lands on later was
-	// never checked. Then the pass waits out the grace, and the objects are
-	// checked again first. A proof by the schemas covers every object.
-	if byObjects(res.Proofs) && grace.pending() {
-		if !grace.wait(ctx, "checking the objects again and re-storing them") {
-			return interrupted(res, start), nil
-		}
-		if res.Proofs, err = proofs(ctx, c, crd, opts, true); err != nil {
-			return nil, err
-		}
-	}
-	for _, p := range res.Proofs {
-		log.Info("old→new→old", "version", p.Version, "by", p.By, "holds", p.Holds(), "detail", p.Detail)
-		if !p.Holds() {
-			res.Failures = []Failure{}
-			res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: %s (--accept-loss re-stores anyway)", p.Detail)
-			res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "nothing was re-stored"
-			res.Duration = time.Since(start)
-			return res, nil
-		}
-	}
-	// The proofs hold for the CRD they were made on; a change since (a
-	// storage switch back and forth, another schema) voids them.
-	now, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if now.Generation != crd.Generation {
-		res.Failures = []Failure{}
-		res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: the CRD changed while its objects were checked (generation %d → %d): run again", crd.Generation, now.Generation)
-		res.PruneReason, res.PruneSkipped = results.PruneCRDChanged, "nothing was re-stored"
-		res.Duration = time.Since(start)
-		return res, nil
-	}
+	crd, res, grace := p.crd, p.res, p.grace
 	passStart := time.Now()
 	res.RestoreResult = *Restore(ctx, c.Metadata, crd, opts.RestoreOptions)
 	log.Info("re-store pass done", "rewritten", res.Rewritten, "unchanged", res.Unchanged, "failed", res.Failed, "stopped", res.StopReason)
@@ -183,8 +138,88 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		}
 	}
 	log.Info("prune", "reason", res.PruneReason, "storedVersions", res.StoredVersionsAfter)
-	res.Duration = time.Since(start)
+	res.Duration = time.Since(p.start)
 	return res, nil
+}
+
+// prepared is a CRD whose objects may now be re-stored: the storage switch
+// is in effect, a conversion webhook answers, and re-storing every old
+// version's objects is proven to lose nothing, on the CRD as it still is.
+// done says the migration ended before that, with res saying why.
+type prepared struct {
+	crd   *apiextensionsv1.CustomResourceDefinition
+	res   *Result
+	grace grace
+	start time.Time
+	done  bool
+}
+
+// prepare runs the phases before any object is re-stored. Unless
+// migrating (a caller following the cluster's own migration), a CRD the
+// cluster's migrator is at work on is refused without Force.
+func prepare(ctx context.Context, c Clients, name string, opts Options, log logr.Logger, migrating bool) (*prepared, error) {
+	p := &prepared{start: time.Now()}
+	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return p, err
+	}
+	p.crd = crd
+	res := &Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, Proofs: []Proof{}}
+	res.StoredVersionsAfter = res.StoredVersions
+	if lifecycle.StorageMigrating(crd) && !opts.Force && !migrating {
+		return p, fmt.Errorf("%s has StorageMigrating=True: %w on it; let it finish, or pass --force", crd.Name, ErrClusterMigrating)
+	}
+	if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout); err != nil {
+		return p, err
+	}
+	log.Info("storage switch in effect", "storage", res.Storage)
+	if err := probeConversion(ctx, c.Dynamic, crd); err != nil {
+		return p, err
+	}
+	log.Info("conversion answers", "webhook", crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter)
+	if res.Proofs, err = proofs(ctx, c, crd, opts, false); err != nil {
+		return p, err
+	}
+	p.grace = newGrace(crd, opts, p.start)
+	// A proof of objects (checked now, or recorded) covers the objects as
+	// they are: one that a write begun before the switch lands on later was
+	// never checked. Then the pass waits out the grace, and the objects are
+	// checked again first. A proof by the schemas covers every object.
+	if byObjects(res.Proofs) && p.grace.pending() {
+		if !p.grace.wait(ctx, "checking the objects again and re-storing them") {
+			p.res, p.done = interrupted(res, p.start), true
+			return p, nil
+		}
+		if res.Proofs, err = proofs(ctx, c, crd, opts, true); err != nil {
+			return p, err
+		}
+	}
+	p.res = res
+	for _, pr := range res.Proofs {
+		log.Info("old→new→old", "version", pr.Version, "by", pr.By, "holds", pr.Holds(), "detail", pr.Detail)
+		if !pr.Holds() {
+			res.Failures = []Failure{}
+			res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: %s (--accept-loss re-stores anyway)", pr.Detail)
+			res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "nothing was re-stored"
+			res.Duration = time.Since(p.start)
+			p.done = true
+			return p, nil
+		}
+	}
+	// The proofs hold for the CRD they were made on; a change since (a
+	// storage switch back and forth, another schema) voids them.
+	now, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return p, err
+	}
+	if now.Generation != crd.Generation {
+		res.Failures = []Failure{}
+		res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: the CRD changed while its objects were checked (generation %d → %d): run again", crd.Generation, now.Generation)
+		res.PruneReason, res.PruneSkipped = results.PruneCRDChanged, "nothing was re-stored"
+		res.Duration = time.Since(p.start)
+		p.done = true
+	}
+	return p, nil
 }
 
 // proofs shows, unless losses are accepted, that re-storing the objects of

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -45,8 +46,7 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 		if dryRun {
 			verb = "accepted by a server dry run"
 		}
-		if _, err := fmt.Fprintf(w, "%s: %s at %s: %d %s, %d already there, %d gone, %d changed meanwhile, %d failed%s (%s)\n",
-			r.CRD, objects(r.Listed), r.Storage, r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, changedByWrite(r.Changed), took); err != nil {
+		if err := writePass(w, r, verb, took); err != nil {
 			return err
 		}
 		if s := r.Settle; s != nil {
@@ -68,6 +68,9 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 		prune := fmt.Sprintf("  storedVersions: %s → %s (pruned)", strings.Join(r.StoredVersions, ","), strings.Join(r.StoredVersionsAfter, ","))
 		if r.Pruned && dryRun {
 			prune = fmt.Sprintf("  storedVersions: %s → %s accepted by a server dry run, not persisted", strings.Join(r.StoredVersions, ","), strings.Join(r.StoredVersionsAfter, ","))
+		}
+		if r.PruneReason == results.PrunedByCluster {
+			prune = fmt.Sprintf("  storedVersions: %s → %s (pruned by the cluster's migrator)", strings.Join(r.StoredVersions, ","), strings.Join(r.StoredVersionsAfter, ","))
 		}
 		if !r.Pruned {
 			prune = fmt.Sprintf("  storedVersions: %s, not pruned: %s", strings.Join(r.StoredVersionsAfter, ","), r.PruneSkipped)
@@ -109,6 +112,18 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 		return err
 	}
 	return t.Render()
+}
+
+// writePass says what re-stored the objects: this plugin's pass, with its
+// counts, or the cluster's migration, which counts nothing.
+func writePass(w io.Writer, r *results.Result, verb, took string) error {
+	if m := r.ClusterMigration; m != nil {
+		_, err := fmt.Fprintf(w, "%s: the cluster's migration %s to %s: %s (%s)\n", r.CRD, m.Name, r.Storage, m.State, r.Duration.Round(time.Second))
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%s: %s at %s: %d %s, %d already there, %d gone, %d changed meanwhile, %d failed%s (%s)\n",
+		r.CRD, objects(r.Listed), r.Storage, r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, changedByWrite(r.Changed), took)
+	return err
 }
 
 func changedByWrite(n int64) string {

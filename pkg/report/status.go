@@ -1,10 +1,14 @@
 package report
 
 import (
+	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // StatusItem is one CRD in a status report.
@@ -13,6 +17,9 @@ type StatusItem struct {
 	// Objects counts the CRD's objects; set only by -o wide (and in the
 	// documents), nil when not counted or not countable (no served version).
 	Objects *int64 `json:"objects,omitempty"`
+	// ClusterMigration is the newest StorageVersionMigration of the CRD's
+	// resource, when the cluster serves them and has one.
+	ClusterMigration *results.ClusterMigration `json:"clusterMigration,omitempty"`
 }
 
 // StatusReport is the document `status -o json|yaml` prints.
@@ -63,9 +70,20 @@ func WriteStatus(w io.Writer, f Format, items []StatusItem, noHeaders bool) erro
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	next := newTableWith(w, !noHeaders, "CRD", "CONVERSION", "NEXT")
+	// The cluster's own migrations get a column only where there are any,
+	// which on most clusters there are not.
+	migrations := slices.ContainsFunc(items, func(it StatusItem) bool { return it.ClusterMigration != nil || it.MigratingCondition != nil })
+	header = []string{"CRD", "CONVERSION", "NEXT"}
+	if migrations {
+		header = []string{"CRD", "CONVERSION", "CLUSTER MIGRATION", "NEXT"}
+	}
+	next := newTableWith(w, !noHeaders, header...)
 	for _, it := range items {
-		if err := next.Append(it.Name, it.Conversion, it.Next.String()); err != nil {
+		row := []string{it.Name, it.Conversion, it.Next.String()}
+		if migrations {
+			row = []string{it.Name, it.Conversion, clusterMigration(it), it.Next.String()}
+		}
+		if err := next.Append(row...); err != nil {
 			return err
 		}
 	}
@@ -73,6 +91,30 @@ func WriteStatus(w io.Writer, f Format, items []StatusItem, noHeaders bool) erro
 		return err
 	}
 	return writeProblems(w, items, noHeaders)
+}
+
+// clusterMigration says where the cluster's own migration of the CRD
+// stands: its newest StorageVersionMigration and the CRD's
+// StorageMigrating condition, which the migrator sets.
+func clusterMigration(it StatusItem) string {
+	var parts []string
+	if m := it.ClusterMigration; m != nil {
+		s := fmt.Sprintf("%s: %s", m.Name, m.State)
+		switch m.State {
+		case results.ClusterMigrationFailed:
+			s += fmt.Sprintf(" (%s: %s)", m.Reason, m.Message)
+		case results.ClusterMigrationPending:
+			s += " (no controller has taken it up)"
+		}
+		parts = append(parts, s)
+	}
+	if c := it.MigratingCondition; c != nil {
+		parts = append(parts, fmt.Sprintf("StorageMigrating=%s (%s)", c.Status, c.Reason))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, "; ")
 }
 
 func writeProblems(w io.Writer, items []StatusItem, noHeaders bool) error {

@@ -25,6 +25,10 @@ type Result struct {
 	Duration            time.Duration `json:"duration"`
 	// ManagedFields is the cleaning pass, when one ran.
 	ManagedFields *RestoreResult `json:"managedFields,omitempty"`
+	// ClusterMigration is the cluster's own migration that re-stored the
+	// objects (migrate --via=cluster) instead of this plugin's pass: the
+	// counts of objects are then unknown, and zero.
+	ClusterMigration *ClusterMigration `json:"clusterMigration,omitempty"`
 }
 
 // NeedsAttention reports a migration that finished without proving every
@@ -50,4 +54,7 @@ const (
 	PruneStoredGained     PruneReason = "StoredVersionsGained"
 	PruneStorageNotInSpec PruneReason = "StorageNotInSpec"
 	PruneKeptChanging     PruneReason = "KeptChanging"
+	// PrunedByCluster: the cluster's own migrator pruned storedVersions
+	// when its migration succeeded (Kubernetes 1.36+).
+	PrunedByCluster PruneReason = "PrunedByCluster"
 )

@@ -52,6 +52,9 @@ const (
 	StopConversionFailing StopReason = "ConversionFailing"
 	StopListFailed        StopReason = "ListFailed"
 	StopClientDryRun      StopReason = "ClientDryRun"
+	// StopClusterFailed: the cluster's own migration (--via=cluster)
+	// reported Failed.
+	StopClusterFailed StopReason = "ClusterMigrationFailed"
 	// StopNotProven: nothing was re-stored, since re-storing objects stored
 	// at an old version is not proven to lose nothing (see Result.Proofs).
 	StopNotProven StopReason = "NotProven"

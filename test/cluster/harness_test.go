@@ -65,11 +65,18 @@ func (w widgets) gvr(version string) schema.GroupVersionResource {
 // every object is then stored at v1beta1 and storedVersions names both.
 func (e *env) installWidgets(name string, perNS int, switchTo bool, namespaces ...string) widgets {
 	e.t.Helper()
+	return e.installWidgetsConverted(nil, name, perNS, switchTo, namespaces...)
+}
+
+// installWidgetsConverted is installWidgets with a conversion (a webhook).
+func (e *env) installWidgetsConverted(conversion *apiextensionsv1.CustomResourceConversion, name string, perNS int, switchTo bool, namespaces ...string) widgets {
+	e.t.Helper()
 	ctx := e.t.Context()
 	w := widgets{group: name + ".test", namespaces: namespaces, perNS: perNS}
 	crd := fixtures.CRD(w.group, "Widget", "widgets", apiextensionsv1.NamespaceScoped, false,
 		fixtures.Version{Name: "v1beta1", Served: true, Storage: true},
 		fixtures.Version{Name: "v1", Served: true})
+	crd.Spec.Conversion = conversion
 	var err error
 	if w.crd, err = e.clients.CreateCRD(ctx, crd); err != nil {
 		e.t.Fatal(err)

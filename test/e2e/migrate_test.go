@@ -105,3 +105,17 @@ func TestMigrateClusterScoped(t *testing.T) {
 		t.Fatalf("etcd after migrate: %v %v", c, err)
 	}
 }
+
+// A cluster that does not serve storagemigration.k8s.io (this CRD-only
+// API server, or Kubernetes before 1.37 without the feature) cannot
+// migrate by itself: --via=cluster says so in one line and writes nothing.
+func TestMigrateViaClusterNotServed(t *testing.T) {
+	e := newEnv(t, 20)
+	before := e.crdVersions()
+	r := e.plugin("migrate", "backups.storage.example.com", "--via=cluster").mustCode(t, 1)
+	contains(t, "migrate --via=cluster", r.stderr, "error: ", "does not serve storagemigration.k8s.io/v1", "without --via=cluster")
+	if n := strings.Count(strings.TrimSpace(r.stderr), "\n"); n != 0 {
+		t.Errorf("want one line on stderr, got:\n%s", r.stderr)
+	}
+	sameCRDs(t, before, e.crdVersions())
+}

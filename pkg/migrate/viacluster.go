@@ -1,0 +1,187 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	svmv1 "k8s.io/api/storagemigration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+)
+
+// ErrClusterMigratorNotServed: the cluster does not serve
+// storagemigration.k8s.io/v1, so it cannot migrate storage itself.
+var ErrClusterMigratorNotServed = errors.New("the cluster does not serve storagemigration.k8s.io/v1 StorageVersionMigrations (Kubernetes 1.37+ serves them by default): migrate without --via=cluster")
+
+// ClusterMigrationLabel marks the StorageVersionMigrations this plugin
+// creates.
+const ClusterMigrationLabel = "app.kubernetes.io/managed-by"
+
+// followEvery is how often a cluster migration's conditions are read: it
+// reports no progress in between worth reading sooner.
+const followEvery = time.Second
+
+// pendingWarning is how long a migration may stay untouched before the
+// user hears that no controller may be running it.
+const pendingWarning = time.Minute
+
+// MigrateViaCluster has the cluster's own storage version migrator
+// (kube-controller-manager) re-store every object of the CRD, instead of
+// this plugin's pass, after the same checks: the storage switch in effect
+// on every API server, a conversion webhook answering, and old→new→old
+// proven. It creates a StorageVersionMigration (or follows the one already
+// running for the resource), follows its conditions until it succeeds or
+// fails, and reports the cluster's prune of storedVersions or, where the
+// cluster did not prune (before Kubernetes 1.36) and opts.Prune, prunes
+// under the same guard as Migrate.
+//
+// The in-tree migrator prunes as soon as its pass ends, so its pass starts
+// only after the switch grace: a write begun before the storage switch
+// cannot then land at the old version behind it.
+func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options) (*Result, error) {
+	opts = opts.withDefaults()
+	if opts.DryRun == DryRunClient {
+		return nil, ErrClientDryRun
+	}
+	if c.Migrations == nil {
+		return nil, ErrClusterMigratorNotServed
+	}
+	if _, err := c.Discovery.ServerResourcesForGroupVersion(svmv1.SchemeGroupVersion.String()); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, ErrClusterMigratorNotServed
+		}
+		return nil, fmt.Errorf("reading discovery of %s: %w", svmv1.SchemeGroupVersion, err)
+	}
+	log := opts.Log.WithValues("crd", name, "via", "cluster")
+	p, err := prepare(ctx, c, name, opts, log, true)
+	switch {
+	case err != nil:
+		return nil, err
+	case p.done:
+		return p.res, nil
+	}
+	crd, res := p.crd, p.res
+	all, err := cluster.ListClusterMigrations(ctx, c.Migrations)
+	if err != nil {
+		return nil, err
+	}
+	running := all.For(crd.Spec.Group, crd.Spec.Names.Plural)
+	if running == nil || running.Done() {
+		running = nil
+		if p.grace.pending() && !p.grace.wait(ctx, "creating the cluster's migration") {
+			return interrupted(res, p.start), nil
+		}
+	}
+	var svmName string
+	if running != nil {
+		svmName = running.Name
+		notify(opts, fmt.Sprintf("%s: following the cluster's migration %s, already %s", crd.Name, svmName, running.State))
+	} else {
+		created, err := c.Migrations.StorageVersionMigrations().Create(ctx, &svmv1.StorageVersionMigration{
+			ObjectMeta: metav1.ObjectMeta{
+				GenerateName: crd.Name + "-",
+				Labels:       map[string]string{ClusterMigrationLabel: FieldManager},
+			},
+			Spec: svmv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}},
+		}, metav1.CreateOptions{DryRun: opts.DryRun.sent(), FieldManager: opts.FieldManager})
+		if err != nil {
+			return nil, fmt.Errorf("creating the cluster's migration of %s: %w", crd.Name, err)
+		}
+		if opts.DryRun == DryRunServer {
+			m := cluster.ClusterMigrationOf(created)
+			res.ClusterMigration = &m
+			res.Failures = []Failure{}
+			res.PruneReason, res.PruneSkipped = results.PruneDryRun, "dry run: the cluster's migration was accepted by the API server, not created"
+			res.Duration = time.Since(p.start)
+			return res, nil
+		}
+		svmName = created.Name
+		notify(opts, fmt.Sprintf("%s: created the cluster's migration %s", crd.Name, svmName))
+	}
+	m, err := follow(ctx, c, crd.Name, svmName, opts)
+	res.ClusterMigration = m
+	res.Failures = []Failure{}
+	res.Duration = time.Since(p.start)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		res.StopReason, res.Stopped = results.StopInterrupted, fmt.Sprintf("interrupted while following the cluster's migration %s; it goes on in the cluster (kubectl get storageversionmigration %s)", svmName, svmName)
+		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the cluster's migration had not finished"
+		return res, nil
+	case err != nil:
+		return nil, err
+	case m.State == results.ClusterMigrationFailed:
+		res.StopReason, res.Stopped = results.StopClusterFailed, fmt.Sprintf("the cluster's migration %s failed (%s: %s); the in-tree migrator names no object: kubectl crdversion migrate %s re-stores with a report of every failed object", svmName, m.Reason, m.Message, crd.Name)
+		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the cluster's migration failed"
+		return res, nil
+	}
+	return res, pruneAfterCluster(ctx, c, crd, opts, res)
+}
+
+// follow reads the migration's conditions until it is done.
+func follow(ctx context.Context, c Clients, crdName, svmName string, opts Options) (*results.ClusterMigration, error) {
+	var last results.ClusterMigrationState
+	var m results.ClusterMigration
+	start := time.Now()
+	warned := false
+	err := wait.PollUntilContextCancel(ctx, followEvery, true, func(ctx context.Context) (bool, error) {
+		svm, err := c.Migrations.StorageVersionMigrations().Get(ctx, svmName, metav1.GetOptions{})
+		switch {
+		case isTransient(err):
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("following the cluster's migration %s: %w", svmName, err)
+		}
+		m = cluster.ClusterMigrationOf(svm)
+		if m.State != last {
+			last = m.State
+			notify(opts, fmt.Sprintf("%s: the cluster's migration %s is %s (%s)", crdName, svmName, m.State, time.Since(start).Round(time.Second)))
+		}
+		if m.State == results.ClusterMigrationPending && !warned && time.Since(start) > pendingWarning {
+			warned = true
+			notify(opts, fmt.Sprintf("%s: no controller has taken up %s for %s: is kube-controller-manager running its storage version migrator (and garbage collector, which it needs)? A resource created since it started is found on its next discovery, within a minute", crdName, svmName, pendingWarning))
+		}
+		return m.Done(), nil
+	})
+	return &m, err
+}
+
+// pruneAfterCluster reports the prune the cluster's migrator made when it
+// succeeded, or prunes under Migrate's guard where it made none.
+func pruneAfterCluster(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, res *Result) error {
+	fresh, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	storage := lifecycle.StorageVersion(crd)
+	if slices.Equal(fresh.Status.StoredVersions, []string{storage}) {
+		res.StoredVersionsAfter = fresh.Status.StoredVersions
+		if slices.Equal(crd.Status.StoredVersions, []string{storage}) {
+			res.PruneReason = results.PruneNothingToPrune
+			res.PruneSkipped = nothingToPrune
+			return nil
+		}
+		res.Pruned, res.PruneReason = true, results.PrunedByCluster
+		return nil
+	}
+	if !opts.Prune {
+		res.PruneReason, res.PruneSkipped = results.PruneDisabled, "--prune=false"
+		res.StoredVersionsAfter = fresh.Status.StoredVersions
+		return nil
+	}
+	return pruneInto(ctx, c, crd, opts, res)
+}
+
+func notify(opts Options, msg string) {
+	if opts.Notify != nil {
+		opts.Notify(msg)
+	}
+}
