@@ -9,6 +9,7 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	svmclient "k8s.io/client-go/kubernetes/typed/storagemigration/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -32,6 +33,9 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 		return c, err
 	}
 	if c.Discovery, err = discovery.NewDiscoveryClientForConfig(cfg); err != nil {
+		return c, err
+	}
+	if c.Access, err = authorizationclient.NewForConfig(cfg); err != nil {
 		return c, err
 	}
 	if c.Migrations, err = svmclient.NewForConfig(cfg); err != nil {

@@ -16,9 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	svmclient "k8s.io/client-go/kubernetes/typed/storagemigration/v1"
 	"k8s.io/client-go/metadata"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -33,6 +35,9 @@ type Clients struct {
 	// its own and a func that closes them: each read of the storage switch
 	// may then reach another API server behind a load balancer.
 	FreshDiscovery func() (discovery.DiscoveryInterface, func(), error)
+	// Access, when set, asks the API server (SelfSubjectAccessReview)
+	// before anything is written whether the user may do it all.
+	Access authorizationclient.SelfSubjectAccessReviewsGetter
 	// Migrations, when set, creates and follows the cluster's own
 	// StorageVersionMigrations (MigrateViaCluster).
 	Migrations svmclient.StoragemigrationV1Interface
@@ -99,7 +104,11 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		return nil, ErrClientDryRun
 	}
 	log := opts.Log.WithValues("crd", name)
-	p, err := prepare(ctx, c, name, opts, log, false)
+	a := access{op: "migrate", objectVerbs: []string{"list", "patch"}, partial: true}
+	if opts.Prune && opts.DryRun.persists() {
+		a.need = []cluster.Permission{crdPermission("update", "status", name)}
+	}
+	p, err := prepare(ctx, c, name, opts, log, false, a)
 	switch {
 	case err != nil:
 		return nil, err
@@ -157,7 +166,7 @@ type prepared struct {
 // prepare runs the phases before any object is re-stored. Unless
 // migrating (a caller following the cluster's own migration), a CRD the
 // cluster's migrator is at work on is refused without Force.
-func prepare(ctx context.Context, c Clients, name string, opts Options, log logr.Logger, migrating bool) (*prepared, error) {
+func prepare(ctx context.Context, c Clients, name string, opts Options, log logr.Logger, migrating bool, a access) (*prepared, error) {
 	p := &prepared{start: time.Now()}
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -168,6 +177,9 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 	res.StoredVersionsAfter = res.StoredVersions
 	if lifecycle.StorageMigrating(crd) && !opts.Force && !migrating {
 		return p, fmt.Errorf("%s has StorageMigrating=True: %w on it; let it finish, or pass --force", crd.Name, ErrClusterMigrating)
+	}
+	if err := requireAccess(ctx, c, crd, a, opts.Notify); err != nil {
+		return p, err
 	}
 	if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout); err != nil {
 		return p, err
@@ -419,6 +431,9 @@ func PruneUnproven(ctx context.Context, c Clients, name string, opts Options) (*
 	}
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
+		return nil, err
+	}
+	if err := requireAccess(ctx, c, crd, access{op: "prune", need: []cluster.Permission{crdPermission("update", "status", name)}}, opts.Notify); err != nil {
 		return nil, err
 	}
 	if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout); err != nil {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -81,6 +82,11 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 			return nil
 		}
 		return func(done, total int64) { opts.Progress(task, done, total) }
+	}
+	if opts.DryRun != DryRunClient {
+		if err := promoteAccess(ctx, c, name, opts); err != nil {
+			return res, err
+		}
 	}
 	var verified *lifecycle.Verification
 	step, err := ApplyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
@@ -184,4 +190,18 @@ func promoteCleanManagedFields(ctx context.Context, c Clients, name string, opts
 		return fmt.Errorf("%w (%s)", ErrManagedFieldsLeft, res.ManagedFields.Stopped)
 	}
 	return nil
+}
+
+// promoteAccess asks before the step (and the check a bridge needs) whether
+// the user may update the CRD, and after a removal clean its objects.
+func promoteAccess(ctx context.Context, c Clients, name string, opts PromoteOptions) error {
+	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	a := access{op: "promote", need: []cluster.Permission{crdPermission("update", "", name)}}
+	if opts.To == lifecycle.StageRemoved && opts.DryRun.persists() {
+		a.objectVerbs, a.partial = []string{"patch"}, true
+	}
+	return requireAccess(ctx, c, crd, a, nil)
 }

@@ -54,6 +54,11 @@ func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
 	}
+	// A dry-run update needs the update verb: RBAC cannot tell it from a
+	// write. Objects the user may not check would read as losses.
+	if err := requireAccess(ctx, c, crd, access{op: "check old→new→old on", objectVerbs: []string{"list", "get", "update"}}, nil); err != nil {
+		return nil, err
+	}
 	res := &VerifyResult{Storage: lifecycle.StorageVersion(crd), Versions: opts.Versions, Losses: []Loss{}}
 	if len(res.Versions) == 0 {
 		for _, v := range crd.Spec.Versions {
@@ -155,7 +160,9 @@ func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 			// A check that did not pass takes back an earlier record: the
 			// webhook may have changed behind the same configuration.
 			rec := lifecycle.Verification{From: res.Storage, Objects: checked, ObjectSet: set.sum()}
-			if err := recordCheck(ctx, c.CRDs, crd, v, rec, skipped == 0 && len(res.Losses) == lossesBefore); err != nil {
+			if err := recordCheck(ctx, c.CRDs, crd, v, rec, skipped == 0 && len(res.Losses) == lossesBefore); apierrors.IsForbidden(err) {
+				res.NotRecorded = "the check was not recorded on the CRD (you may not patch it): promote --to bridge checks again"
+			} else if err != nil {
 				return nil, err
 			}
 		}

@@ -62,7 +62,10 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 		return nil, fmt.Errorf("reading discovery of %s: %w", svmv1.SchemeGroupVersion, err)
 	}
 	log := opts.Log.WithValues("crd", name, "via", "cluster")
-	p, err := prepare(ctx, c, name, opts, log, true)
+	p, err := prepare(ctx, c, name, opts, log, true, access{op: "migrate --via=cluster", need: []cluster.Permission{
+		{Verb: "create", Group: svmv1.GroupName, Resource: "storageversionmigrations"},
+		{Verb: "get", Group: svmv1.GroupName, Resource: "storageversionmigrations"},
+	}})
 	switch {
 	case err != nil:
 		return nil, err

@@ -42,6 +42,11 @@ func WriteVerify(w io.Writer, f Format, crd string, r *results.VerifyResult) err
 			return err
 		}
 	}
+	if r.NotRecorded != "" {
+		if _, err := fmt.Fprintf(w, "  %s\n", r.NotRecorded); err != nil {
+			return err
+		}
+	}
 	if r.Passed() {
 		return nil
 	}

@@ -29,6 +29,8 @@ type VerifyResult struct {
 	Objects int64  `json:"objects"`
 	Skipped int64  `json:"skipped"`
 	Losses  []Loss `json:"losses"`
+	// NotRecorded says why a passed check was not recorded on the CRD.
+	NotRecorded string `json:"notRecorded,omitempty"`
 }
 
 // Passed reports a check in which every object round-tripped.
