@@ -3,6 +3,7 @@ package migrate
 import (
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -64,8 +65,12 @@ func freshDiscovery(cfg *rest.Config) func() (discovery.DiscoveryInterface, func
 	}
 }
 
-// countThrottles counts the 429 answers the server sends, before
-// client-go's own retry of them (after Retry-After) hides them.
+// countThrottles counts the 429 answers the server sends. For a write of a
+// custom object (a pass's per-object PATCH or PUT) it also drops the Retry-After header, so
+// client-go hands the 429 back instead of retrying it within the same
+// request: the pass retries it once there is room under the limit the 429
+// lowered, rather than a burst of writers all retrying together a second
+// later, into the same throttle.
 type countThrottles struct {
 	next  http.RoundTripper
 	count *atomic.Int64
@@ -75,6 +80,9 @@ func (c countThrottles) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := c.next.RoundTrip(r)
 	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
 		c.count.Add(1)
+		if (r.Method == http.MethodPatch || r.Method == http.MethodPut) && !strings.HasPrefix(r.URL.Path, "/apis/apiextensions.k8s.io/") {
+			resp.Header.Del("Retry-After")
+		}
 	}
 	return resp, err
 }

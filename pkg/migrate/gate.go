@@ -25,6 +25,8 @@ type gate struct {
 	// known); each window takes the difference.
 	throttled     func() int64
 	lastThrottled int64
+	// lastCut is when a 429 last lowered the limit.
+	lastCut time.Time
 
 	start   time.Time
 	done    int
@@ -103,6 +105,53 @@ func (g *gate) release(latency time.Duration) {
 	if changed > 0 && g.onLimit != nil {
 		g.onLimit(changed)
 	}
+}
+
+// pause gives back the slot of a request the server answered 429, lowers
+// the limit at once (once per window: the other 429s of the same burst were
+// sent under the limit this one lowers), waits d, and waits for room under
+// the lowered limit. false when ctx ended: the slot is then taken anyway,
+// for the caller's release.
+func (g *gate) pause(ctx context.Context, d time.Duration) bool {
+	g.mu.Lock()
+	g.inflight--
+	changed := 0
+	if now := time.Now(); now.Sub(g.lastCut) >= max(minWindow, 2*g.meanLatency()) {
+		if g.throttled != nil {
+			g.lastThrottled = g.throttled()
+		}
+		if next := g.lim.observe(window{throttled: 1}); next != g.limit {
+			g.limit, changed = next, next
+		}
+		g.lastCut, g.start, g.done, g.latency = now, now, 0, 0
+	}
+	g.cond.Signal()
+	g.mu.Unlock()
+	if changed > 0 && g.onLimit != nil {
+		g.onLimit(changed)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	if g.acquire(ctx) {
+		return true
+	}
+	g.mu.Lock()
+	g.inflight++
+	g.mu.Unlock()
+	return false
+}
+
+// meanLatency is the mean latency of the requests of the current window,
+// or of none. g.mu is held.
+func (g *gate) meanLatency() time.Duration {
+	if g.done == 0 {
+		return 0
+	}
+	return g.latency / time.Duration(g.done)
 }
 
 // stats is what the limit did over the pass.

@@ -18,7 +18,10 @@ import (
 //     keeps within keepShare of the best of the recent windows, so the
 //     limit sheds requests that only queue.
 //   - A 429 (API Priority and Fairness, or a server shedding load) halves
-//     it at once.
+//     it at once, and the limit that drew it becomes a ceiling for a
+//     cooldown of windows that doubles with each 429 (up to maxCooldown):
+//     a user held to one seat must not probe into it again and again, as
+//     each 429 costs a Retry-After of a second.
 //
 // Gentle starts at one request and grows only while the latency stays
 // within gentleMargin of the lowest seen (the server's idle answer), and
@@ -37,6 +40,10 @@ type limiter struct {
 	steady              int         // settled windows since the last probe
 	downNext            bool
 	peak                int
+
+	ceiling  float64 // the limit that drew the last 429; 0: none
+	cooldown int     // windows the ceiling holds
+	quiet    int     // windows since the last 429
 }
 
 type probe int
@@ -62,6 +69,9 @@ const (
 	recentWindows = 20
 	// gentleMargin is the latency over idle that gentle accepts.
 	gentleMargin = 1.25
+	// firstCooldown and maxCooldown bound how many windows a 429's ceiling
+	// holds.
+	firstCooldown, maxCooldown = 20, 640
 )
 
 func newLimiter(maxLimit int, gentle bool) *limiter {
@@ -85,6 +95,8 @@ type window struct {
 // observe takes a window and returns the limit for the next one.
 func (l *limiter) observe(w window) int {
 	if w.throttled > 0 {
+		l.ceiling, l.quiet = l.limit, 0
+		l.cooldown = min(max(firstCooldown, 2*l.cooldown), maxCooldown)
 		l.limit = math.Max(1, math.Floor(l.limit/2))
 		l.growth, l.state, l.prevTput, l.steady = 1.25, settled, 0, 0
 		l.best.reset()
@@ -125,6 +137,13 @@ func (l *limiter) observe(w window) int {
 	}
 	if l.gentle && lat > gentleMargin*l.idle && next > l.limit {
 		next, l.state = l.limit, settled
+	}
+	if l.ceiling > 0 {
+		if l.quiet++; l.quiet >= l.cooldown {
+			l.ceiling = 0
+		} else if math.Ceil(next-1e-9) >= l.ceiling && next > l.limit {
+			next, l.state = math.Max(l.limit, l.ceiling-1), settled
+		}
 	}
 	l.prevLimit, l.prevTput = l.limit, tput
 	l.limit = math.Max(1, math.Min(next, float64(l.max)))

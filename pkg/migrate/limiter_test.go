@@ -117,6 +117,28 @@ func TestLimiterBacksOffOnThrottling(t *testing.T) {
 	}
 }
 
+// Held to few seats, the limit learns the ceiling: 429s come ever more
+// rarely (each costs its request a Retry-After), not every few windows.
+func TestLimiterLearnsAFewSeats(t *testing.T) {
+	for _, tc := range []struct {
+		seats, maxThrottled int
+	}{{1, 8}, {2, 8}, {20, 10}} {
+		srv := server{capacity: 500, rtt: 5 * time.Millisecond, seats: tc.seats}
+		l := newLimiter(256, false)
+		limit, throttled := int(l.limit), 0
+		for range 1000 {
+			w := srv.window(limit)
+			if w.throttled > 0 {
+				throttled++
+			}
+			limit = l.observe(w)
+		}
+		if throttled > tc.maxThrottled || limit > tc.seats {
+			t.Errorf("%d seats: %d of 1000 windows throttled (want ≤ %d), limit %d at the end", tc.seats, throttled, tc.maxThrottled, limit)
+		}
+	}
+}
+
 // A window with nothing done (every request still in flight) keeps the
 // limit as it is.
 func TestLimiterIgnoresEmptyWindows(t *testing.T) {

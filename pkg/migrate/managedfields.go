@@ -39,7 +39,7 @@ func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiex
 			if err != nil {
 				return 0, err
 			}
-			out, got, err := withRetries(ctx, opts.RetryFor, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
+			out, got, err := withRetries(ctx, opts, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
 				return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts))
 			})
 			if err != nil || out == outcomeGone {

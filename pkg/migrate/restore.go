@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -58,6 +59,9 @@ type RestoreOptions struct {
 	// throttled counts the 429 answers of the clients (NewClients
 	// counts them), so the limit backs off on them.
 	throttled func() int64
+	// pause, set by a pass for its writes, gives a throttled write's slot
+	// back for d and waits for room again; false when ctx ended.
+	pause func(ctx context.Context, d time.Duration) bool
 }
 
 // MaxFailuresKept bounds the failures held in memory for the summary, so a
@@ -125,6 +129,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 	halt := func(r StopReason, why string) { stopped.CompareAndSwap(nil, &stop{r, why}) }
 	items := make(chan item, opts.PageSize)
 	g := newGate(opts.Concurrency, opts.Gentle, opts.throttled, opts.OnLimit)
+	opts.pause = g.pause
 	defer func() {
 		final, peak := g.stats()
 		res.Concurrency = &results.Concurrency{Final: final, Peak: peak, Max: opts.Concurrency, Gentle: opts.Gentle}
@@ -233,8 +238,10 @@ const (
 	outcomeConflicted
 )
 
-// writeTimeout bounds one write beyond its retry budget.
-const writeTimeout = time.Minute
+// writeTimeout bounds one attempt of a write, beyond the 60 s the API
+// server may hold a request (queued by priority and fairness, say): one
+// that hangs longer is retried.
+const writeTimeout = 90 * time.Second
 
 // restoreOne re-stores one object with a merge patch that sets nothing but
 // the resourceVersion it was listed at: the object is unchanged, and a
@@ -243,7 +250,7 @@ const writeTimeout = time.Minute
 // meant to change nothing must not have changed anything.
 func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
 	patch := []byte(fmt.Sprintf(`{"metadata":{"resourceVersion":%q}}`, it.ResourceVersion))
-	out, got, err := withRetries(ctx, opts.RetryFor, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
+	out, got, err := withRetries(ctx, opts, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
 		return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts))
 	})
 	if err == nil && got != nil {
@@ -260,20 +267,22 @@ func patchOptions(o RestoreOptions) metav1.PatchOptions {
 
 // withRetries runs one write of object it; cancelling ctx abandons it.
 // Transient errors (the server busy or restarting) are retried with bounded
-// backoff. A new resourceVersion in the answer means etcd was written. Only
-// the object's own NotFound and a real optimistic-concurrency conflict count
+// backoff, a 429 for as long as the server keeps answering it. A new
+// resourceVersion in the answer means etcd was written. Only the object's
+// own NotFound and a real optimistic-concurrency conflict count
 // as done; any other 404 or 409 (an admission denial may carry either) is a
 // failure.
-func withRetries(ctx context.Context, retryFor time.Duration, gr schema.GroupResource, it item, write func(context.Context) (*metav1.PartialObjectMetadata, error)) (outcome, *metav1.PartialObjectMetadata, error) {
+func withRetries(ctx context.Context, opts RestoreOptions, gr schema.GroupResource, it item, write func(context.Context) (*metav1.PartialObjectMetadata, error)) (outcome, *metav1.PartialObjectMetadata, error) {
+	retryFor := opts.RetryFor
 	if retryFor <= 0 {
 		retryFor = DefaultRetryFor
 	}
-	wctx, cancel := context.WithTimeout(ctx, retryFor+writeTimeout)
-	defer cancel()
 	deadline := time.Now().Add(retryFor)
 	delay := 100 * time.Millisecond
 	for {
+		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 		got, err := write(wctx)
+		cancel()
 		switch {
 		case err == nil:
 			if got.GetResourceVersion() != it.ResourceVersion {
@@ -284,6 +293,20 @@ func withRetries(ctx context.Context, retryFor time.Duration, gr schema.GroupRes
 			return outcomeGone, nil, nil
 		case realConflict(err, gr, it.Name):
 			return outcomeConflicted, nil, nil
+		case apierrors.IsTooManyRequests(err) && opts.pause != nil:
+			// A server that answers 429 is there and asks for fewer requests
+			// (priority and fairness may hold a user to one seat for long):
+			// it is waited for, never taken for unreachable, and the retry
+			// waits for room under the limit the 429 lowered, rather than
+			// keep the slot of a pass that has too many.
+			deadline = time.Now().Add(retryFor)
+			if !opts.pause(ctx, wait.Jitter(delay, 0.2)) {
+				return 0, nil, ctx.Err()
+			}
+			delay = min(2*delay, 5*time.Second)
+			continue
+		case apierrors.IsTooManyRequests(err):
+			deadline = time.Now().Add(retryFor)
 		case !isTransient(err):
 			return 0, nil, err
 		case time.Now().Add(delay).After(deadline):

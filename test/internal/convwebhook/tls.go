@@ -13,9 +13,11 @@ import (
 	"time"
 )
 
-// selfSigned makes a CA and a serving certificate for 127.0.0.1 signed by
-// it; the API server gets the CA as the CRD's caBundle.
-func selfSigned() (tls.Certificate, []byte, error) {
+// SelfSigned makes a CA and a serving certificate for 127.0.0.1 signed by
+// it, and returns the CA as PEM: the API server gets it as the caBundle of
+// the webhook (the CRD's conversion, or an admission webhook's
+// configuration).
+func SelfSigned() (tls.Certificate, []byte, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, nil, err

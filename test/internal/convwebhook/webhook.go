@@ -53,7 +53,7 @@ type Webhook struct {
 
 // Start serves the webhook on 127.0.0.1 over TLS with a fresh CA.
 func Start(mode Mode) (*Webhook, error) {
-	cert, ca, err := selfSigned()
+	cert, ca, err := SelfSigned()
 	if err != nil {
 		return nil, err
 	}

@@ -80,6 +80,8 @@ type Cluster struct {
 type Options struct {
 	// Etcd makes the API server share another cluster's etcd.
 	Etcd string
+	// APIServerArgs are extra kube-apiserver flags (--name=value).
+	APIServerArgs []string
 }
 
 // Start starts an empty cluster without a controller manager and stops it
@@ -96,6 +98,9 @@ func Start(opts Options) (*Cluster, error) {
 	args := []string{"serve", "--empty", "--controller-manager=false", "--dir", dir}
 	if opts.Etcd != "" {
 		args = append(args, "--etcd", opts.Etcd)
+	}
+	for _, a := range opts.APIServerArgs {
+		args = append(args, "--kube-apiserver-arg="+a)
 	}
 	p, lines, err := startProcess(bin, args, 2, 3*time.Minute)
 	if err != nil {

@@ -30,7 +30,7 @@ import (
 )
 
 const usage = `usage:
-  crdversion-fullsandbox serve [--dir DIR] [--etcd URL] [--controller-manager=false] [--empty] [--objects N]
+  crdversion-fullsandbox serve [--dir DIR] [--etcd URL] [--controller-manager=false] [--empty] [--objects N] [--kube-apiserver-arg=--flag=value ...]
   crdversion-fullsandbox controller-manager --kubeconfig FILE`
 
 func main() {
@@ -46,6 +46,10 @@ func main() {
 	fs.BoolVar(&o.controllerManager, "controller-manager", true, "also run kube-controller-manager (garbage collector and storage version migrator) once the example CRDs exist")
 	fs.BoolVar(&o.empty, "empty", false, "install no example CRDs")
 	fs.IntVar(&o.objects, "objects", 600, "how many example objects to create")
+	fs.Func("kube-apiserver-arg", "an extra kube-apiserver flag, --name=value (repeatable)", func(v string) error {
+		o.apiServerArgs = append(o.apiServerArgs, v)
+		return nil
+	})
 	kubeconfig := fs.String("kubeconfig", "", "controller-manager: the cluster to run against")
 	_ = fs.Parse(os.Args[2:])
 
@@ -65,6 +69,7 @@ func main() {
 
 type serveOptions struct {
 	dir, etcd         string
+	apiServerArgs     []string
 	controllerManager bool
 	empty             bool
 	objects           int
@@ -91,7 +96,7 @@ func serve(ctx context.Context, o serveOptions) error {
 		defer e.Stop()
 		o.etcd = e.Endpoint()
 	}
-	config, stopAPI, err := startAPIServer(ctx, tb, o.etcd, nil)
+	config, stopAPI, err := startAPIServer(ctx, tb, o.etcd, o.apiServerArgs)
 	if err != nil {
 		return err
 	}
