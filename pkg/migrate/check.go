@@ -70,6 +70,18 @@ func checkOne(ctx context.Context, c Clients, n *apiextensionsv1.CustomResourceD
 			stored = []string{}
 		}
 	}
+	// The dry run needs the verbs of a real apply: a user without them
+	// would read the API server's 403 as the upgrade refused.
+	a := access{op: "check the upgrade of", need: []cluster.Permission{crdPermission("create", "", "")}}
+	if live != nil {
+		a.need = []cluster.Permission{crdPermission("update", "", n.Name)}
+		if opts.Objects {
+			a.objectVerbs = []string{"list"}
+		}
+	}
+	if err := requireAccess(ctx, c, n, a, nil); err != nil {
+		return nil, err
+	}
 	out := lifecycle.CheckUpgrade(live, n, stored)
 	server, err := dryRunApply(ctx, c.CRDs, live, n)
 	if err != nil {

@@ -3,13 +3,17 @@ package cluster
 import (
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/plugintest"
 )
@@ -21,7 +25,7 @@ func TestRolesAllowTheirCommandsAndNoMore(t *testing.T) {
 	e := newEnv(t, shared)
 	w := e.installWidgets("rbac", 10, true, "rbac-a", "rbac-b")
 	as := map[string]string{}
-	for _, role := range []string{"crdversion-view", "crdversion-verify", "crdversion-migrate", "crdversion-promote"} {
+	for _, role := range []string{"crdversion-view", "crdversion-verify", "crdversion-check", "crdversion-migrate", "crdversion-promote"} {
 		e.applyRole(role, w.group)
 		sa := strings.TrimPrefix(role, "crdversion-")
 		as[role], _ = e.serviceAccount("rbac-users", sa)
@@ -48,6 +52,15 @@ func TestRolesAllowTheirCommandsAndNoMore(t *testing.T) {
 			"you may not migrate "+w.name(), "update customresourcedefinitions/status (apiextensions.k8s.io) "+w.name(), "patch widgets ("+w.group+")")
 		untouched(t, e.pluginAs(as["crdversion-view"], "verify", w.name()),
 			"you may not check old→new→old on "+w.name(), "update widgets ("+w.group+")")
+	})
+	t.Run("check", func(t *testing.T) {
+		manifest := e.manifestOf(w.name())
+		r := e.pluginAs(as["crdversion-check"], "check", "-f", manifest)
+		if r.Code != 0 && r.Code != 3 {
+			t.Fatalf("check as crdversion-check: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		untouched(t, e.pluginAs(as["crdversion-view"], "check", "-f", manifest),
+			"you may not check the upgrade of "+w.name(), "update customresourcedefinitions (apiextensions.k8s.io) "+w.name())
 	})
 	t.Run("verify", func(t *testing.T) {
 		r := mustCode(t, e.pluginAs(as["crdversion-verify"], "verify", w.name()), 0)
@@ -142,4 +155,22 @@ func TestMigrateJobManifest(t *testing.T) {
 	if got, want := e.stored(w), map[string]int{w.group + "/v1": 10}; !maps.Equal(got, want) {
 		t.Errorf("etcd holds %v, want %v", got, want)
 	}
+}
+
+// manifestOf writes the live CRD as a manifest, as a repository holds it.
+func (e *env) manifestOf(name string) string {
+	e.t.Helper()
+	crd := e.crd(name)
+	crd.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
+	crd.ObjectMeta = metav1.ObjectMeta{Name: crd.Name}
+	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+	b, err := yaml.Marshal(crd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	path := filepath.Join(e.t.TempDir(), "crd.yaml")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return path
 }

@@ -1,0 +1,267 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// Requested is what the deprecated-API metric says about a version.
+type Requested string
+
+const (
+	RequestedYes     Requested = "yes"
+	RequestedNo      Requested = "no"
+	RequestedUnknown Requested = "unknown"
+)
+
+// UsageReport is the document `usage -o json|yaml` prints.
+type UsageReport struct {
+	APIVersion string       `json:"apiVersion"`
+	Kind       string       `json:"kind"`
+	Metrics    UsageMetrics `json:"metrics"`
+	// Attention counts the versions, deprecated or not served, that still
+	// show use.
+	Attention int         `json:"attention"`
+	Items     []UsageItem `json:"items"`
+}
+
+// UsageMetrics says where REQUESTED comes from.
+type UsageMetrics struct {
+	// Access is read, notAllowed or notServed.
+	Access cluster.MetricsAccess `json:"access"`
+	// Message says, when /metrics was not read, why and what is missing.
+	Message string `json:"message,omitempty"`
+	// StartedAt is when the API server that answered started: the metric
+	// covers requests since.
+	StartedAt *time.Time `json:"startedAt,omitempty"`
+}
+
+// UsageItem is one CRD.
+type UsageItem struct {
+	Name     string `json:"name"`
+	Group    string `json:"group"`
+	Resource string `json:"resource"`
+	// ListedAt is the version objects were listed at for their managedFields;
+	// empty when no version is served.
+	ListedAt string         `json:"listedAt,omitempty"`
+	Objects  int64          `json:"objects"`
+	Versions []VersionUsage `json:"versions"`
+}
+
+// VersionUsage is one version of a CRD, highest priority first.
+type VersionUsage struct {
+	Name       string `json:"name"`
+	Served     bool   `json:"served"`
+	Deprecated bool   `json:"deprecated"`
+	Storage    bool   `json:"storage"`
+	// Requested is yes, no or unknown; RequestedReason says why unknown.
+	Requested       Requested `json:"requested"`
+	RequestedReason string    `json:"requestedReason,omitempty"`
+	// RequestedResources names what was requested: the resource, or
+	// resource/subresource.
+	RequestedResources []string `json:"requestedResources,omitempty"`
+	RemovedRelease     string   `json:"removedRelease,omitempty"`
+	// Managers are the field managers whose last write to an object used
+	// this version, most objects first.
+	Managers []ManagerUsage `json:"managers"`
+	// Attention: deprecated or not served, and still used.
+	Attention bool `json:"attention"`
+}
+
+// ManagerUsage is one field manager of a version.
+type ManagerUsage struct {
+	Manager   string `json:"manager"`
+	Operation string `json:"operation"`
+	Objects   int64  `json:"objects"`
+}
+
+// NewUsageReport judges what Usage found: what REQUESTED can say of each
+// version, and which versions need a person to look.
+func NewUsageReport(res *cluster.UsageResult) UsageReport {
+	r := UsageReport{APIVersion: APIVersion, Kind: "UsageReport", Items: []UsageItem{}}
+	m := res.Metrics
+	r.Metrics.Access = m.Access
+	r.Metrics.Message = metricsMessage(m)
+	if !m.StartedAt.IsZero() {
+		t := m.StartedAt
+		r.Metrics.StartedAt = &t
+	}
+	for _, u := range res.CRDs {
+		it := UsageItem{Name: u.CRD.Name, Group: u.CRD.Spec.Group, Resource: u.CRD.Spec.Names.Plural, ListedAt: u.Managers.ListedAt, Objects: u.Managers.Objects}
+		names := make([]string, 0, len(u.CRD.Spec.Versions))
+		for _, v := range u.CRD.Spec.Versions {
+			names = append(names, v.Name)
+		}
+		lifecycle.SortByPriority(names)
+		for _, name := range names {
+			v := versionUsage(u, name, m.Access)
+			if v.Attention {
+				r.Attention++
+			}
+			it.Versions = append(it.Versions, v)
+		}
+		r.Items = append(r.Items, it)
+	}
+	return r
+}
+
+func versionUsage(u cluster.CRDUsage, name string, access cluster.MetricsAccess) VersionUsage {
+	out := VersionUsage{Name: name, Managers: []ManagerUsage{}}
+	for _, v := range u.CRD.Spec.Versions {
+		if v.Name == name {
+			out.Served, out.Deprecated, out.Storage = v.Served, v.Deprecated, v.Storage
+		}
+	}
+	req, seen := u.Requests[name]
+	switch {
+	case seen:
+		// A series outlives the deprecation or the serving that set it.
+		out.Requested, out.RemovedRelease = RequestedYes, req.RemovedRelease
+		for _, s := range req.Subresources {
+			out.RequestedResources = append(out.RequestedResources, strings.TrimSuffix(u.CRD.Spec.Names.Plural+"/"+s, "/"))
+		}
+	case access != cluster.MetricsRead:
+		out.Requested, out.RequestedReason = RequestedUnknown, "/metrics not read"
+	case !out.Served:
+		out.Requested, out.RequestedReason = RequestedUnknown, "not served"
+	case !out.Deprecated:
+		out.Requested, out.RequestedReason = RequestedUnknown, "not deprecated"
+	default:
+		out.Requested = RequestedNo
+	}
+	for _, mu := range u.Managers.Managers {
+		if mu.Version == name {
+			out.Managers = append(out.Managers, ManagerUsage{Manager: mu.Manager, Operation: mu.Operation, Objects: mu.Objects})
+		}
+	}
+	out.Attention = (out.Deprecated || !out.Served) && (out.Requested == RequestedYes || len(out.Managers) > 0)
+	return out
+}
+
+func metricsMessage(m *cluster.DeprecatedAPIs) string {
+	switch m.Access {
+	case cluster.MetricsNotAllowed:
+		return "not allowed to read /metrics (needs get on nonResourceURL /metrics); usage by request cannot be shown"
+	case cluster.MetricsNotServed:
+		return "the API server that answered serves no /metrics; usage by request cannot be shown"
+	}
+	return ""
+}
+
+// WriteUsage renders who still uses each version: a table per CRD, what
+// needs attention, and what the evidence can and cannot show.
+func WriteUsage(w io.Writer, f Format, r UsageReport) error {
+	if f.Document() {
+		return writeDocument(w, f, r)
+	}
+	var b strings.Builder
+	for i, it := range r.Items {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		listed := "no version served: objects not listed"
+		if it.ListedAt != "" {
+			listed = fmt.Sprintf("%s, listed at %s", lifecycle.Objects(it.Objects), it.ListedAt)
+		}
+		fmt.Fprintf(&b, "%s (%s)\n", it.Name, listed)
+		t := newTable(&b, "VERSION", "SERVED", "DEPRECATED", "STORAGE", "REQUESTED", "MANAGERS")
+		for _, v := range it.Versions {
+			if err := t.Append(v.Name, yesNo(v.Served), yesNo(v.Deprecated), yesNo(v.Storage), requestedCell(v), managersCell(it, v)); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		for _, v := range it.Versions {
+			if v.Attention {
+				fmt.Fprintf(&b, "attention: %s is %s and still used: %s\n", v.Name, notServedOrDeprecated(v), evidence(v))
+			}
+		}
+	}
+	b.WriteString("\n")
+	if r.Metrics.Message != "" {
+		fmt.Fprintf(&b, "metrics: %s.\n", r.Metrics.Message)
+	}
+	b.WriteString(usageLimits(r.Metrics))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func requestedCell(v VersionUsage) string {
+	switch {
+	case v.RequestedReason != "":
+		return fmt.Sprintf("%s (%s)", v.Requested, v.RequestedReason)
+	case v.RemovedRelease != "":
+		return fmt.Sprintf("%s (%s; removed in %s)", v.Requested, strings.Join(v.RequestedResources, ", "), v.RemovedRelease)
+	case v.Requested == RequestedYes:
+		return fmt.Sprintf("%s (%s)", v.Requested, strings.Join(v.RequestedResources, ", "))
+	}
+	return string(v.Requested)
+}
+
+// managersCell reads "helm (Apply) on 3 objects, kubectl (Update) on 1":
+// the unit once, as a person would say it.
+func managersCell(it UsageItem, v VersionUsage) string {
+	if it.ListedAt == "" {
+		return "unknown: objects not listed"
+	}
+	if len(v.Managers) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(v.Managers))
+	for i, m := range v.Managers {
+		n := fmt.Sprint(m.Objects)
+		if i == 0 {
+			n = lifecycle.Objects(m.Objects)
+		}
+		parts[i] = fmt.Sprintf("%s (%s) on %s", m.Manager, m.Operation, n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func notServedOrDeprecated(v VersionUsage) string {
+	if !v.Served {
+		return "not served"
+	}
+	return "deprecated"
+}
+
+func evidence(v VersionUsage) string {
+	var parts []string
+	if v.Requested == RequestedYes {
+		parts = append(parts, "requested since the API server started")
+	}
+	switch n := len(v.Managers); n {
+	case 0:
+	case 1:
+		parts = append(parts, "last written by 1 field manager")
+	default:
+		parts = append(parts, fmt.Sprintf("last written by %d field managers", n))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// usageLimits says what REQUESTED and MANAGERS prove and what they cannot
+// see, so that "none" is not read as "nobody".
+func usageLimits(m UsageMetrics) string {
+	at := ""
+	if m.StartedAt != nil {
+		at = " at " + m.StartedAt.UTC().Format(time.RFC3339)
+	}
+	return `REQUESTED: the API server's apiserver_requested_deprecated_apis metric. "yes" means a request
+(a read or a write, by anyone, this plugin's own checks included) reached the version while it
+was deprecated, on the API server that answered only (behind a load balancer the others may
+have seen other clients), since it started` + at + `.
+A version that is not deprecated, or not served, is not counted.
+MANAGERS: the objects' managedFields, each field manager's last write to each object. A client
+that only reads never shows; one whose later write used another version hides that it used
+this one; system managers (kube-controller-manager, the storage version migrator, this plugin)
+are left out. No use shown does not prove that no client uses a version.
+`
+}

@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	svmv1 "k8s.io/api/storagemigration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fullsandbox"
+)
+
+// TestBenchInTreeController times the real in-tree storage version
+// migrator (kube-controller-manager, on kube-apiserver) on BENCH_N
+// objects, beside this repository's re-implementation of its algorithm
+// and the plugin's migrate, each on its own copy of the same objects on
+// the same server, no proxy. The controller is timed from the creation of
+// its StorageVersionMigration to Succeeded (polled every 50 ms).
+func TestBenchInTreeController(t *testing.T) {
+	if os.Getenv("BENCH") == "" {
+		t.Skip("set BENCH=1 (make bench)")
+	}
+	n := envInt("BENCH_N", 10000)
+	c := fullsandbox.StartT(t, fullsandbox.Options{})
+	cfg, err := c.RestConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	fx, err := fixtures.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := clientsFor(t, cfg, c.Kubeconfig)
+	bin := buildPlugin(t)
+	controller, reimpl, plugin := install(t, fx, "controllers", n, nil), install(t, fx, "reimpls", n, nil), install(t, fx, "plugins", n, nil)
+	for _, tg := range []*target{controller, reimpl, plugin} {
+		flip(t, fx, conn, tg)
+	}
+	// After the CRDs: its garbage collector discovers resources on start.
+	c.StartControllerManager(t)
+
+	start := time.Now()
+	svm, err := kube.StoragemigrationV1().StorageVersionMigrations().Create(t.Context(), &svmv1.StorageVersionMigration{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-"},
+		Spec:       svmv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Group: "bench.example.com", Resource: controller.plural}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state results.ClusterMigration
+	err = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := kube.StoragemigrationV1().StorageVersionMigrations().Get(ctx, svm.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		state = cluster.ClusterMigrationOf(got)
+		return state.Done(), nil
+	})
+	controllerTook := time.Since(start)
+	if err != nil || state.State != results.ClusterMigrationSucceeded {
+		t.Fatalf("the controller's migration: %v, %+v", err, state)
+	}
+	reimplTook, err := inTreeSVM(t.Context(), conn, reimpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pluginTook, _, err := runPlugin(bin, "migrate")(t.Context(), conn, plugin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range []*target{controller, reimpl, plugin} {
+		got, err := c.StoredAPIVersions(t.Context(), "bench.example.com", tg.plural)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got["bench.example.com/"+tg.version] != n {
+			t.Fatalf("%s not fully migrated to %s: %v", tg.plural, tg.version, got)
+		}
+	}
+	rate := func(d time.Duration) float64 { return float64(n) / d.Seconds() }
+	t.Logf("\n%d objects on kube-apiserver, no proxy:\n"+
+		"| algorithm | obj/s | × in-tree controller |\n|---|---|---|\n"+
+		"| in-tree StorageVersionMigration (kube-controller-manager), create → Succeeded | %.0f | 1.0 |\n"+
+		"| its algorithm re-implemented (serial SSA patch, this bench's row) | %.0f | %.1f |\n"+
+		"| kubectl crdversion migrate (--prune=false) | %.0f | %.1f |",
+		n, rate(controllerTook), rate(reimplTook), controllerTook.Seconds()/reimplTook.Seconds(), rate(pluginTook), controllerTook.Seconds()/pluginTook.Seconds())
+}
