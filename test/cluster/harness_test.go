@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -136,19 +135,7 @@ func (e *env) pluginAs(kubeconfig string, args ...string) plugintest.Result {
 	return r
 }
 
-func mustCode(t *testing.T, r plugintest.Result, code int) plugintest.Result {
-	t.Helper()
-	if r.Code != code {
-		t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.Code, code, r.Stdout, r.Stderr)
-	}
-	return r
-}
-
-func contains(t *testing.T, what, got string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(got, w) {
-			t.Errorf("%s lacks %q:\n%s", what, w, got)
-		}
-	}
-}
+var (
+	mustCode = plugintest.MustCode
+	contains = plugintest.Contains
+)

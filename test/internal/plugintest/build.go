@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"testing"
 )
 
 // root is the repository root: the plugin's module.
@@ -79,4 +80,24 @@ func Kubectl(ctx context.Context, kubeconfig, home, stdin string, args ...string
 		return r, fmt.Errorf("kubectl %s: %w", strings.Join(args, " "), err)
 	}
 	return r, nil
+}
+
+// MustCode fails the test unless the command exited with code, showing
+// what it printed.
+func MustCode(t testing.TB, r Result, code int) Result {
+	t.Helper()
+	if r.Code != code {
+		t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.Code, code, r.Stdout, r.Stderr)
+	}
+	return r
+}
+
+// Contains reports each of wants that got lacks.
+func Contains(t testing.TB, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
+		}
+	}
 }
