@@ -46,6 +46,17 @@ func newGate(maxLimit int, gentle bool, throttled func() int64, onLimit func(int
 	return g
 }
 
+// startFor sets the first limit for a round trip of rtt (see
+// limiter.startFor), before any request.
+func (g *gate) startFor(rtt time.Duration) {
+	g.mu.Lock()
+	g.limit = g.lim.startFor(rtt)
+	g.mu.Unlock()
+	if g.onLimit != nil {
+		g.onLimit(g.limit)
+	}
+}
+
 // acquire waits for room under the limit; false when ctx ended first.
 func (g *gate) acquire(ctx context.Context) bool {
 	g.mu.Lock()

@@ -59,6 +59,8 @@ const (
 	// server and client): 32 writers keep a local server busy and hide a
 	// 10 ms round trip; farther servers take the doubling from there.
 	startLimit = 32
+	// startRTT is the round trip startLimit was measured at, and below.
+	startRTT = 10 * time.Millisecond
 	// climbGain is the throughput a step up must add to count.
 	climbGain = 1.05
 	// keepShare is the throughput a step down may keep and stay.
@@ -82,6 +84,17 @@ func newLimiter(maxLimit int, gentle bool) *limiter {
 	l.limit = math.Min(l.limit, float64(l.max))
 	l.peak = int(l.limit)
 	return l
+}
+
+// startFor scales the first limit to a round trip longer than the one
+// startLimit was measured at: by Little's law the same throughput needs
+// that many more requests in flight, and doubling there from startLimit
+// costs a window of two round trips per step. Gentle starts at one anyway.
+func (l *limiter) startFor(rtt time.Duration) int {
+	if !l.gentle && rtt > startRTT {
+		l.limit = math.Min(math.Round(startLimit*float64(rtt)/float64(startRTT)), float64(l.max))
+	}
+	return l.result()
 }
 
 // window is what the requests completed in one measuring window saw.

@@ -159,3 +159,26 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// The first limit scales with a round trip longer than the one startLimit
+// was measured at, within the bound; gentle starts at one regardless.
+func TestLimiterStartsForTheRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		rtt    time.Duration
+		max    int
+		gentle bool
+		want   int
+	}{
+		{0, 256, false, 32},
+		{time.Millisecond, 256, false, 32},
+		{10 * time.Millisecond, 256, false, 32},
+		{50 * time.Millisecond, 256, false, 160},
+		{100 * time.Millisecond, 256, false, 256},
+		{100 * time.Millisecond, 64, false, 64},
+		{100 * time.Millisecond, 256, true, 1},
+	} {
+		if got := newLimiter(tc.max, tc.gentle).startFor(tc.rtt); got != tc.want {
+			t.Errorf("rtt %s, max %d, gentle %v: start %d, want %d", tc.rtt, tc.max, tc.gentle, got, tc.want)
+		}
+	}
+}

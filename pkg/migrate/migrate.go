@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -116,6 +117,7 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		return p.res, nil
 	}
 	crd, res, grace := p.crd, p.res, p.grace
+	opts.rtt = p.rtt
 	passStart := time.Now()
 	res.RestoreResult = *Restore(ctx, c.Metadata, crd, opts.RestoreOptions)
 	log.Info("re-store pass done", "rewritten", res.Rewritten, "unchanged", res.Unchanged, "failed", res.Failed, "stopped", res.StopReason)
@@ -161,6 +163,7 @@ type prepared struct {
 	grace grace
 	start time.Time
 	done  bool
+	rtt   time.Duration
 }
 
 // prepare runs the phases before any object is re-stored. Unless
@@ -178,10 +181,12 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 	if lifecycle.StorageMigrating(crd) && !opts.Force && !migrating {
 		return p, fmt.Errorf("%s has StorageMigrating=True: %w on it; let it finish, or pass --force", crd.Name, ErrClusterMigrating)
 	}
-	if err := requireAccess(ctx, c, crd, a, opts.Notify); err != nil {
-		return p, err
-	}
-	if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout); err != nil {
+	// Both only read, and a refusal ends the wait for the switch: at a
+	// distance their round trips add up.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return requireAccess(gctx, c, crd, a, opts.Notify) })
+	g.Go(func() error { return WaitForSwitch(gctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout) })
+	if err := g.Wait(); err != nil {
 		return p, err
 	}
 	log.Info("storage switch in effect", "storage", res.Storage)
@@ -220,10 +225,13 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 	}
 	// The proofs hold for the CRD they were made on; a change since (a
 	// storage switch back and forth, another schema) voids them.
+	asked := time.Now()
 	now, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return p, err
 	}
+	// A small read on a connection already open: about one round trip.
+	p.rtt = time.Since(asked)
 	if now.Generation != crd.Generation {
 		res.Failures = []Failure{}
 		res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: the CRD changed while its objects were checked (generation %d → %d): run again", crd.Generation, now.Generation)

@@ -62,6 +62,9 @@ type RestoreOptions struct {
 	// pause, set by a pass for its writes, gives a throttled write's slot
 	// back for d and waits for room again; false when ctx ended.
 	pause func(ctx context.Context, d time.Duration) bool
+	// rtt, when known, is a round trip to the API server measured before
+	// the pass: the limit starts where it would have climbed to.
+	rtt time.Duration
 }
 
 // MaxFailuresKept bounds the failures held in memory for the summary, so a
@@ -129,6 +132,9 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 	halt := func(r StopReason, why string) { stopped.CompareAndSwap(nil, &stop{r, why}) }
 	items := make(chan item, opts.PageSize)
 	g := newGate(opts.Concurrency, opts.Gentle, opts.throttled, opts.OnLimit)
+	if opts.rtt > 0 {
+		g.startFor(opts.rtt)
+	}
 	opts.pause = g.pause
 	defer func() {
 		final, peak := g.stats()

@@ -253,15 +253,20 @@ func install(t *testing.T, fx fixtures.Clients, plural string, n int, edit func(
 	}
 	objs := make([]fixtures.Object, n)
 	for i := range objs {
-		objs[i] = fixtures.Object{Namespace: fmt.Sprintf("ns-%d", i%10), Name: fmt.Sprintf("o-%06d", i),
-			Labels: map[string]string{"app": "bench"},
-			Spec:   map[string]any{"replicas": int64(i % 7), "image": "registry.example.com/app:v1", "args": []any{"--a", "--b"}}}
+		objs[i] = benchObject(i)
 	}
 	gvr := schema.GroupVersionResource{Group: "bench.example.com", Version: "v1beta1", Resource: plural}
 	if err := fx.CreateObjects(t.Context(), gvr, crd.Spec.Names.Kind, objs); err != nil {
 		t.Fatal(err)
 	}
 	return &target{crd: crd.Name, plural: plural, objects: n, version: "v1beta1"}
+}
+
+// benchObject is the i-th object of a bench resource.
+func benchObject(i int) fixtures.Object {
+	return fixtures.Object{Namespace: fmt.Sprintf("ns-%d", i%10), Name: fmt.Sprintf("o-%07d", i),
+		Labels: map[string]string{"app": "bench"},
+		Spec:   map[string]any{"replicas": int64(i % 7), "image": "registry.example.com/app:v1", "args": []any{"--a", "--b"}}}
 }
 
 // flip switches the storage version to the other one and waits until the
