@@ -94,6 +94,8 @@ func (o *MigrateOptions) Validate() error {
 		return fmt.Errorf(`--via must be "plugin" or "cluster", not %q`, o.Via)
 	case o.Via == viaCluster && o.CleanManagedFields:
 		return errors.New("--clean-managed-fields needs the plugin's own pass: not with --via=cluster")
+	case o.Via == viaCluster && !o.Prune:
+		return errors.New("--prune=false is not possible with --via=cluster: the cluster's migrator prunes storedVersions itself when it succeeds")
 	}
 	return o.passOptions.Validate()
 }

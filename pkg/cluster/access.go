@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
-	"golang.org/x/sync/errgroup"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 )
@@ -46,41 +45,37 @@ func (p Permission) String() string {
 // Missing asks the API server which of the permissions the user lacks, one
 // SelfSubjectAccessReview each, at once. ok is false where the server
 // cannot say (it serves no authorization API, as an API server for CRDs
-// alone, or the review itself is refused): the requests will tell then.
-func Missing(ctx context.Context, c authorizationclient.SelfSubjectAccessReviewsGetter, perms []Permission) (missing []Permission, ok bool, err error) {
+// alone, the review refused, or failing for a moment): the requests will
+// tell then, as they did before any was asked.
+func Missing(ctx context.Context, c authorizationclient.SelfSubjectAccessReviewsGetter, perms []Permission) (missing []Permission, ok bool) {
 	allowed := make([]bool, len(perms))
 	unknown := make([]bool, len(perms))
-	var g errgroup.Group
+	var wg sync.WaitGroup
 	for i, p := range perms {
-		g.Go(func() error {
+		wg.Go(func() {
 			review, err := c.SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 				Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
 					Verb: p.Verb, Group: p.Group, Resource: p.Resource, Subresource: p.Subresource, Namespace: p.Namespace, Name: p.Name,
 				}},
 			}, metav1.CreateOptions{})
-			switch {
-			case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+			if err != nil {
 				unknown[i] = true
-				return nil
-			case err != nil:
-				return fmt.Errorf("asking the API server whether you may %s: %w", p, err)
+				return
 			}
-			allowed[i] = review.Status.Allowed
-			return nil
+			// An authorizer that could not decide is not a denial.
+			allowed[i] = review.Status.Allowed || review.Status.EvaluationError != ""
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, false, err
-	}
+	wg.Wait()
 	for i, p := range perms {
 		if unknown[i] {
-			return nil, false, nil
+			return nil, false
 		}
 		if !allowed[i] {
 			missing = append(missing, p)
 		}
 	}
-	return missing, true, nil
+	return missing, true
 }
 
 // Describe lists permissions for a sentence.

@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -34,41 +35,42 @@ func objectsPermission(crd *apiextensionsv1.CustomResourceDefinition, verb strin
 
 // access is what an operation needs the API server to allow.
 type access struct {
-	op          string
-	need        []cluster.Permission
+	op   string
+	need []cluster.Permission
+	// objectVerbs are needed on the CRD's objects in every namespace.
 	objectVerbs []string
-	// partial: the verbs on a namespaced CRD's objects are not required in
-	// every namespace. A user may be allowed them in some only; a pass then
-	// reports each object it may not write (and prunes nothing).
-	partial bool
+	// writeVerbs are needed on them too, but for a namespaced CRD not in
+	// every namespace: a user may be allowed them in some only, and a pass
+	// then reports each object it may not write (and prunes nothing). Its
+	// list is always across namespaces, so list is never among them.
+	writeVerbs []string
 }
 
 // requireAccess asks, before anything is written, whether the user may do
 // what a needs: each of need, and the verbs on the CRD's objects in every
 // namespace. notify hears of permissions a partial pass goes on without.
 func requireAccess(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, a access, notify func(string)) error {
-	need, objectVerbs, op := a.need, a.objectVerbs, a.op
 	if c.Access == nil {
 		return nil
 	}
-	perms := append([]cluster.Permission{}, need...)
-	for _, v := range objectVerbs {
+	perms := append([]cluster.Permission{}, a.need...)
+	for _, v := range append(append([]string{}, a.objectVerbs...), a.writeVerbs...) {
 		perms = append(perms, objectsPermission(crd, v))
 	}
-	missing, ok, err := cluster.Missing(ctx, c.Access, perms)
-	if err != nil || !ok || len(missing) == 0 {
-		return err
+	missing, ok := cluster.Missing(ctx, c.Access, perms)
+	if !ok || len(missing) == 0 {
+		return nil
 	}
 	var hard, soft []cluster.Permission
 	for _, p := range missing {
-		if a.partial && p.Group == crd.Spec.Group && p.Resource == crd.Spec.Names.Plural && crd.Spec.Scope == apiextensionsv1.NamespaceScoped {
+		if slices.Contains(a.writeVerbs, p.Verb) && p.Group == crd.Spec.Group && p.Resource == crd.Spec.Names.Plural && crd.Spec.Scope == apiextensionsv1.NamespaceScoped {
 			soft = append(soft, p)
 		} else {
 			hard = append(hard, p)
 		}
 	}
 	if len(hard) > 0 {
-		return &ForbiddenError{Operation: op, CRD: crd.Name, Missing: missing}
+		return &ForbiddenError{Operation: a.op, CRD: crd.Name, Missing: missing}
 	}
 	if notify != nil {
 		notify(fmt.Sprintf("%s: you may not %s in every namespace: each object you may not write is reported as failed, and storedVersions is not pruned", crd.Name, cluster.Describe(soft)))

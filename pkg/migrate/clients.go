@@ -1,9 +1,9 @@
 package migrate
 
 import (
+	"context"
 	"net"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -65,12 +65,14 @@ func freshDiscovery(cfg *rest.Config) func() (discovery.DiscoveryInterface, func
 	}
 }
 
-// countThrottles counts the 429 answers the server sends. For a write of a
-// custom object (a pass's per-object PATCH or PUT) it also drops the Retry-After header, so
-// client-go hands the 429 back instead of retrying it within the same
-// request: the pass retries it once there is room under the limit the 429
-// lowered, rather than a burst of writers all retrying together a second
-// later, into the same throttle.
+// countThrottles counts the 429 answers by which the server throttles (they
+// carry Retry-After; an admission denial with that code does not). A write
+// that carries a throttle mark (withThrottleMark: a pass's per-object
+// write) is marked throttled, and its Retry-After is dropped so client-go
+// hands the 429 back instead of retrying it in the same slot: the pass
+// retries it once there is room under the limit the 429 lowered, rather
+// than a burst of writers all retrying together a second later, into the
+// same throttle. Every other request keeps client-go's own retry.
 type countThrottles struct {
 	next  http.RoundTripper
 	count *atomic.Int64
@@ -78,11 +80,24 @@ type countThrottles struct {
 
 func (c countThrottles) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := c.next.RoundTrip(r)
-	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
-		c.count.Add(1)
-		if (r.Method == http.MethodPatch || r.Method == http.MethodPut) && !strings.HasPrefix(r.URL.Path, "/apis/apiextensions.k8s.io/") {
-			resp.Header.Del("Retry-After")
-		}
+	if err != nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		return resp, err
+	}
+	c.count.Add(1)
+	if m, ok := r.Context().Value(throttleMarkKey{}).(*throttleMark); ok {
+		m.throttled.Store(true)
+		resp.Header.Del("Retry-After")
 	}
 	return resp, err
+}
+
+type throttleMarkKey struct{}
+
+// throttleMark says whether the server throttled the request.
+type throttleMark struct{ throttled atomic.Bool }
+
+// withThrottleMark marks the requests sent with ctx as a pass's writes.
+func withThrottleMark(ctx context.Context) (context.Context, *throttleMark) {
+	m := &throttleMark{}
+	return context.WithValue(ctx, throttleMarkKey{}, m), m
 }

@@ -100,6 +100,9 @@ func (g *gate) release(latency time.Duration) {
 		if g.throttled != nil {
 			t := g.throttled()
 			w.throttled, g.lastThrottled = int(t-g.lastThrottled), t
+			if w.throttled > 0 {
+				g.lastCut = now
+			}
 		}
 		if next := g.lim.observe(w); next != g.limit {
 			g.limit, changed = next, next
@@ -127,10 +130,12 @@ func (g *gate) pause(ctx context.Context, d time.Duration) bool {
 	g.mu.Lock()
 	g.inflight--
 	changed := 0
+	// Every 429 counted so far is this burst's: the window's close must
+	// not halve for them again.
+	if g.throttled != nil {
+		g.lastThrottled = g.throttled()
+	}
 	if now := time.Now(); now.Sub(g.lastCut) >= max(minWindow, 2*g.meanLatency()) {
-		if g.throttled != nil {
-			g.lastThrottled = g.throttled()
-		}
 		if next := g.lim.observe(window{throttled: 1}); next != g.limit {
 			g.limit, changed = next, next
 		}

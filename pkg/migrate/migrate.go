@@ -105,7 +105,7 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		return nil, ErrClientDryRun
 	}
 	log := opts.Log.WithValues("crd", name)
-	a := access{op: "migrate", objectVerbs: []string{"list", "patch"}, partial: true}
+	a := access{op: "migrate", objectVerbs: []string{"list"}, writeVerbs: []string{"patch"}}
 	if opts.Prune && opts.DryRun.persists() {
 		a.need = []cluster.Permission{crdPermission("update", "status", name)}
 	}

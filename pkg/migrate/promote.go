@@ -192,16 +192,31 @@ func promoteCleanManagedFields(ctx context.Context, c Clients, name string, opts
 	return nil
 }
 
-// promoteAccess asks before the step (and the check a bridge needs) whether
-// the user may update the CRD, and after a removal clean its objects.
+// promoteAccess asks, before the step, whether the user may update the
+// CRD and do what follows it on the objects: the old→new→old check after a
+// storage switch the schemas do not prove (it runs after the switch, so a
+// refusal then would switch back), and the cleanup after a removal. The
+// bridge's check asks for itself before anything is written.
 func promoteAccess(ctx context.Context, c Clients, name string, opts PromoteOptions) error {
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	a := access{op: "promote", need: []cluster.Permission{crdPermission("update", "", name)}}
-	if opts.To == lifecycle.StageRemoved && opts.DryRun.persists() {
-		a.objectVerbs, a.partial = []string{"patch"}, true
+	version := opts.Version
+	if version == "" {
+		version, _ = lifecycle.InFlight(crd)
+	}
+	// A step that cannot be planned is refused with its reason by the step.
+	if _, _, next, err := lifecycle.NextStage(crd, version, opts.To, false); err == nil && opts.DryRun.persists() {
+		switch next {
+		case lifecycle.StageDeprecated:
+			if ok, _ := lifecycle.SchemaProof(crd, lifecycle.StorageVersion(crd), version); !ok {
+				a.objectVerbs = []string{"list", "get", "update"}
+			}
+		case lifecycle.StageRemoved:
+			a.writeVerbs = []string{"patch"}
+		}
 	}
 	return requireAccess(ctx, c, crd, a, nil)
 }

@@ -109,7 +109,7 @@ func recordCheck(ctx context.Context, client apiextensionsclient.Interface, crd 
 	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: nil}}})
 	if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, crd.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
-		return fmt.Errorf("removing the earlier check of %s from %s: %w", v, crd.Name, err)
+		return fmt.Errorf("this check failed, and the earlier passing one recorded on %s (annotation %s) could not be removed, so promote --to bridge would trust it: remove it by hand: %w", crd.Name, key, err)
 	}
 	return nil
 }

@@ -249,6 +249,14 @@ const (
 // that hangs longer is retried.
 const writeTimeout = 90 * time.Second
 
+// throttlePause is how long a throttled write waits before it asks for a
+// slot again.
+const throttlePause = 100 * time.Millisecond
+
+// maxThrottled is how long one object's write may be throttled (429) before
+// it is given up as failed.
+const maxThrottled = 10 * time.Minute
+
 // restoreOne re-stores one object with a merge patch that sets nothing but
 // the resourceVersion it was listed at: the object is unchanged, and a
 // write by anyone else since the listing is a conflict (that write
@@ -285,8 +293,10 @@ func withRetries(ctx context.Context, opts RestoreOptions, gr schema.GroupResour
 	}
 	deadline := time.Now().Add(retryFor)
 	delay := 100 * time.Millisecond
+	var throttledSince time.Time
 	for {
 		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+		wctx, mark := withThrottleMark(wctx)
 		got, err := write(wctx)
 		cancel()
 		switch {
@@ -299,20 +309,30 @@ func withRetries(ctx context.Context, opts RestoreOptions, gr schema.GroupResour
 			return outcomeGone, nil, nil
 		case realConflict(err, gr, it.Name):
 			return outcomeConflicted, nil, nil
-		case apierrors.IsTooManyRequests(err) && opts.pause != nil:
-			// A server that answers 429 is there and asks for fewer requests
-			// (priority and fairness may hold a user to one seat for long):
-			// it is waited for, never taken for unreachable, and the retry
-			// waits for room under the limit the 429 lowered, rather than
-			// keep the slot of a pass that has too many.
-			deadline = time.Now().Add(retryFor)
-			if !opts.pause(ctx, wait.Jitter(delay, 0.2)) {
-				return 0, nil, ctx.Err()
+		case mark.throttled.Load():
+			// The server throttles (priority and fairness may hold a user to
+			// one seat for long): it is there and asks for fewer requests.
+			// It is waited for, never taken for unreachable, and the retry
+			// waits for room under the limit the 429 lowered rather than
+			// keep the slot of a pass that has too many; only an object
+			// throttled for maxThrottled is given up, as failed.
+			if throttledSince.IsZero() {
+				throttledSince = time.Now()
+			} else if time.Since(throttledSince) > maxThrottled {
+				return 0, nil, fmt.Errorf("throttled for %s: %w", maxThrottled, err)
 			}
-			delay = min(2*delay, 5*time.Second)
-			continue
-		case apierrors.IsTooManyRequests(err):
 			deadline = time.Now().Add(retryFor)
+			if opts.pause != nil {
+				// The lowered limit paces the retries: no backoff of its own.
+				if !opts.pause(ctx, wait.Jitter(throttlePause, 0.5)) {
+					return 0, nil, ctx.Err()
+				}
+				continue
+			}
+		case apierrors.IsTooManyRequests(err):
+			// A 429 the server's throttling did not send (no Retry-After):
+			// an admission denial with that code, about this object.
+			return 0, nil, err
 		case !isTransient(err):
 			return 0, nil, err
 		case time.Now().Add(delay).After(deadline):

@@ -160,7 +160,11 @@ func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 			// A check that did not pass takes back an earlier record: the
 			// webhook may have changed behind the same configuration.
 			rec := lifecycle.Verification{From: res.Storage, Objects: checked, ObjectSet: set.sum()}
-			if err := recordCheck(ctx, c.CRDs, crd, v, rec, skipped == 0 && len(res.Losses) == lossesBefore); apierrors.IsForbidden(err) {
+			passed := skipped == 0 && len(res.Losses) == lossesBefore
+			// Only a pass may go unrecorded: a failed check that cannot take
+			// back an earlier passing record would leave promote --to bridge
+			// trusting it.
+			if err := recordCheck(ctx, c.CRDs, crd, v, rec, passed); passed && apierrors.IsForbidden(err) {
 				res.NotRecorded = "the check was not recorded on the CRD (you may not patch it): promote --to bridge checks again"
 			} else if err != nil {
 				return nil, err

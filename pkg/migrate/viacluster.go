@@ -30,6 +30,11 @@ const ClusterMigrationLabel = "app.kubernetes.io/managed-by"
 // reports no progress in between worth reading sooner.
 const followEvery = time.Second
 
+// clusterPruneWait bounds the wait for the migrator's prune after its
+// migration succeeded; past it the guarded prune decides, and refuses
+// while StorageMigrating is still True.
+const clusterPruneWait = 30 * time.Second
+
 // pendingWarning is how long a migration may stay untouched before the
 // user hears that no controller may be running it.
 const pendingWarning = time.Minute
@@ -38,9 +43,10 @@ const pendingWarning = time.Minute
 // (kube-controller-manager) re-store every object of the CRD, instead of
 // this plugin's pass, after the same checks: the storage switch in effect
 // on every API server, a conversion webhook answering, and old→new→old
-// proven. It creates a StorageVersionMigration (or follows the one already
-// running for the resource), follows its conditions until it succeeds or
-// fails, and reports the cluster's prune of storedVersions or, where the
+// proven, and the permissions asked. It creates a StorageVersionMigration
+// (refusing while one is running for the resource, or the CRD reports
+// StorageMigrating=True without Force), follows its conditions until it
+// succeeds or fails, and reports the cluster's prune of storedVersions or, where the
 // cluster did not prune (before Kubernetes 1.36) and opts.Prune, prunes
 // under the same guard as Migrate.
 //
@@ -62,10 +68,15 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 		return nil, fmt.Errorf("reading discovery of %s: %w", svmv1.SchemeGroupVersion, err)
 	}
 	log := opts.Log.WithValues("crd", name, "via", "cluster")
-	p, err := prepare(ctx, c, name, opts, log, true, access{op: "migrate --via=cluster", need: []cluster.Permission{
+	a := access{op: "migrate --via=cluster", need: []cluster.Permission{
 		{Verb: "create", Group: svmv1.GroupName, Resource: "storageversionmigrations"},
 		{Verb: "get", Group: svmv1.GroupName, Resource: "storageversionmigrations"},
-	}})
+		{Verb: "list", Group: svmv1.GroupName, Resource: "storageversionmigrations"},
+	}}
+	if opts.Prune && opts.DryRun.persists() {
+		a.need = append(a.need, crdPermission("update", "status", name))
+	}
+	p, err := prepare(ctx, c, name, opts, log, false, a)
 	switch {
 	case err != nil:
 		return nil, err
@@ -77,39 +88,35 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 	if err != nil {
 		return nil, err
 	}
-	running := all.For(crd.Spec.Group, crd.Spec.Names.Plural)
-	if running == nil || running.Done() {
-		running = nil
-		if p.grace.pending() && !p.grace.wait(ctx, "creating the cluster's migration") {
-			return interrupted(res, p.start), nil
-		}
+	// One begun by someone else may have started inside the switch grace,
+	// and would prune behind writes still landing at the old version: it
+	// is theirs to finish, not this run's to vouch for.
+	if running := all.For(crd.Spec.Group, crd.Spec.Names.Plural); running != nil && !running.Done() {
+		return nil, fmt.Errorf("%s: the cluster's migration %s is already %s on it: %w; let it finish (kubectl crdversion status %s) and run again", crd.Name, running.Name, running.State, ErrClusterMigrating, crd.Name)
 	}
-	var svmName string
-	if running != nil {
-		svmName = running.Name
-		notify(opts, fmt.Sprintf("%s: following the cluster's migration %s, already %s", crd.Name, svmName, running.State))
-	} else {
-		created, err := c.Migrations.StorageVersionMigrations().Create(ctx, &svmv1.StorageVersionMigration{
-			ObjectMeta: metav1.ObjectMeta{
-				GenerateName: crd.Name + "-",
-				Labels:       map[string]string{ClusterMigrationLabel: FieldManager},
-			},
-			Spec: svmv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}},
-		}, metav1.CreateOptions{DryRun: opts.DryRun.sent(), FieldManager: opts.FieldManager})
-		if err != nil {
-			return nil, fmt.Errorf("creating the cluster's migration of %s: %w", crd.Name, err)
-		}
-		if opts.DryRun == DryRunServer {
-			m := cluster.ClusterMigrationOf(created)
-			res.ClusterMigration = &m
-			res.Failures = []Failure{}
-			res.PruneReason, res.PruneSkipped = results.PruneDryRun, "dry run: the cluster's migration was accepted by the API server, not created"
-			res.Duration = time.Since(p.start)
-			return res, nil
-		}
-		svmName = created.Name
-		notify(opts, fmt.Sprintf("%s: created the cluster's migration %s", crd.Name, svmName))
+	if opts.DryRun.persists() && p.grace.pending() && !p.grace.wait(ctx, "creating the cluster's migration") {
+		return interrupted(res, p.start), nil
 	}
+	created, err := c.Migrations.StorageVersionMigrations().Create(ctx, &svmv1.StorageVersionMigration{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: crd.Name + "-",
+			Labels:       map[string]string{ClusterMigrationLabel: FieldManager},
+		},
+		Spec: svmv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}},
+	}, metav1.CreateOptions{DryRun: opts.DryRun.sent(), FieldManager: opts.FieldManager})
+	if err != nil {
+		return nil, fmt.Errorf("creating the cluster's migration of %s: %w", crd.Name, err)
+	}
+	if opts.DryRun == DryRunServer {
+		m := cluster.ClusterMigrationOf(created)
+		res.ClusterMigration = &m
+		res.Failures = []Failure{}
+		res.PruneReason, res.PruneSkipped = results.PruneDryRun, "dry run: the cluster's migration was accepted by the API server, not created"
+		res.Duration = time.Since(p.start)
+		return res, nil
+	}
+	svmName := created.Name
+	notify(opts, fmt.Sprintf("%s: created the cluster's migration %s", crd.Name, svmName))
 	m, err := follow(ctx, c, crd.Name, svmName, opts)
 	res.ClusterMigration = m
 	res.Failures = []Failure{}
@@ -132,7 +139,7 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 // follow reads the migration's conditions until it is done.
 func follow(ctx context.Context, c Clients, crdName, svmName string, opts Options) (*results.ClusterMigration, error) {
 	var last results.ClusterMigrationState
-	var m results.ClusterMigration
+	m := results.ClusterMigration{Name: svmName, State: results.ClusterMigrationPending}
 	start := time.Now()
 	warned := false
 	err := wait.PollUntilContextCancel(ctx, followEvery, true, func(ctx context.Context) (bool, error) {
@@ -160,8 +167,18 @@ func follow(ctx context.Context, c Clients, crdName, svmName string, opts Option
 // pruneAfterCluster reports the prune the cluster's migrator made when it
 // succeeded, or prunes under Migrate's guard where it made none.
 func pruneAfterCluster(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, res *Result) error {
-	fresh, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-	if err != nil {
+	// The migrator marks its migration Succeeded first and then, in a
+	// second write, clears StorageMigrating and prunes: wait for that one.
+	var fresh *apiextensionsv1.CustomResourceDefinition
+	err := wait.PollUntilContextTimeout(ctx, followEvery/4, clusterPruneWait, true, func(ctx context.Context) (bool, error) {
+		var err error
+		fresh, err = c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return !lifecycle.StorageMigrating(fresh), nil
+	})
+	if err != nil && fresh == nil {
 		return err
 	}
 	storage := lifecycle.StorageVersion(crd)

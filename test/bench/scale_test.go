@@ -41,7 +41,7 @@ func TestBenchScale(t *testing.T) {
 		if err != nil || n <= 0 {
 			t.Fatalf("BENCH_SCALE: %q is not a count", field)
 		}
-		plural := fmt.Sprintf("scales%d", i)
+		plural := fmt.Sprintf("scale%ds", i) // kind Scale<i>: one kind per CRD of the group
 		start := time.Now()
 		tg := installInBatches(t, fx, plural, n)
 		installed := time.Since(start)

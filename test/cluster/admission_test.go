@@ -211,7 +211,7 @@ func TestMigrateReportsObjectsAValidatingPolicyDenies(t *testing.T) {
 	}
 }
 
-// A validating webhook denies the UPDATE of some widgets with 409 or 404,
+// A validating webhook denies the UPDATE of some widgets with 409, 404 or 429,
 // plain or dressed up as the API server's own Conflict and NotFound
 // (reason, details naming the object, the registry's wording): none of
 // them counts as "changed meanwhile" or "gone"; each is a failure with its
@@ -230,6 +230,10 @@ func TestMigrateReportsWebhookDenialsWith409And404(t *testing.T) {
 			Message: fmt.Sprintf("Operation cannot be fulfilled on widgets.%s %q: the object has been modified; please apply your changes to the latest version and try again", gr, "w-0003")},
 		"w-0004": {Code: 404, Reason: metav1.StatusReasonNotFound, Details: details("w-0004"),
 			Message: fmt.Sprintf("widgets.%s %q not found", gr, "w-0004")},
+		// 429 is the server's way to say "slow down", but a denial that
+		// only carries the code is about the object: reported, not retried
+		// for ever.
+		"w-0005": {Code: 429, Reason: metav1.StatusReasonTooManyRequests, Message: "w-0005 is rate-limited by policy"},
 	}
 	wh, err := admitwebhook.Start(deny)
 	if err != nil {
@@ -269,7 +273,7 @@ func TestMigrateReportsWebhookDenialsWith409And404(t *testing.T) {
 	}
 
 	r := mustCode(t, e.plugin("migrate", w.name(), "--switch-grace=0s"), 3)
-	contains(t, "migrate stdout", r.Stdout, "12 objects at v1", "4 re-stored", "0 gone, 0 changed meanwhile, 8 failed", "not pruned")
+	contains(t, "migrate stdout", r.Stdout, "12 objects at v1", "2 re-stored", "0 gone, 0 changed meanwhile, 10 failed", "not pruned")
 	if strings.Contains(r.Stdout, "changed by the write") {
 		t.Errorf("a denied write counted as changed by the write:\n%s", r.Stdout)
 	}
@@ -298,7 +302,7 @@ func TestMigrateReportsWebhookDenialsWith409And404(t *testing.T) {
 	if got := e.crd(w.name()).Status.StoredVersions; !slices.Equal(got, []string{"v1beta1", "v1"}) {
 		t.Errorf("storedVersions %v, want both (nothing pruned)", got)
 	}
-	if got, want := e.stored(w), map[string]int{w.group + "/v1": 4, w.group + "/v1beta1": 8}; !maps.Equal(got, want) {
+	if got, want := e.stored(w), map[string]int{w.group + "/v1": 2, w.group + "/v1beta1": 10}; !maps.Equal(got, want) {
 		t.Errorf("after: etcd holds %v, want %v", got, want)
 	}
 	for _, ns := range w.namespaces {

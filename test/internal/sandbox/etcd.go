@@ -52,6 +52,10 @@ func startEtcdOnce(ctx context.Context, dir string) (*Etcd, error) {
 	cfg.Name = "sandbox"
 	cfg.Dir = filepath.Join(dir, "etcd")
 	cfg.UnsafeNoFsync = true
+	// etcd's default quota of 2 GiB would stop a run of a million objects,
+	// whose every re-store is another revision until the API server
+	// compacts.
+	cfg.QuotaBackendBytes = 8 << 30
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
