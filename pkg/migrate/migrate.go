@@ -105,11 +105,7 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		return nil, ErrClientDryRun
 	}
 	log := opts.Log.WithValues("crd", name)
-	a := access{op: "migrate", objectVerbs: []string{"list"}, writeVerbs: []string{"patch"}}
-	if opts.Prune && opts.DryRun.persists() {
-		a.need = []cluster.Permission{crdPermission("update", "status", name)}
-	}
-	p, err := prepare(ctx, c, name, opts, log, false, a)
+	p, err := prepare(ctx, c, name, opts, log, access{op: "migrate", objectVerbs: []string{"list"}, writeVerbs: []string{"patch"}})
 	switch {
 	case err != nil:
 		return nil, err
@@ -166,10 +162,10 @@ type prepared struct {
 	rtt   time.Duration
 }
 
-// prepare runs the phases before any object is re-stored. Unless
-// migrating (a caller following the cluster's own migration), a CRD the
-// cluster's migrator is at work on is refused without Force.
-func prepare(ctx context.Context, c Clients, name string, opts Options, log logr.Logger, migrating bool, a access) (*prepared, error) {
+// prepare runs the phases before any object is re-stored. A CRD the
+// cluster's migrator is at work on is refused without Force. a is what the
+// caller needs allowed, besides the prune's write when it will prune.
+func prepare(ctx context.Context, c Clients, name string, opts Options, log logr.Logger, a access) (*prepared, error) {
 	p := &prepared{start: time.Now()}
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -178,8 +174,11 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 	p.crd = crd
 	res := &Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, Proofs: []Proof{}}
 	res.StoredVersionsAfter = res.StoredVersions
-	if lifecycle.StorageMigrating(crd) && !opts.Force && !migrating {
+	if lifecycle.StorageMigrating(crd) && !opts.Force {
 		return p, fmt.Errorf("%s has StorageMigrating=True: %w on it; let it finish, or pass --force", crd.Name, ErrClusterMigrating)
+	}
+	if opts.Prune && opts.DryRun.persists() {
+		a.need = append(slices.Clone(a.need), crdPermission("update", "status", name))
 	}
 	// Both only read, and a refusal ends the wait for the switch: at a
 	// distance their round trips add up.

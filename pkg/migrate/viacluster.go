@@ -73,10 +73,7 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 		{Verb: "get", Group: svmv1.GroupName, Resource: "storageversionmigrations"},
 		{Verb: "list", Group: svmv1.GroupName, Resource: "storageversionmigrations"},
 	}}
-	if opts.Prune && opts.DryRun.persists() {
-		a.need = append(a.need, crdPermission("update", "status", name))
-	}
-	p, err := prepare(ctx, c, name, opts, log, false, a)
+	p, err := prepare(ctx, c, name, opts, log, a)
 	switch {
 	case err != nil:
 		return nil, err

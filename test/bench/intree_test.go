@@ -29,21 +29,11 @@ func TestBenchInTreeController(t *testing.T) {
 		t.Skip("set BENCH=1 (make bench)")
 	}
 	n := envInt("BENCH_N", 10000)
-	c := fullsandbox.StartT(t, fullsandbox.Options{})
-	cfg, err := c.RestConfig()
+	c, fx, conn := startFull(t)
+	kube, err := kubernetes.NewForConfig(conn.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.QPS, cfg.Burst = -1, 0
-	fx, err := fixtures.NewClients(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn := clientsFor(t, cfg, c.Kubeconfig)
 	bin := buildPlugin(t)
 	warmup := install(t, fx, "warmups", 10, nil)
 	controller, reimpl, plugin := install(t, fx, "controllers", n, nil), install(t, fx, "reimpls", n, nil), install(t, fx, "plugins", n, nil)
@@ -108,4 +98,21 @@ func migrateInTree(t *testing.T, kube kubernetes.Interface, tg *target) time.Dur
 		t.Fatalf("the controller's migration of %s: %v, %+v", tg.plural, err, state)
 	}
 	return time.Since(start)
+}
+
+// startFull starts a kube-apiserver (the full sandbox, out of process) for
+// one bench, with clients that leave the pace to it.
+func startFull(t *testing.T) (*fullsandbox.Cluster, fixtures.Clients, conn) {
+	t.Helper()
+	c := fullsandbox.StartT(t, fullsandbox.Options{})
+	cfg, err := c.RestConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	fx, err := fixtures.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, fx, clientsFor(t, cfg, c.Kubeconfig)
 }

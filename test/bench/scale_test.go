@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
-	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fullsandbox"
 )
 
 // TestBenchScale migrates BENCH_SCALE objects (a list: 10000,100000,...)
@@ -23,17 +22,7 @@ func TestBenchScale(t *testing.T) {
 	if spec == "" {
 		t.Skip("set BENCH_SCALE=10000,100000,... (make bench-scale)")
 	}
-	c := fullsandbox.StartT(t, fullsandbox.Options{})
-	cfg, err := c.RestConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = -1, 0
-	fx, err := fixtures.NewClients(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn := clientsFor(t, cfg, c.Kubeconfig)
+	c, fx, conn := startFull(t)
 	bin := buildPlugin(t)
 	rows := []string{"| objects | obj/s | peak RSS | install |", "|---|---|---|---|"}
 	for i, field := range strings.Split(spec, ",") {
