@@ -8,44 +8,28 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
 // VersionManagers counts, for each of versions, the field managers whose
-// last write to an object of the CRD used that version (its managedFields
-// entry names it), and in how many objects. self is left out: the plugin's
-// own re-stores say nothing about clients. Metadata only, a page at a time.
-func VersionManagers(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string, self string, pageSize int64) (map[string]map[string]int64, error) {
-	out := map[string]map[string]int64{}
-	want := map[string]string{}
-	for _, v := range versions {
-		want[crd.Spec.Group+"/"+v] = v
-	}
-	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
-	_, err := ListPages(ctx, meta, gvr, max(pageSize, 1), func(p Page) error {
-		for _, o := range p.Items {
-			// A manager has an entry per subresource it wrote: count it once
-			// per object.
-			seen := map[[2]string]bool{}
-			for _, mf := range o.ManagedFields {
-				v, ok := want[mf.APIVersion]
-				if !ok || mf.Manager == self || seen[[2]string{v, mf.Manager}] {
-					continue
-				}
-				seen[[2]string{v, mf.Manager}] = true
-				if out[v] == nil {
-					out[v] = map[string]int64{}
-				}
-				out[v][mf.Manager]++
-			}
-		}
-		return nil
-	})
+// last write to an object of the CRD used that version, and in how many
+// objects (FieldManagers, by manager alone): the clients still writing it.
+func VersionManagers(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string, pageSize int64) (map[string]map[string]int64, error) {
+	found, err := FieldManagers(ctx, meta, crd, pageSize)
 	if err != nil {
 		return nil, err
+	}
+	out := map[string]map[string]int64{}
+	for _, u := range found.Managers {
+		if !slices.Contains(versions, u.Version) {
+			continue
+		}
+		if out[u.Version] == nil {
+			out[u.Version] = map[string]int64{}
+		}
+		out[u.Version][u.Manager] += u.Objects
 	}
 	return out, nil
 }

@@ -92,7 +92,7 @@ func checkOne(ctx context.Context, c Clients, n *apiextensionsv1.CustomResourceD
 		return out, nil
 	}
 	if gone := lifecycle.Unserved(live, n); len(gone) > 0 {
-		managers, err := cluster.VersionManagers(ctx, c.Metadata, live, gone, FieldManager, max(opts.PageSize, 1))
+		managers, err := cluster.VersionManagers(ctx, c.Metadata, live, gone, max(opts.PageSize, 1))
 		if err != nil {
 			return nil, err
 		}
