@@ -45,7 +45,7 @@ type passOptions struct {
 // addFlags adds the flags of a pass over objects.
 func (o *passOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Most requests in flight: the pass adapts below it to what the API server takes, growing while throughput grows and backing off on 429")
-	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Keep the requests in flight close to what the API server serves at its idle latency, so other clients barely notice the pass (slower)")
+	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Pace the writes so the API server's tail latency, which every other client waits in, stays close to what it was when idle (slower; see README)")
 	cmd.Flags().Int64Var(&o.PageSize, "page-size", migrate.DefaultPageSize, "Objects listed per request")
 	cmd.Flags().Float32Var(&o.QPS, "qps", 1000, "Client-side requests per second (client-go's default of 5 would cap a migration at 5 objects/s)")
 	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests")

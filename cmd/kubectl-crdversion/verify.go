@@ -59,7 +59,7 @@ Exit status is 0 when every object round-trips, 3 when some do not.`,
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|name|jsonpath=...|go-template=...")
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Most checks in flight: the check adapts below it to what the API server takes")
-	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Keep the checks in flight close to what the API server serves at its idle latency (slower)")
+	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Pace the checks so the API server's tail latency stays close to what it was when idle (slower)")
 	completeValues(cmd, "output", "table", "json", "yaml")
 	return cmd
 }

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 )
@@ -13,7 +14,8 @@ const minWindow = 100 * time.Millisecond
 // gate lets through as many requests at once as the limiter allows and
 // feeds it what they saw, one window at a time. A window lasts at least
 // two mean latencies, so it sees the requests that a change of the limit
-// started.
+// started. A gentle gate paces the starts of requests instead, at the rate
+// its pacer sets from each window's latencies.
 type gate struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -31,34 +33,112 @@ type gate struct {
 	start   time.Time
 	done    int
 	latency time.Duration
+
+	// Gentle: the pace. interval spaces the starts of requests, next is
+	// when the next may start, and latencies are the window's.
+	pace        *pacer
+	maxLimit    int
+	interval    time.Duration
+	next        time.Time
+	paceLatency time.Duration // the last window's mean
+	peakShown   int
+	latencies   []time.Duration
 }
 
 func newGate(maxLimit int, gentle bool, throttled func() int64, onLimit func(int)) *gate {
-	g := &gate{lim: newLimiter(maxLimit, gentle), throttled: throttled, onLimit: onLimit, start: time.Now()}
+	g := &gate{lim: newLimiter(maxLimit), throttled: throttled, onLimit: onLimit, start: time.Now(), maxLimit: max(maxLimit, 1)}
 	g.cond = sync.NewCond(&g.mu)
 	g.limit = int(g.lim.limit)
+	if gentle {
+		g.pace = newPacer()
+		g.setPace(g.pace.rate, minWindow)
+	}
 	if throttled != nil {
 		g.lastThrottled = throttled()
 	}
 	if onLimit != nil {
-		onLimit(g.limit)
+		onLimit(g.shown())
 	}
 	return g
+}
+
+// setPace paces starts at rate a second, and bounds the requests in flight
+// at twice what the rate keeps in flight at latency, so a server that
+// slows down all at once does not find a pile of them. g.mu is held, or
+// the gate not yet shared.
+func (g *gate) setPace(rate float64, latency time.Duration) {
+	g.interval = time.Duration(float64(time.Second) / rate)
+	g.limit = min(g.maxLimit, int(math.Ceil(2*rate*latency.Seconds()))+1)
+	g.paceLatency = latency
+	g.peakShown = max(g.peakShown, g.shown())
+}
+
+// shown is the limit the progress line shows: for a paced gate, the
+// requests its rate keeps in flight. g.mu is held, or the gate not yet
+// shared.
+func (g *gate) shown() int {
+	if g.pace == nil {
+		return g.limit
+	}
+	return max(1, int(math.Round(g.pace.rate*g.paceLatency.Seconds())))
 }
 
 // startFor sets the first limit for a round trip of rtt (see
 // limiter.startFor), before any request.
 func (g *gate) startFor(rtt time.Duration) {
 	g.mu.Lock()
-	g.limit = g.lim.startFor(rtt)
+	if g.pace != nil {
+		g.setPace(g.pace.rate, max(rtt, minWindow/10))
+	} else {
+		g.limit = g.lim.startFor(rtt)
+	}
+	shown := g.shown()
 	g.mu.Unlock()
 	if g.onLimit != nil {
-		g.onLimit(g.limit)
+		g.onLimit(shown)
 	}
 }
 
-// acquire waits for room under the limit; false when ctx ended first.
+// acquire waits for room under the limit, and for its turn under the pace
+// when there is one; false when ctx ended first.
 func (g *gate) acquire(ctx context.Context) bool {
+	if !g.slot(ctx) {
+		return false
+	}
+	if g.pace == nil {
+		return true
+	}
+	g.mu.Lock()
+	now := time.Now()
+	start := later(g.next, now)
+	g.next = start.Add(g.interval)
+	g.mu.Unlock()
+	if !start.After(now) {
+		return true
+	}
+	t := time.NewTimer(start.Sub(now))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		g.mu.Lock()
+		g.inflight--
+		g.cond.Signal()
+		g.mu.Unlock()
+		return false
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// slot waits for room under the limit; false when ctx ended first.
+func (g *gate) slot(ctx context.Context) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if ctx.Err() != nil {
@@ -95,7 +175,19 @@ func (g *gate) release(latency time.Duration) {
 	changed := 0
 	now := time.Now()
 	mean := g.latency / time.Duration(g.done)
-	if elapsed := now.Sub(g.start); elapsed >= max(minWindow, 2*mean) {
+	grew := false
+	if g.pace != nil {
+		g.latencies = append(g.latencies, latency)
+		if len(g.latencies) >= gentleSamples && now.Sub(g.start) >= 2*mean {
+			before, limit := g.shown(), g.limit
+			g.setPace(g.pace.observe(g.latencies), mean)
+			if shown := g.shown(); shown != before {
+				changed = shown
+			}
+			grew = g.limit > limit
+			g.start, g.done, g.latency, g.latencies = now, 0, 0, g.latencies[:0]
+		}
+	} else if elapsed := now.Sub(g.start); elapsed >= max(minWindow, 2*mean) {
 		w := window{done: g.done, elapsed: elapsed, latency: mean}
 		if g.throttled != nil {
 			t := g.throttled()
@@ -110,7 +202,7 @@ func (g *gate) release(latency time.Duration) {
 		g.start, g.done, g.latency = now, 0, 0
 	}
 	// One request ended: one waiter may start, unless the limit grew.
-	if changed > 0 {
+	if changed > 0 || grew {
 		g.cond.Broadcast()
 	} else {
 		g.cond.Signal()
@@ -136,10 +228,13 @@ func (g *gate) pause(ctx context.Context, d time.Duration) bool {
 		g.lastThrottled = g.throttled()
 	}
 	if now := time.Now(); now.Sub(g.lastCut) >= max(minWindow, 2*g.meanLatency()) {
-		if next := g.lim.observe(window{throttled: 1}); next != g.limit {
+		if g.pace != nil {
+			g.setPace(g.pace.throttled(), g.paceLatency)
+			changed = g.shown()
+		} else if next := g.lim.observe(window{throttled: 1}); next != g.limit {
 			g.limit, changed = next, next
 		}
-		g.lastCut, g.start, g.done, g.latency = now, now, 0, 0
+		g.lastCut, g.start, g.done, g.latency, g.latencies = now, now, 0, 0, g.latencies[:0]
 	}
 	g.cond.Signal()
 	g.mu.Unlock()
@@ -170,9 +265,13 @@ func (g *gate) meanLatency() time.Duration {
 	return g.latency / time.Duration(g.done)
 }
 
-// stats is what the limit did over the pass.
-func (g *gate) stats() (final, peak int) {
+// stats is what the limit did over the pass: for a paced gate, the rate
+// too, requests started a second.
+func (g *gate) stats() (final, peak int, rate, peakRate float64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.limit, g.lim.peak
+	if g.pace != nil {
+		return g.shown(), g.peakShown, g.pace.rate, g.pace.peak
+	}
+	return g.limit, g.lim.peak, 0, 0
 }

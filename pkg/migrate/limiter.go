@@ -8,7 +8,7 @@ import (
 // A pass keeps as many requests in flight as the path to the API server
 // and the server itself can use, and no more, found by measuring the way
 // TCP finds a path's capacity rather than by knowing it:
-//   - It starts at startLimit (gentle: 1) and doubles each measuring
+//   - It starts at startLimit and doubles each measuring
 //     window while the throughput grows with it by at least climbGain.
 //   - A step up that brings no more throughput means the server (or the
 //     path) is the bottleneck: the limit goes back.
@@ -22,21 +22,14 @@ import (
 //     cooldown of windows that doubles with each 429 (up to maxCooldown):
 //     a user held to one seat must not probe into it again and again, as
 //     each 429 costs a Retry-After of a second.
-//
-// Gentle starts at one request and grows only while the latency stays
-// within gentleMargin of the lowest seen (the server's idle answer), and
-// backs off beyond twice that margin: a queue at the server is what every
-// other client waits in.
 type limiter struct {
 	max    int
-	gentle bool
 	limit  float64
 	growth float64
 
 	state               probe
 	prevLimit, prevTput float64
 	best                windowedMax // throughput, objects/s
-	idle                float64     // lowest window latency, seconds
 	steady              int         // settled windows since the last probe
 	downNext            bool
 	peak                int
@@ -69,18 +62,13 @@ const (
 	probeEvery = 5
 	// recentWindows is how far back the best throughput looks.
 	recentWindows = 20
-	// gentleMargin is the latency over idle that gentle accepts.
-	gentleMargin = 1.25
 	// firstCooldown and maxCooldown bound how many windows a 429's ceiling
 	// holds.
 	firstCooldown, maxCooldown = 20, 640
 )
 
-func newLimiter(maxLimit int, gentle bool) *limiter {
-	l := &limiter{max: max(maxLimit, 1), gentle: gentle, growth: 2, limit: startLimit}
-	if gentle {
-		l.limit = 1
-	}
+func newLimiter(maxLimit int) *limiter {
+	l := &limiter{max: max(maxLimit, 1), growth: 2, limit: startLimit}
 	l.limit = math.Min(l.limit, float64(l.max))
 	l.peak = int(l.limit)
 	return l
@@ -89,9 +77,9 @@ func newLimiter(maxLimit int, gentle bool) *limiter {
 // startFor scales the first limit to a round trip longer than the one
 // startLimit was measured at: by Little's law the same throughput needs
 // that many more requests in flight, and doubling there from startLimit
-// costs a window of two round trips per step. Gentle starts at one anyway.
+// costs a window of two round trips per step.
 func (l *limiter) startFor(rtt time.Duration) int {
-	if !l.gentle && rtt > startRTT {
+	if rtt > startRTT {
 		l.limit = math.Min(math.Round(startLimit*float64(rtt)/float64(startRTT)), float64(l.max))
 	}
 	return l.result()
@@ -118,15 +106,10 @@ func (l *limiter) observe(w window) int {
 	if w.done == 0 || w.elapsed <= 0 || w.latency <= 0 {
 		return l.result()
 	}
-	tput, lat := float64(w.done)/w.elapsed.Seconds(), w.latency.Seconds()
-	if l.idle == 0 || lat < l.idle {
-		l.idle = lat
-	}
+	tput := float64(w.done) / w.elapsed.Seconds()
 	l.best.add(tput)
 	next := l.limit
 	switch {
-	case l.gentle && lat > gentleMargin*gentleMargin*l.idle:
-		next, l.growth, l.state = math.Floor(l.limit*0.75), 1.25, settled
 	case l.prevTput == 0:
 		next, l.state = l.limit*l.growth, probingUp // the first window: climb
 	case l.state == probingUp && tput >= climbGain*l.prevTput:
@@ -147,9 +130,6 @@ func (l *limiter) observe(w window) int {
 			}
 			l.downNext = !l.downNext
 		}
-	}
-	if l.gentle && lat > gentleMargin*l.idle && next > l.limit {
-		next, l.state = l.limit, settled
 	}
 	if l.ceiling > 0 {
 		if l.quiet++; l.quiet >= l.cooldown {

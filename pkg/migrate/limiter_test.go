@@ -37,27 +37,23 @@ func (s server) window(limit int) window {
 
 func TestLimiterFindsWhatTheServerGives(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		srv    server
-		max    int
-		gentle bool
+		name string
+		srv  server
+		max  int
 		// after 80 windows the limit must give at least minShare of the
 		// server's capacity, with latency at most maxInflation × the
 		// latency of one request alone.
 		minShare, maxInflation float64
 	}{
-		{"local server", server{capacity: 1000, rtt: time.Millisecond}, 256, false, 0.99, 2.5},
-		{"10 ms away", server{capacity: 900, rtt: 10 * time.Millisecond}, 256, false, 0.95, 2.1},
-		{"100 ms away", server{capacity: 500, rtt: 100 * time.Millisecond}, 256, false, 0.95, 2.1},
-		{"150 ms away, fast server: the bound caps it", server{capacity: 5000, rtt: 150 * time.Millisecond}, 256, false, 0.32, 1.01},
-		{"gentle, local", server{capacity: 1000, rtt: time.Millisecond}, 256, true, 0.99, 2.1},
-		{"soft knee: 2 cores shared by client and server", server{capacity: 1200, knee: 4}, 256, false, 0.9, 14},
-		{"gentle, soft knee", server{capacity: 1200, knee: 4}, 256, true, 0.4, gentleMargin * gentleMargin},
-		{"gentle, 100 ms away", server{capacity: 500, rtt: 100 * time.Millisecond}, 256, true, 0.95, 1.3},
-		{"serial by request", server{capacity: 1000, rtt: 10 * time.Millisecond}, 1, false, 0.1, 1.01},
+		{"local server", server{capacity: 1000, rtt: time.Millisecond}, 256, 0.99, 2.5},
+		{"10 ms away", server{capacity: 900, rtt: 10 * time.Millisecond}, 256, 0.95, 2.1},
+		{"100 ms away", server{capacity: 500, rtt: 100 * time.Millisecond}, 256, 0.95, 2.1},
+		{"150 ms away, fast server: the bound caps it", server{capacity: 5000, rtt: 150 * time.Millisecond}, 256, 0.32, 1.01},
+		{"soft knee: 2 cores shared by client and server", server{capacity: 1200, knee: 4}, 256, 0.9, 14},
+		{"serial by request", server{capacity: 1000, rtt: 10 * time.Millisecond}, 1, 0.1, 1.01},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := newLimiter(tc.max, tc.gentle)
+			l := newLimiter(tc.max)
 			limit := int(l.limit)
 			idle := tc.srv.window(1).latency.Seconds()
 			// The last 20 windows, probes included, on average.
@@ -82,7 +78,7 @@ func TestLimiterFindsWhatTheServerGives(t *testing.T) {
 // step that brought nothing.
 func TestLimiterGrowsFast(t *testing.T) {
 	srv := server{capacity: 500, rtt: 100 * time.Millisecond}
-	l := newLimiter(256, false)
+	l := newLimiter(256)
 	limit := int(l.limit)
 	var trace []int
 	for range 3 {
@@ -98,7 +94,7 @@ func TestLimiterGrowsFast(t *testing.T) {
 // throttle: with 20 seats the limit stays near them.
 func TestLimiterBacksOffOnThrottling(t *testing.T) {
 	srv := server{capacity: 500, rtt: 100 * time.Millisecond, seats: 20}
-	l := newLimiter(256, false)
+	l := newLimiter(256)
 	limit := int(l.limit)
 	throttledWindows := 0
 	for range 60 {
@@ -124,7 +120,7 @@ func TestLimiterLearnsAFewSeats(t *testing.T) {
 		seats, maxThrottled int
 	}{{1, 8}, {2, 8}, {20, 10}} {
 		srv := server{capacity: 500, rtt: 5 * time.Millisecond, seats: tc.seats}
-		l := newLimiter(256, false)
+		l := newLimiter(256)
 		limit, throttled := int(l.limit), 0
 		for range 1000 {
 			w := srv.window(limit)
@@ -142,7 +138,7 @@ func TestLimiterLearnsAFewSeats(t *testing.T) {
 // A window with nothing done (every request still in flight) keeps the
 // limit as it is.
 func TestLimiterIgnoresEmptyWindows(t *testing.T) {
-	l := newLimiter(256, false)
+	l := newLimiter(256)
 	if got := l.observe(window{elapsed: time.Second}); got != startLimit {
 		t.Errorf("limit %d after an empty window, want %d", got, startLimit)
 	}
@@ -161,24 +157,22 @@ func equalInts(a, b []int) bool {
 }
 
 // The first limit scales with a round trip longer than the one startLimit
-// was measured at, within the bound; gentle starts at one regardless.
+// was measured at, within the bound.
 func TestLimiterStartsForTheRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
-		rtt    time.Duration
-		max    int
-		gentle bool
-		want   int
+		rtt  time.Duration
+		max  int
+		want int
 	}{
-		{0, 256, false, 32},
-		{time.Millisecond, 256, false, 32},
-		{10 * time.Millisecond, 256, false, 32},
-		{50 * time.Millisecond, 256, false, 160},
-		{100 * time.Millisecond, 256, false, 256},
-		{100 * time.Millisecond, 64, false, 64},
-		{100 * time.Millisecond, 256, true, 1},
+		{0, 256, 32},
+		{time.Millisecond, 256, 32},
+		{10 * time.Millisecond, 256, 32},
+		{50 * time.Millisecond, 256, 160},
+		{100 * time.Millisecond, 256, 256},
+		{100 * time.Millisecond, 64, 64},
 	} {
-		if got := newLimiter(tc.max, tc.gentle).startFor(tc.rtt); got != tc.want {
-			t.Errorf("rtt %s, max %d, gentle %v: start %d, want %d", tc.rtt, tc.max, tc.gentle, got, tc.want)
+		if got := newLimiter(tc.max).startFor(tc.rtt); got != tc.want {
+			t.Errorf("rtt %s, max %d: start %d, want %d", tc.rtt, tc.max, got, tc.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -30,8 +31,9 @@ type RestoreOptions struct {
 	// server and the server itself take: it grows while throughput grows
 	// and backs off when the server answers 429.
 	Concurrency int
-	// Gentle keeps the requests in flight close to what the server serves
-	// at its idle latency, so other clients barely feel the pass; slower.
+	// Gentle paces the writes, from 20 a second, so the server's tail
+	// latency, which every other client waits in, stays close to what it
+	// was at the slowest pace: slower, and other clients barely feel it.
 	Gentle bool
 	// OnLimit, when set, hears each change of the limit of requests in
 	// flight (the progress line shows it). Calls may come from many
@@ -137,8 +139,8 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 	}
 	opts.pause = g.pause
 	defer func() {
-		final, peak := g.stats()
-		res.Concurrency = &results.Concurrency{Final: final, Peak: peak, Max: opts.Concurrency, Gentle: opts.Gentle}
+		final, peak, rate, peakRate := g.stats()
+		res.Concurrency = &results.Concurrency{Final: final, Peak: peak, Max: opts.Concurrency, Gentle: opts.Gentle, Rate: math.Round(rate), PeakRate: math.Round(peakRate)}
 	}()
 	var wg sync.WaitGroup
 	for range opts.Concurrency {

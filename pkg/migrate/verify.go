@@ -25,8 +25,7 @@ type VerifyOptions struct {
 	// Concurrency bounds the checks in flight; below it the check adapts
 	// as a migration does (0: DefaultConcurrency).
 	Concurrency int
-	// Gentle keeps the checks in flight close to what the server serves at
-	// its idle latency.
+	// Gentle paces the checks as RestoreOptions.Gentle paces writes.
 	Gentle bool
 	// PageSize is objects listed per request (0: DefaultPageSize).
 	PageSize int64

@@ -35,8 +35,13 @@ type Concurrency struct {
 	Final int `json:"final"`
 	Peak  int `json:"peak"`
 	Max   int `json:"max"`
-	// Gentle says the limit was kept close to the server's idle latency.
-	Gentle bool `json:"gentle,omitempty"`
+	// Gentle says the pass was paced by the tail of the server's latency;
+	// Rate and PeakRate are its pace, requests started a second, at the
+	// end and at most. Final and Peak are then what the pace kept in
+	// flight.
+	Gentle   bool    `json:"gentle,omitempty"`
+	Rate     float64 `json:"rate,omitempty"`
+	PeakRate float64 `json:"peakRate,omitempty"`
 }
 
 // Complete reports a pass that wrote every object without a failure.

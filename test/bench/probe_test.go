@@ -1,9 +1,15 @@
 package bench
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"slices"
-	"sync"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // probeEvery is the probe's rate: a steady client beside the migration,
@@ -19,68 +26,70 @@ const probeEvery = 50 * time.Millisecond
 
 // probe is another client of the API server: it GETs one object of another
 // resource every probeEvery, straight to the server (no latency proxy), so
-// its latency is what the server makes every other client wait.
+// its latency is what the server makes every other client wait. It runs in
+// a process of its own, as every other client does: in the bench's, which
+// holds the API server, the server's garbage collection and scheduler
+// would stall the probe's own side of each request too.
 type probe struct {
-	get func(context.Context) error
+	t          *testing.T
+	kubeconfig string
+	target     string // namespace/name of the object it GETs
 
-	mu        sync.Mutex
-	latencies []time.Duration
-	cancel    context.CancelFunc
-	done      chan struct{}
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Scanner
 }
 
-func startProbe(t *testing.T, cfg *rest.Config, tg *target) *probe {
+func startProbe(t *testing.T, kubeconfig string, tg *target) *probe {
 	t.Helper()
-	dyn, err := dynamic.NewForConfig(rest.CopyConfig(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := keys(t.Context(), conn{meta: mustMeta(t, cfg)}, tg)
+	objs, err := keys(t.Context(), conn{meta: mustMeta(t, mustConfig(t, kubeconfig))}, tg)
 	if err != nil || len(objs) == 0 {
 		t.Fatalf("probe target: %v", err)
 	}
-	o := objs[0]
-	ri := dyn.Resource(schema.GroupVersionResource{Group: "bench.example.com", Version: "v1", Resource: tg.plural}).Namespace(o.Namespace)
-	return &probe{get: func(ctx context.Context) error {
-		_, err := ri.Get(ctx, o.Name, metav1.GetOptions{})
-		return err
-	}}
+	return &probe{t: t, kubeconfig: kubeconfig, target: tg.plural + "/" + objs[0].Namespace + "/" + objs[0].Name}
 }
 
-// start begins probing in the background.
+// start begins probing in a child process, and returns once it probes.
 func (p *probe) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	p.mu.Lock()
-	p.latencies, p.cancel, p.done = nil, cancel, make(chan struct{})
-	p.mu.Unlock()
-	go func() {
-		defer close(p.done)
-		tick := time.NewTicker(probeEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			began := time.Now()
-			if err := p.get(ctx); err != nil && ctx.Err() == nil {
-				continue
-			}
-			p.mu.Lock()
-			p.latencies = append(p.latencies, time.Since(began))
-			p.mu.Unlock()
+	p.cmd = exec.Command(os.Args[0], "-test.run=^TestBenchProbe$", "-test.count=1")
+	p.cmd.Env = append(os.Environ(), "BENCH_PROBE="+p.target, "BENCH_KUBECONFIG="+p.kubeconfig)
+	p.cmd.Stderr = os.Stderr
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		p.t.Fatal(err)
+	}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	p.out = bufio.NewScanner(stdout)
+	for p.out.Scan() {
+		if p.out.Text() == probeReady {
+			return
 		}
-	}()
+	}
+	p.t.Fatalf("the probe did not start: %v", p.cmd.Wait())
 }
 
 // stop ends probing and returns the p50 and p99 latency seen.
 func (p *probe) stop() (time.Duration, time.Duration) {
-	p.cancel()
-	<-p.done
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := slices.Clone(p.latencies)
+	p.stdin.Close()
+	var s []time.Duration
+	for p.out.Scan() {
+		if ns, ok := strings.CutPrefix(p.out.Text(), probeLatency); ok {
+			d, err := strconv.ParseInt(ns, 10, 64)
+			if err != nil {
+				p.t.Fatal(err)
+			}
+			s = append(s, time.Duration(d))
+		}
+	}
+	if err := p.cmd.Wait(); err != nil {
+		p.t.Fatalf("probe: %v", err)
+	}
 	slices.Sort(s)
 	if len(s) == 0 {
 		return 0, 0
@@ -93,4 +102,64 @@ func (p *probe) measure(d time.Duration) (time.Duration, time.Duration) {
 	p.start()
 	time.Sleep(d) // the length of the idle sample itself, not a wait for anything
 	return p.stop()
+}
+
+const (
+	probeReady   = "probe-ready"
+	probeLatency = "probe-ns: "
+)
+
+// TestBenchProbe is the probe, in the child process probe.start started:
+// it GETs until its stdin closes, then prints every latency.
+func TestBenchProbe(t *testing.T) {
+	target := os.Getenv("BENCH_PROBE")
+	if target == "" {
+		t.Skip("the probe's child process of TestBenchTable")
+	}
+	plural, rest, _ := strings.Cut(target, "/")
+	ns, name, _ := strings.Cut(rest, "/")
+	cfg := mustConfig(t, os.Getenv("BENCH_KUBECONFIG"))
+	cfg.QPS, cfg.Burst = -1, 0
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ri := dyn.Resource(schema.GroupVersionResource{Group: "bench.example.com", Version: "v1", Resource: plural}).Namespace(ns)
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	// One GET off the record opens the connection, as a running client's is.
+	if _, err := ri.Get(ctx, name, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println(probeReady)
+	var lat []time.Duration
+	tick := time.NewTicker(probeEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			for _, d := range lat {
+				fmt.Printf("%s%d\n", probeLatency, d.Nanoseconds())
+			}
+			return
+		case <-tick.C:
+		}
+		began := time.Now()
+		if _, err := ri.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			continue
+		}
+		lat = append(lat, time.Since(began))
+	}
+}
+
+func mustConfig(t *testing.T, kubeconfig string) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

@@ -1,9 +1,15 @@
 package bench
 
 import (
+	"bufio"
+	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -62,11 +68,11 @@ func (p *latencyProxy) pipe(from, to net.Conn) {
 	chunks := make(chan chunk, 1024)
 	go func() {
 		defer close(chunks)
+		buf := make([]byte, 32*1024)
 		for {
-			buf := make([]byte, 32*1024)
 			n, err := from.Read(buf)
 			if n > 0 {
-				chunks <- chunk{buf[:n], time.Now().Add(p.delay)}
+				chunks <- chunk{append([]byte(nil), buf[:n]...), time.Now().Add(p.delay)}
 			}
 			if err != nil {
 				return
@@ -81,4 +87,61 @@ func (p *latencyProxy) pipe(from, to net.Conn) {
 	}
 	_ = to.Close()
 	_, _ = io.Copy(io.Discard, from)
+}
+
+// TestBenchProxy is the latency proxy in a process of its own, as a network
+// is: in the bench's, which holds the API server, its copying would take
+// the server's CPU and garbage collection. It serves until its stdin
+// closes.
+func TestBenchProxy(t *testing.T) {
+	target := os.Getenv("BENCH_PROXY_TARGET")
+	if target == "" {
+		t.Skip("the proxy's child process of TestBenchTable")
+	}
+	delay, err := time.ParseDuration(os.Getenv("BENCH_PROXY_DELAY"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := startProxy(target, delay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println(proxyAddr + p.addr())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	p.close()
+}
+
+const proxyAddr = "proxy-addr: "
+
+// startProxyProcess runs TestBenchProxy in a child process and returns its
+// address; the child ends with the test.
+func startProxyProcess(t *testing.T, target string, delay time.Duration) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchProxy$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "BENCH_PROXY_TARGET="+target, "BENCH_PROXY_DELAY="+delay.String())
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	out := bufio.NewScanner(stdout)
+	for out.Scan() {
+		if addr, ok := strings.CutPrefix(out.Text(), proxyAddr); ok {
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return addr
+		}
+	}
+	t.Fatalf("the proxy did not start")
+	return ""
 }

@@ -312,3 +312,43 @@ func TestMigrateRefusesWhileTheClusterMigrates(t *testing.T) {
 		t.Fatalf("etcd after --force: %v", c)
 	}
 }
+
+// --gentle paces the writes from 20 a second, growing only while the
+// server's tail latency holds, and re-stores every object all the same.
+func TestMigrateGentleReStoresEveryObjectAtAPace(t *testing.T) {
+	const n = 150
+	s := newSwitched(t, sandbox.Options{}, n, nil)
+	o := opts()
+	o.Gentle = true
+	var (
+		mu            sync.Mutex
+		first, second time.Time
+	)
+	o.Progress = func(done, total int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch done {
+		case 1:
+			first = time.Now()
+		case 101:
+			second = time.Now()
+		}
+	}
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete() || res.Rewritten+res.Unchanged != n || !res.Pruned {
+		t.Fatalf("result %+v", res)
+	}
+	if c := s.stored(t); len(c) != 1 || c["example.com/v1"] != n {
+		t.Fatalf("etcd after migrate --gentle: %v, want all %d at example.com/v1", c, n)
+	}
+	if c := res.Concurrency; c == nil || !c.Gentle || c.Rate < 1 || c.PeakRate < 20 {
+		t.Fatalf("concurrency %+v, want gentle with its pace", c)
+	}
+	// The first window's 100 writes start 50 ms apart at the least.
+	if took := second.Sub(first); took < 99*50*time.Millisecond {
+		t.Errorf("writes 1 to 101 were done %s apart, faster than a pace of 20/s", took)
+	}
+}
