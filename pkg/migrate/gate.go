@@ -34,8 +34,10 @@ type gate struct {
 	done    int
 	latency time.Duration
 
-	// Gentle: the pace. interval spaces the starts of requests, next is
-	// when the next may start, and latencies are the window's.
+	// Gentle: the pace (lim is then nil). interval spaces the starts of
+	// requests, next is when the next may start, and latencies are the
+	// window's. peakShown is the most the pace kept in flight at a
+	// measured latency.
 	pace        *pacer
 	maxLimit    int
 	interval    time.Duration
@@ -46,12 +48,14 @@ type gate struct {
 }
 
 func newGate(maxLimit int, gentle bool, throttled func() int64, onLimit func(int)) *gate {
-	g := &gate{lim: newLimiter(maxLimit), throttled: throttled, onLimit: onLimit, start: time.Now(), maxLimit: max(maxLimit, 1)}
+	g := &gate{throttled: throttled, onLimit: onLimit, start: time.Now(), maxLimit: max(maxLimit, 1)}
 	g.cond = sync.NewCond(&g.mu)
-	g.limit = int(g.lim.limit)
 	if gentle {
 		g.pace = newPacer()
-		g.setPace(g.pace.rate, minWindow)
+		g.setPace(g.pace.rate, minWindow) // a guess until a window measures it
+	} else {
+		g.lim = newLimiter(maxLimit)
+		g.limit = int(g.lim.limit)
 	}
 	if throttled != nil {
 		g.lastThrottled = throttled()
@@ -70,7 +74,6 @@ func (g *gate) setPace(rate float64, latency time.Duration) {
 	g.interval = time.Duration(float64(time.Second) / rate)
 	g.limit = min(g.maxLimit, int(math.Ceil(2*rate*latency.Seconds()))+1)
 	g.paceLatency = latency
-	g.peakShown = max(g.peakShown, g.shown())
 }
 
 // shown is the limit the progress line shows: for a paced gate, the
@@ -181,9 +184,11 @@ func (g *gate) release(latency time.Duration) {
 		if len(g.latencies) >= gentleSamples && now.Sub(g.start) >= 2*mean {
 			before, limit := g.shown(), g.limit
 			g.setPace(g.pace.observe(g.latencies), mean)
-			if shown := g.shown(); shown != before {
+			shown := g.shown()
+			if shown != before {
 				changed = shown
 			}
+			g.peakShown = max(g.peakShown, shown)
 			grew = g.limit > limit
 			g.start, g.done, g.latency, g.latencies = now, 0, 0, g.latencies[:0]
 		}
@@ -271,7 +276,7 @@ func (g *gate) stats() (final, peak int, rate, peakRate float64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.pace != nil {
-		return g.shown(), g.peakShown, g.pace.rate, g.pace.peak
+		return g.shown(), max(g.peakShown, g.shown()), g.pace.rate, g.pace.peak
 	}
 	return g.limit, g.lim.peak, 0, 0
 }

@@ -48,7 +48,9 @@ const (
 	// the tail is the median of.
 	gentleSamples, tailWindows = 50, 3
 	gentleGrowth               = 1.25
-	gentleBackoff              = 0.7
+	// gentleRegrowth is the growth after a fall: half as fast.
+	gentleRegrowth = 1 + (gentleGrowth-1)/2
+	gentleBackoff  = 0.7
 	// growMargin and backMargin bound the recent tail: a factor of the
 	// idle tail plus gentleSlack, the jitter of a request's scheduling.
 	growMargin, backMargin = 1.25, 2
@@ -83,7 +85,7 @@ func (p *pacer) observe(latencies []time.Duration) float64 {
 	switch {
 	case tail > scale(p.idle, backMargin)+2*gentleSlack:
 		p.rate = math.Max(gentleStart, p.rate*gentleBackoff)
-		p.growth = 1 + (gentleGrowth-1)/2
+		p.growth = gentleRegrowth
 	case tail <= scale(p.idle, growMargin)+gentleSlack:
 		p.rate *= p.growth
 	}
@@ -100,7 +102,7 @@ func median(d []time.Duration) time.Duration {
 // throttled halves the rate: the server answered 429.
 func (p *pacer) throttled() float64 {
 	p.rate = math.Max(1, p.rate/2)
-	p.growth = 1 + (gentleGrowth-1)/2
+	p.growth = gentleRegrowth
 	return p.rate
 }
 
