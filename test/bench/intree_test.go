@@ -102,9 +102,9 @@ func migrateInTree(t *testing.T, kube kubernetes.Interface, tg *target) time.Dur
 
 // startFull starts a kube-apiserver (the full sandbox, out of process) for
 // one bench, with clients that leave the pace to it.
-func startFull(t *testing.T) (*fullsandbox.Cluster, fixtures.Clients, conn) {
+func startFull(t *testing.T, apiServerArgs ...string) (*fullsandbox.Cluster, fixtures.Clients, conn) {
 	t.Helper()
-	c := fullsandbox.StartT(t, fullsandbox.Options{})
+	c := fullsandbox.StartT(t, fullsandbox.Options{APIServerArgs: apiServerArgs})
 	cfg, err := c.RestConfig()
 	if err != nil {
 		t.Fatal(err)

@@ -142,6 +142,9 @@ func (c *Cluster) RestConfig() (*rest.Config, error) {
 	return clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 }
 
+// PID is the process of the API server (and its etcd, if it started one).
+func (c *Cluster) PID() int { return c.proc.cmd.Process.Pid }
+
 // Stop stops the API server (and its etcd, if it started one).
 func (c *Cluster) Stop() error {
 	_ = c.Store.Client.Close()
