@@ -161,8 +161,10 @@ func TestBenchTable(t *testing.T) {
 	probe := startProbe(t, connect(t, sb, 0).kubeconfig, tiny())
 
 	algorithms := []algorithm{
-		{name: "(a) raw ceiling: no-op patch loop, 8 workers, pre-fetched keys", small: true, ceiling: true, run: inChild("ceiling", "8")},
-		{name: "(a) raw ceiling: no-op patch loop, 32 workers", small: true, ceiling: true, run: inChild("ceiling", "32")},
+		// Every ceiling runs on the set migrate does: short runs on a small
+		// set came out faster than any loop on the large one.
+		{name: "(a) raw ceiling: no-op patch loop, 8 workers, pre-fetched keys", ceiling: true, run: inChild("ceiling", "8")},
+		{name: "(a) raw ceiling: no-op patch loop, 32 workers", ceiling: true, run: inChild("ceiling", "32")},
 		{name: "(a) raw ceiling: no-op patch loop, 128 workers", ceiling: true, run: inChild("ceiling", "128")},
 		{name: "(a) raw ceiling: no-op patch loop, 256 workers", ceiling: true, run: inChild("ceiling", "256")},
 		// Not a ceiling: what the listing, which the ceiling does before
@@ -642,7 +644,7 @@ func buildPlugin(t testing.TB) string {
 
 func printTable(t *testing.T, algs []algorithm, rtts []time.Duration, table map[string]map[time.Duration]*result, idle map[time.Duration][2]time.Duration, n, small, tiny, runs int) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%d objects; --gentle, the 8- and 32-worker ceilings and (b), (b'), (c): %d objects (the last three %d from 50 ms); median of %d runs; 2 cores shared by API server and client.\n", n, small, tiny, runs)
+	fmt.Fprintf(&b, "\n%d objects; --gentle and (b), (b'), (c): %d objects (the last three %d from 50 ms); median of %d runs; 2 cores shared by API server and client.\n", n, small, tiny, runs)
 	b.WriteString("ceiling: the best of the no-op loops at that round trip. probe: a GET every 50 ms straight to the API server, p50/p99 in ms during the run.\n\n")
 	b.WriteString("| algorithm |")
 	for _, rtt := range rtts {
