@@ -278,8 +278,22 @@ func benchObject(i int) fixtures.Object {
 
 // flip switches the storage version to the other one and waits until the
 // switch is in effect, so every object needs re-storing and every
-// algorithm starts from the same state.
+// algorithm starts from the same state, on a warm server.
 func flip(t *testing.T, fx fixtures.Clients, c conn, tg *target) {
+	t.Helper()
+	switchStorage(t, fx, c, tg)
+	// The server builds the resource's storage and refills its watch cache
+	// from etcd at the first request after the switch: seconds of its CPU
+	// at 10k objects. A list here, off the clock, has every algorithm start
+	// on a warm server, so none is charged for it.
+	if _, err := keys(t.Context(), c, tg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// switchStorage switches the storage version to the other one and waits
+// until the switch is in effect.
+func switchStorage(t *testing.T, fx fixtures.Clients, c conn, tg *target) {
 	t.Helper()
 	next := map[string]string{"v1beta1": "v1", "v1": "v1beta1"}[tg.version]
 	if err := fx.SwitchStorage(t.Context(), tg.crd, next, false); err != nil {
@@ -293,13 +307,6 @@ func flip(t *testing.T, fx fixtures.Clients, c conn, tg *target) {
 		t.Fatal(err)
 	}
 	tg.version = next
-	// The server builds the resource's storage and refills its watch cache
-	// from etcd at the first request after the switch: seconds of its CPU
-	// at 10k objects. A list here, off the clock, has every algorithm start
-	// on a warm server, so none is charged for it.
-	if _, err := keys(t.Context(), c, tg); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // unprovable gives each version a different default for spec.image, which
@@ -419,7 +426,7 @@ func ceiling(ctx context.Context, c conn, tg *target) (time.Duration, error) {
 // know the objects before it lists them.
 func listedLoop(ctx context.Context, c conn, tg *target) (time.Duration, error) {
 	return noOpLoop(ctx, c, tg, func(work chan<- metav1.PartialObjectMetadata) error {
-		_, err := cluster.ListPages(ctx, c.meta, tg.gvr(), 500, func(p cluster.Page) error {
+		_, err := cluster.ListPages(ctx, c.meta, tg.gvr(), migrate.DefaultPageSize, func(p cluster.Page) error {
 			for _, o := range p.Items {
 				work <- o
 			}
@@ -564,10 +571,7 @@ func TestBenchChild(t *testing.T) {
 	if run == nil {
 		t.Skip("the child process of TestBenchTable")
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("BENCH_KUBECONFIG"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := mustConfig(t, os.Getenv("BENCH_KUBECONFIG"))
 	cfg.QPS, cfg.Burst = -1, 0
 	plural, version, _ := strings.Cut(os.Getenv("BENCH_TARGET"), "/")
 	elapsed, err := run(t.Context(), clientsFor(t, cfg, ""), &target{plural: plural, version: version})

@@ -51,21 +51,7 @@ func startProbe(t *testing.T, kubeconfig string, tg *target) *probe {
 
 // start begins probing in a child process, and returns once it probes.
 func (p *probe) start() {
-	p.cmd = exec.Command(os.Args[0], "-test.run=^TestBenchProbe$", "-test.count=1")
-	p.cmd.Env = append(os.Environ(), "BENCH_PROBE="+p.target, "BENCH_KUBECONFIG="+p.kubeconfig)
-	p.cmd.Stderr = os.Stderr
-	var err error
-	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
-		p.t.Fatal(err)
-	}
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		p.t.Fatal(err)
-	}
-	p.out = bufio.NewScanner(stdout)
+	p.cmd, p.stdin, p.out = childTest(p.t, "TestBenchProbe", "BENCH_PROBE="+p.target, "BENCH_KUBECONFIG="+p.kubeconfig)
 	for p.out.Scan() {
 		if p.out.Text() == probeReady {
 			return

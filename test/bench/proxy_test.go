@@ -117,8 +117,30 @@ const proxyAddr = "proxy-addr: "
 // address; the child ends with the test.
 func startProxyProcess(t *testing.T, target string, delay time.Duration) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchProxy$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "BENCH_PROXY_TARGET="+target, "BENCH_PROXY_DELAY="+delay.String())
+	cmd, stdin, out := childTest(t, "TestBenchProxy", "BENCH_PROXY_TARGET="+target, "BENCH_PROXY_DELAY="+delay.String())
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	for out.Scan() {
+		if addr, ok := strings.CutPrefix(out.Text(), proxyAddr); ok {
+			go func() {
+				for out.Scan() {
+				}
+			}()
+			return addr
+		}
+	}
+	t.Fatalf("the proxy did not start")
+	return ""
+}
+
+// childTest starts this test binary again, running test alone with env
+// added; the child reads its stdin until it closes, and out is its stdout.
+func childTest(t *testing.T, test string, env ...string) (cmd *exec.Cmd, stdin io.WriteCloser, out *bufio.Scanner) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -131,17 +153,5 @@ func startProxyProcess(t *testing.T, target string, delay time.Duration) string 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Wait()
-	})
-	out := bufio.NewScanner(stdout)
-	for out.Scan() {
-		if addr, ok := strings.CutPrefix(out.Text(), proxyAddr); ok {
-			go func() { _, _ = io.Copy(io.Discard, stdout) }()
-			return addr
-		}
-	}
-	t.Fatalf("the proxy did not start")
-	return ""
+	return cmd, stdin, bufio.NewScanner(stdout)
 }
