@@ -392,14 +392,22 @@ func (tg *target) gvr() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: "bench.example.com", Version: tg.version, Resource: tg.plural}
 }
 
-func assertMigrated(t *testing.T, sb *sandbox.Sandbox, tg *target) {
+// storedVersions is an API server whose etcd the bench reads: the
+// in-process sandbox or the full one.
+type storedVersions interface {
+	StoredAPIVersions(ctx context.Context, group, resource string) (map[string]int, error)
+}
+
+// assertMigrated checks in etcd that every object of tg is stored at its
+// storage version.
+func assertMigrated(t *testing.T, s storedVersions, tg *target) {
 	t.Helper()
-	c, err := sb.StoredAPIVersions(t.Context(), "bench.example.com", tg.plural)
+	got, err := s.StoredAPIVersions(t.Context(), "bench.example.com", tg.plural)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c) != 1 || c["bench.example.com/"+tg.version] != tg.objects {
-		t.Fatalf("%s not fully migrated to %s: %v", tg.plural, tg.version, c)
+	if len(got) != 1 || got["bench.example.com/"+tg.version] != tg.objects {
+		t.Fatalf("%d %s not fully re-stored at %s: %v", tg.objects, tg.plural, tg.version, got)
 	}
 }
 

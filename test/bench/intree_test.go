@@ -56,13 +56,7 @@ func TestBenchInTreeController(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tg := range []*target{controller, reimpl, plugin} {
-		got, err := c.StoredAPIVersions(t.Context(), "bench.example.com", tg.plural)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != 1 || got["bench.example.com/"+tg.version] != n {
-			t.Fatalf("%s not fully migrated to %s: %v", tg.plural, tg.version, got)
-		}
+		assertMigrated(t, c, tg)
 	}
 	rate := func(d time.Duration) float64 { return float64(n) / d.Seconds() }
 	t.Logf("\n%d objects on kube-apiserver, no proxy:\n"+
