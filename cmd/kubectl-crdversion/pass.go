@@ -47,8 +47,8 @@ func (o *passOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Most requests in flight: the pass adapts below it to what the API server takes, growing while throughput grows and backing off on 429")
 	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Pace the writes so the API server's tail latency, which every other client waits in, stays close to what it was when idle (slower; see README)")
 	cmd.Flags().Int64Var(&o.PageSize, "page-size", migrate.DefaultPageSize, "Objects listed per request")
-	cmd.Flags().Float32Var(&o.QPS, "qps", 1000, "Client-side requests per second (client-go's default of 5 would cap a migration at 5 objects/s)")
-	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests")
+	cmd.Flags().Float32Var(&o.QPS, "qps", 0, "Client-side cap on requests per second; 0: none, the pass adapts to what the API server takes and backs off on its 429s")
+	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests, with --qps")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", dryRunHelp)
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Go ahead although the CRD reports StorageMigrating=True (the cluster's own migrator at work)")
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
@@ -77,7 +77,7 @@ func (o *passOptions) Complete(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	cfg.QPS, cfg.Burst = noCapUnless(o.QPS), o.Burst
 	o.clients, err = migrate.NewClients(cfg)
 	return err
 }
@@ -89,6 +89,8 @@ func (o *passOptions) Validate() error {
 		return errors.New(`--dry-run=client would show nothing: use "server" to have the API server check every write`)
 	case o.Concurrency < 1 || o.PageSize < 1:
 		return errors.New("--concurrency and --page-size must be at least 1")
+	case o.QPS < 0 || o.Burst < 0:
+		return errors.New("--qps and --burst must not be negative (--qps 0: no client-side cap)")
 	case o.format == report.FormatWide || o.format == report.FormatMarkdown:
 		return fmt.Errorf("-o %s is not supported here: use json, yaml, name, jsonpath=... or go-template=...", o.format)
 	}

@@ -19,6 +19,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown CRD", []string{"status", "nosuchthings"}, `error: customresourcedefinition "nosuchthings" not found`},
 		{"unknown flag", []string{"status", "--bogus"}, "error: unknown flag: --bogus"},
 		{"unknown flag of migrate", []string{"migrate", "--bogus"}, "error: unknown flag: --bogus"},
+		{"negative rate cap", []string{"migrate", "--all", "--qps", "-1"}, "error: --qps and --burst must not be negative"},
 		{"malformed selector", []string{"status", "-l", "a in (b"}, `error: invalid selector "a in (b"`},
 		{"bad output format", []string{"status", "-o", "xml"}, `error: unable to match a printer suitable for the output format "xml"`},
 		{"unreachable server", []string{"status", "--server", "https://127.0.0.1:1"}, "connection refused"},
