@@ -32,13 +32,14 @@ func restConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
 }
 
 // passClients are the clients of a pass over many objects or CRDs, with no
-// client-side limit: the pass's own limit and the API server set the pace.
+// client-side limit (migrate.NewClients reads QPS 0 so): the pass's own
+// limit and the API server set the pace.
 func passClients(flags *genericclioptions.ConfigFlags) (migrate.Clients, error) {
 	cfg, err := restConfig(flags)
 	if err != nil {
 		return migrate.Clients{}, err
 	}
-	cfg.QPS = noCapUnless(0)
+	cfg.QPS = 0
 	return migrate.NewClients(cfg)
 }
 
@@ -86,16 +87,4 @@ func (c *clients) selectCRDs(ctx context.Context, selector string, names ...stri
 // noDiscovery stands in for discovery where there is no cluster (-f).
 func noDiscovery() (meta.RESTMapper, error) {
 	return nil, errors.New("no cluster: names are matched against the files' CRDs only")
-}
-
-// noCapUnless is the QPS for a client capped at qps requests a second, or
-// not at all when qps is 0: client-go reads 0 as its default of 5, and a
-// negative QPS as no limit. A cap of 1,000 (the old default) held a
-// migration at 1,025 objects/s on kube-apiserver that took 1,200–1,500
-// from a loop without one (make bench-scale).
-func noCapUnless(qps float32) float32 {
-	if qps > 0 {
-		return qps
-	}
-	return -1
 }

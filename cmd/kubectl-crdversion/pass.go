@@ -77,7 +77,7 @@ func (o *passOptions) Complete(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = noCapUnless(o.QPS), o.Burst
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst // QPS 0: no cap (migrate.NewClients)
 	o.clients, err = migrate.NewClients(cfg)
 	return err
 }

@@ -16,12 +16,15 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// NewClients builds every client a migration needs from one config. The
-// config's QPS and Burst apply: client-go's default of 5/s would cap a
-// migration at 5 objects/s.
+// NewClients builds every client a migration needs from one config. A
+// config that sets no client-side rate limit (QPS 0, no RateLimiter), as
+// rest.InClusterConfig and kubeconfigs give, gets none: client-go would
+// read it as 5 requests a second, and a migration would run at 5 objects
+// a second. The pass's adaptive limit and the API server's priority and
+// fairness (its 429s) set the pace then. A QPS or RateLimiter set is kept.
 func NewClients(cfg *rest.Config) (Clients, error) {
 	c := Clients{throttles: &atomic.Int64{}}
-	cfg = rest.CopyConfig(cfg)
+	cfg = uncapped(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countThrottles{rt, c.throttles} })
 	var err error
 	if c.CRDs, err = apiextensionsclient.NewForConfig(cfg); err != nil {
@@ -44,6 +47,16 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 	}
 	c.FreshDiscovery = freshDiscovery(cfg)
 	return c, nil
+}
+
+// uncapped is a copy of cfg with no client-side rate limit unless cfg sets
+// one; client-go reads a negative QPS as none.
+func uncapped(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg.QPS = -1
+	}
+	return cfg
 }
 
 // freshDiscovery gives discovery clients that each open connections of
