@@ -111,7 +111,9 @@ type stop struct {
 // time and hands each to write, on a bounded pool of workers.
 func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions, write writer) *RestoreResult {
 	opts = opts.withDefaults()
+	start := time.Now()
 	res := &RestoreResult{Failures: []Failure{}}
+	defer func() { res.Took = time.Since(start) }()
 	if opts.DryRun == DryRunClient {
 		res.StopReason, res.Stopped = results.StopClientDryRun, ErrClientDryRun.Error()+": nothing was sent"
 		return res

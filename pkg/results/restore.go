@@ -1,5 +1,7 @@
 package results
 
+import "time"
+
 // RestoreResult counts what the rewrite pass did.
 type RestoreResult struct {
 	Listed int64 `json:"listed"`
@@ -26,6 +28,10 @@ type RestoreResult struct {
 	StopReason StopReason `json:"stopReason,omitempty"`
 	// Concurrency is what the adaptive limit of requests in flight did.
 	Concurrency *Concurrency `json:"concurrency,omitempty"`
+	// Took is the pass's own time, from its first list to its last write:
+	// its objects/s, where a migration's duration also holds the waits
+	// around it (the switch, the grace, the second pass, the prune).
+	Took time.Duration `json:"took"`
 }
 
 // Concurrency is the adaptive limit of requests in flight over a pass.

@@ -43,12 +43,21 @@ func TestMigrateThroughKubectl(t *testing.T) {
 		t.Fatalf("-o json: %v\n%s", err, r.stdout)
 	}
 	// --all: the two CRDs with storedVersions beyond storage.
-	names := []string{}
+	names, settled := []string{}, false
 	for _, it := range doc.Items {
 		names = append(names, it.CRD)
 		if !it.Pruned || it.Failed != 0 || it.StoredVersionsAfter[0] != it.Storage || len(it.StoredVersionsAfter) != 1 {
 			t.Errorf("%s: %+v", it.CRD, it)
 		}
+		// The pass's own time, which its objects/s is over, leaves out
+		// the grace waited out and the second pass after it.
+		settled = settled || it.Settle != nil
+		if s := it.Settle; s != nil && (it.Took <= 0 || it.Took+s.Took >= it.Duration) {
+			t.Errorf("%s: the pass took %s and the second %s of a migration of %s", it.CRD, it.Took, s.Took, it.Duration)
+		}
+	}
+	if !settled {
+		t.Errorf("no CRD re-stored once more after the grace: %s", r.stdout)
 	}
 	if strings.Join(names, ",") != "certificates.pki.example.com,gadgets.example.com" {
 		t.Errorf("--all migrated %v", names)
