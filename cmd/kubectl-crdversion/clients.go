@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"path/filepath"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -87,4 +88,13 @@ func (c *clients) selectCRDs(ctx context.Context, selector string, names ...stri
 // noDiscovery stands in for discovery where there is no cluster (-f).
 func noDiscovery() (meta.RESTMapper, error) {
 	return nil, errors.New("no cluster: names are matched against the files' CRDs only")
+}
+
+// newSightings keeps what the plugin saw of storage switches in kubectl's
+// cache directory (--cache-dir), beside its discovery cache.
+func newSightings(flags *genericclioptions.ConfigFlags) *migrate.Sightings {
+	if flags.CacheDir == nil || *flags.CacheDir == "" {
+		return migrate.NewSightings("")
+	}
+	return migrate.NewSightings(filepath.Join(*flags.CacheDir, "crdversion", "sightings"))
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
@@ -46,11 +46,17 @@ status.storedVersions down to it — only when that is proven safe.
 It waits until the storage switch is in effect (discovery's storageVersionHash),
 proves a conversion webhook answers, then writes every object back unchanged
 (an empty patch: etcd is written only where the object was stored at another
-version) with a bounded pool of workers, listing a page at a time. Conflict and
-NotFound count as done; every other failure is recorded and the run goes on;
-writing stops if conversions start failing. storedVersions is pruned, through
-/status with a resourceVersion precondition, only after zero failures and only
-if the CRD's storage version, generation and storedVersions did not change.
+version) with an adaptive pool of workers, listing a page at a time. Unless
+the schemas prove old→new→old for every object, each object is checked first,
+as it is written: a server-side dry run at the old version, then the write at
+the resourceVersion checked. An object that would lose data is left as it is.
+NotFound counts as done; every other failure is recorded and the run goes on;
+writing stops if conversions start failing. Writes begun before the switch may
+land at the old version for --switch-grace after it: the prune waits that out
+(counted from when this machine first saw the switch) and re-stores once more.
+storedVersions is pruned, through /status with a resourceVersion precondition,
+only after zero failures and only if the CRD's storage version, generation and
+storedVersions did not change.
 
 With --via=cluster the cluster's own storage version migrator
 (storagemigration.k8s.io/v1, kube-controller-manager, Kubernetes 1.37+) re-stores
@@ -59,8 +65,8 @@ the objects instead, after the same checks: a StorageVersionMigration is created
 no count and no failed object, and prunes storedVersions itself when it
 succeeds (1.36+); where it does not, the same guarded prune follows.
 
-Exit status is 3 when an object failed, the cluster's migration failed, or
-storedVersions could not be pruned.`,
+Exit status is 3 when an object failed or would lose data, the cluster's
+migration failed, or storedVersions could not be pruned.`,
 		Example: `  # Right after a helm upgrade that switched the storage version
   kubectl crdversion migrate certificates.pki.example.com
 
@@ -107,7 +113,11 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if len(crds) == 0 {
-		fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions with a migration pending.")
+		if o.CleanManagedFields {
+			fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions with a migration pending or managedFields entries of unserved versions.")
+		} else {
+			fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions with a migration pending.")
+		}
 		return nil
 	}
 	failures, closeFailures, err := o.failuresSink()
@@ -130,10 +140,34 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 // pending.
 func (o *MigrateOptions) targets(ctx context.Context) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	crds, err := o.list.selectCRDs(ctx, "", o.Names...)
-	if err != nil || !o.All {
-		return crds, err
+	if err != nil {
+		return nil, err
 	}
-	return slices.DeleteFunc(crds, func(crd *apiextensionsv1.CustomResourceDefinition) bool { return !lifecycle.MigrationPending(crd) }), nil
+	// Seen now, every switch grace is counted from now, not from when each
+	// CRD's turn comes: the waits of many CRDs overlap.
+	for _, crd := range crds {
+		if lifecycle.MigrationPending(crd) {
+			o.sightings.Saw(crd)
+		}
+	}
+	if !o.All {
+		return crds, nil
+	}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range crds {
+		take := lifecycle.MigrationPending(crd)
+		// Entries of versions no longer served outlive the prune: only the
+		// objects show them.
+		if !take && o.CleanManagedFields {
+			if take, err = cluster.HasStaleEntries(ctx, o.list.metadata, crd, o.PageSize); err != nil {
+				return nil, err
+			}
+		}
+		if take {
+			out = append(out, crd)
+		}
+	}
+	return out, nil
 }
 
 // failuresSink writes failures as JSON lines to --failures-file.

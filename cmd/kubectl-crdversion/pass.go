@@ -36,10 +36,11 @@ type passOptions struct {
 	AcceptLoss  bool
 	Gentle      bool
 
-	dryRun  migrate.DryRun
-	format  report.Format
-	clients migrate.Clients
-	list    *clients
+	dryRun    migrate.DryRun
+	format    report.Format
+	clients   migrate.Clients
+	list      *clients
+	sightings *migrate.Sightings
 }
 
 // addFlags adds the flags of a pass over objects.
@@ -79,6 +80,7 @@ func (o *passOptions) Complete(args []string) error {
 	}
 	cfg.QPS, cfg.Burst = o.QPS, o.Burst // QPS 0: no cap (migrate.NewClients)
 	o.clients, err = migrate.NewClients(cfg)
+	o.sightings = newSightings(o.configFlags)
 	return err
 }
 
@@ -131,8 +133,6 @@ func (o *passOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomRes
 func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*migrate.Result, error)) (*migrate.Result, error) {
 	bar := report.NewProgress(o.ErrOut, "migrate "+crd.Name, isTerminal(o.ErrOut), o.Quiet)
 	defer bar.Finish()
-	check := report.NewProgress(o.ErrOut, "check "+crd.Name+" (old→new→old)", isTerminal(o.ErrOut), o.Quiet)
-	defer check.Finish()
 	return one(ctx, crd, migrate.Options{
 		RestoreOptions: migrate.RestoreOptions{
 			Concurrency: o.Concurrency,
@@ -147,8 +147,8 @@ func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomRes
 		SwitchTimeout: o.WaitTimeout,
 		SwitchGrace:   o.switchGrace(),
 		AcceptLoss:    o.AcceptLoss,
+		Sightings:     o.sightings,
 		Notify:        func(msg string) { fmt.Fprintln(o.ErrOut, msg) },
-		CheckProgress: check.Update,
 	})
 }
 

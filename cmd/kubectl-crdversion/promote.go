@@ -144,6 +144,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.ErrOut, "%s: the round-trip check verify recorded %s ago (%s) is taken: neither the CRD nor any object changed since\n",
 			crd.Name, time.Since(r.At).Round(time.Second), lifecycle.Objects(r.Objects))
 	}
+	o.sawStep(res.StepResult)
 	if werr := o.reportStep(crd.Name, res.StepResult); werr != nil {
 		return werr
 	}

@@ -119,7 +119,16 @@ func (o *stepOptions) apply(ctx context.Context, name string, plan migrate.Plann
 	if err != nil {
 		return err
 	}
+	o.sawStep(res)
 	return o.reportStep(name, res)
+}
+
+// sawStep remembers the CRD a step wrote: when it switched the storage
+// version, a migrate run later counts the switch grace from this moment.
+func (o *stepOptions) sawStep(res *migrate.StepResult) {
+	if o.dryRun == migrate.DryRunNone && res.After != nil && lifecycle.MigrationPending(res.After) {
+		newSightings(o.configFlags).Saw(res.After)
+	}
 }
 
 // reportStep reports a step taken on the cluster.

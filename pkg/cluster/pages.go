@@ -6,7 +6,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 )
 
@@ -14,6 +16,12 @@ import (
 // many objects remain after it.
 type Page struct {
 	Items     []metav1.PartialObjectMetadata
+	Remaining *int64
+}
+
+// ObjectPage is one page of whole objects, read at the version listed.
+type ObjectPage struct {
+	Items     []unstructured.Unstructured
 	Remaining *int64
 }
 
@@ -30,10 +38,35 @@ type Page struct {
 // It returns how many times a token expired.
 func ListPages(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, pageSize int64, fn func(Page) error) (int, error) {
 	ri := client.Resource(gvr)
+	return listPages(ctx, gvr, pageSize, func(ctx context.Context, o metav1.ListOptions) (string, func() error, error) {
+		list, err := ri.List(ctx, o)
+		if err != nil {
+			return "", nil, err
+		}
+		return list.Continue, func() error { return fn(Page{Items: list.Items, Remaining: list.RemainingItemCount}) }, nil
+	})
+}
+
+// ListObjectPages lists whole objects at gvr's version as ListPages lists
+// their metadata.
+func ListObjectPages(ctx context.Context, client dynamic.Interface, gvr schema.GroupVersionResource, pageSize int64, fn func(ObjectPage) error) (int, error) {
+	ri := client.Resource(gvr)
+	return listPages(ctx, gvr, pageSize, func(ctx context.Context, o metav1.ListOptions) (string, func() error, error) {
+		list, err := ri.List(ctx, o)
+		if err != nil {
+			return "", nil, err
+		}
+		return list.GetContinue(), func() error { return fn(ObjectPage{Items: list.Items, Remaining: list.GetRemainingItemCount()}) }, nil
+	})
+}
+
+// listPages lists one page after another: list asks for a page and gives
+// its continue token and what hands the page on.
+func listPages(ctx context.Context, gvr schema.GroupVersionResource, pageSize int64, list func(context.Context, metav1.ListOptions) (string, func() error, error)) (int, error) {
 	cont := ""
 	expired := 0
 	for {
-		list, err := ri.List(ctx, metav1.ListOptions{Limit: pageSize, Continue: cont})
+		next, deliver, err := list(ctx, metav1.ListOptions{Limit: pageSize, Continue: cont})
 		if (apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) && cont != "" {
 			expired++
 			cont = inconsistentContinue(err)
@@ -42,10 +75,10 @@ func ListPages(ctx context.Context, client metadata.Interface, gvr schema.GroupV
 		if err != nil {
 			return expired, fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
 		}
-		if err := fn(Page{Items: list.Items, Remaining: list.RemainingItemCount}); err != nil {
+		if err := deliver(); err != nil {
 			return expired, err
 		}
-		if cont = list.Continue; cont == "" {
+		if cont = next; cont == "" {
 			return expired, nil
 		}
 	}

@@ -131,14 +131,6 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		}
 	case StageBlocked:
 		specVersion(after, old).Served = false
-		// Stopping serving old changes nothing stored: the record that its
-		// objects were checked stays true at the generation this write makes
-		// (a spec change moves it by one). Without it migrate could not check
-		// them again, as old is no longer served.
-		if rec, ok := CoversStoredObjects(crd, old); ok {
-			rec.Generation++
-			setVerification(after, old, rec)
-		}
 		p.Notes = append(p.Notes, fmt.Sprintf("requests for %s now fail with 404; objects stay readable through %s", old, nu))
 	case StageRemoved:
 		if slices.Contains(crd.Status.StoredVersions, old) {

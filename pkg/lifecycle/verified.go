@@ -95,16 +95,6 @@ func ValidVerification(crd *apiextensionsv1.CustomResourceDefinition, v string) 
 	return rec, ok && rec.From == storage && rec.Fingerprint == Fingerprint(crd, storage, v)
 }
 
-// CoversStoredObjects returns v's recorded check if it covers every object
-// that may be stored at v now: made through the current storage version,
-// on the schemas and conversion as they are now, and at the CRD's current
-// generation, so no storage switch came after it (objects written at v
-// since a switch back to v were never checked).
-func CoversStoredObjects(crd *apiextensionsv1.CustomResourceDefinition, v string) (Verification, bool) {
-	rec, ok := ValidVerification(crd, v)
-	return rec, ok && rec.Generation != 0 && rec.Generation == crd.Generation
-}
-
 // Annotation is the key and value that record rec as the check of v.
 func (rec Verification) Annotation(v string) (string, string) {
 	return rec.annotation(VerifiedAnnotationPrefix + v)

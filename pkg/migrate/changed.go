@@ -24,15 +24,17 @@ func (c changedByWrite) Error() string {
 // does silently when the re-encoded object is too large with them. What it
 // cannot see: a change to spec or status that leaves the generation alone
 // (status through a CRD without the status subresource's split, say).
-func writeEffects(before, after *metav1.ObjectMeta) []string {
+// Labels and annotations are compared only when before was read at the
+// version after is (a conversion may change them between versions).
+func writeEffects(before, after *metav1.ObjectMeta, labels bool) []string {
 	var out []string
 	if before.Generation != after.Generation {
 		out = append(out, fmt.Sprintf("changed its generation (%d → %d): mutating admission changed the spec", before.Generation, after.Generation))
 	}
-	if d := mapChanges(before.Labels, after.Labels); d != "" {
+	if d := mapChanges(before.Labels, after.Labels); labels && d != "" {
 		out = append(out, "changed labels "+d)
 	}
-	if d := mapChanges(before.Annotations, after.Annotations); d != "" {
+	if d := mapChanges(before.Annotations, after.Annotations); labels && d != "" {
 		out = append(out, "changed annotations "+d)
 	}
 	if !slices.Equal(before.Finalizers, after.Finalizers) {

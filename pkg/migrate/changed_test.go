@@ -33,7 +33,7 @@ func TestWriteEffects(t *testing.T) {
 	} {
 		after := listed.DeepCopy()
 		tc.edit(after)
-		got := writeEffects(&listed, after)
+		got := writeEffects(&listed, after, true)
 		if len(got) != len(tc.want) {
 			t.Errorf("%s: got %q, want %d effects", tc.name, got, len(tc.want))
 			continue

@@ -38,6 +38,10 @@ var (
 	// ErrClientDryRun: dry-run=client sends nothing, so a pass over
 	// objects or a prune has nothing to show; refused.
 	ErrClientDryRun = errors.New(`dry run "client" sends nothing: use "server"`)
+	// ErrNotProven: a re-store that could not check each object as it
+	// writes it, where the CRD does not prove old→new→old for every
+	// object; nothing was written.
+	ErrNotProven = errors.New("re-storing is not proven to lose nothing")
 )
 
 func (o RestoreOptions) withDefaults() RestoreOptions {

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 )
 
 // CleanManagedFields drops, from every object of the CRD, the managedFields
@@ -19,17 +21,8 @@ import (
 // resourceVersion precondition; on a conflict it is read again and the
 // entries recomputed, never written over someone else's change.
 func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
-	served := map[string]bool{}
-	for _, v := range crd.Spec.Versions {
-		if v.Served {
-			served[crd.Spec.Group+"/"+v.Name] = true
-		}
-	}
-	stale := func(mf metav1.ManagedFieldsEntry) bool {
-		gv, err := schema.ParseGroupVersion(mf.APIVersion)
-		return err == nil && gv.Group == crd.Spec.Group && !served[mf.APIVersion]
-	}
-	return forEachObject(ctx, meta, crd, opts, func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
+	stale := cluster.StaleEntry(crd)
+	return forEachObject(ctx, meta, crd, addresses(meta, storageGVR(crd)), opts, func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
 		for range maxReplans {
 			keep, changed := filterEntries(it.ManagedFields, stale)
 			if !changed {
@@ -60,7 +53,7 @@ func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiex
 			if err != nil {
 				return 0, err
 			}
-			it = fresh.ObjectMeta
+			it = item{ObjectMeta: fresh.ObjectMeta}
 		}
 		return 0, fmt.Errorf("%s kept changing: managedFields not cleaned", it.Name)
 	})

@@ -79,16 +79,16 @@ type Options struct {
 	// before it may still land at the old version (0: DefaultSwitchGrace;
 	// negative: none). The prune waits it out and re-stores once more.
 	SwitchGrace time.Duration
+	// Sightings say when the storage switch can have happened at the
+	// latest (nil: what this process has seen; see Sightings).
+	Sightings *Sightings
 	// Notify, when set, hears what the migration is waiting for, in words
 	// for a person.
 	Notify func(string)
 	// Log hears each phase as it ends (switch observed, webhook answered,
-	// proof, pass done, settle, prune), with its reason; the zero Logger
-	// discards them.
+	// pass done, settle, prune), with its reason; the zero Logger discards
+	// them.
 	Log logr.Logger
-	// CheckProgress, when set, hears the progress of a per-object check of
-	// old→new→old, when one runs before the re-store.
-	CheckProgress func(done, total int64)
 }
 
 const nothingToPrune = "storedVersions already holds only the storage version"
@@ -97,7 +97,9 @@ const nothingToPrune = "storedVersions already holds only the storage version"
 // that is proven, prunes status.storedVersions. Its phases, each of which
 // can stop it with the reason: the cluster's own migrator is not at work;
 // the storage switch is in effect; a conversion webhook answers; every
-// object is re-written; the CRD did not change meanwhile; prune.
+// object is re-written, each checked first as it is written unless the CRD
+// proves old→new→old for every object; once the switch grace is over,
+// every object once more; the CRD did not change meanwhile; prune.
 func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
 	opts.RestoreOptions = c.restoreOptions(opts.RestoreOptions)
@@ -114,9 +116,25 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	}
 	crd, res, grace := p.crd, p.res, p.grace
 	opts.rtt = p.rtt
+	var (
+		checked atomic.Int64
+		losses  []Loss
+	)
+	opts.onLoss = func(l Loss) {
+		if len(losses) < MaxFailuresKept {
+			losses = append(losses, l)
+		}
+	}
+	pass := func() *RestoreResult {
+		if len(p.check) == 0 {
+			return Restore(ctx, c.Metadata, crd, opts.RestoreOptions)
+		}
+		return checkedRestore(ctx, c.Metadata, c.Dynamic, crd, p.check, &checked, opts.RestoreOptions)
+	}
 	passStart := time.Now()
-	res.RestoreResult = *Restore(ctx, c.Metadata, crd, opts.RestoreOptions)
-	log.Info("re-store pass done", "rewritten", res.Rewritten, "unchanged", res.Unchanged, "failed", res.Failed, "stopped", res.StopReason)
+	res.RestoreResult = *pass()
+	describeChecks(res, p.check, checked.Load()+res.Lost, losses)
+	log.Info("re-store pass done", "rewritten", res.Rewritten, "unchanged", res.Unchanged, "lost", res.Lost, "failed", res.Failed, "stopped", res.StopReason)
 	if opts.CleanManagedFields {
 		res.ManagedFields = CleanManagedFields(ctx, c.Metadata, crd, opts.RestoreOptions)
 	}
@@ -125,7 +143,8 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		// Writes begun before the switch may land at the old version until
 		// the grace is over: re-store once more after it, before pruning.
 		if grace.wait(ctx, "re-storing once more before pruning") {
-			res.Settle = Restore(ctx, c.Metadata, crd, opts.RestoreOptions)
+			res.Settle = pass()
+			describeChecks(res, p.check, checked.Load()+res.Lost+res.Settle.Lost, losses)
 		} else {
 			res.Settle = &RestoreResult{Failures: []Failure{}, StopReason: results.StopInterrupted, Stopped: "interrupted while waiting out the switch grace: not pruned; run again"}
 		}
@@ -149,14 +168,39 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	return res, nil
 }
 
+// describeChecks says, in the proofs of the versions a pass checked object
+// by object, what the checks found: n objects checked, losses among them.
+func describeChecks(res *Result, versions []string, n int64, losses []Loss) {
+	for i := range res.Proofs {
+		pr := &res.Proofs[i]
+		if !slices.Contains(versions, pr.Version) {
+			continue
+		}
+		t := trip(pr.Version, pr.Storage)
+		pr.Objects, pr.Losses = n, nil
+		for _, l := range losses {
+			if l.Version == pr.Version {
+				pr.Losses = append(pr.Losses, l)
+			}
+		}
+		switch {
+		case len(pr.Losses) > 0:
+			pr.Detail = fmt.Sprintf("%s loses data on %d of %s: those were not re-stored (--accept-loss re-stores them anyway)", t, len(pr.Losses), lifecycle.Objects(n))
+		default:
+			pr.Detail = fmt.Sprintf("%s checked on each of %s as it was re-stored, through the API server: a dry run at %s, then the write at the resourceVersion checked", t, lifecycle.Objects(n), pr.Version)
+		}
+	}
+}
+
 // prepared is a CRD whose objects may now be re-stored: the storage switch
-// is in effect, a conversion webhook answers, and re-storing every old
-// version's objects is proven to lose nothing, on the CRD as it still is.
-// done says the migration ended before that, with res saying why.
+// is in effect and a conversion webhook answers. check are the old versions
+// whose objects are checked one by one as they are re-stored. done says
+// the migration ended before that, with res saying why.
 type prepared struct {
 	crd   *apiextensionsv1.CustomResourceDefinition
 	res   *Result
 	grace grace
+	check []string
 	start time.Time
 	done  bool
 	rtt   time.Duration
@@ -172,10 +216,25 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 		return p, err
 	}
 	p.crd = crd
+	p.grace = newGrace(crd, opts)
 	res := &Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, Proofs: []Proof{}}
 	res.StoredVersionsAfter = res.StoredVersions
 	if lifecycle.StorageMigrating(crd) && !opts.Force {
 		return p, fmt.Errorf("%s has StorageMigrating=True: %w on it; let it finish, or pass --force", crd.Name, ErrClusterMigrating)
+	}
+	for _, v := range crd.Status.StoredVersions {
+		if v == res.Storage {
+			continue
+		}
+		pr, known := proofByCRD(crd, v, opts.AcceptLoss)
+		if !known {
+			pr.By = results.ProofObjects
+			p.check = append(p.check, v)
+			// Reading and sending back at v: the user's rights to do so are
+			// asked for with the rest.
+			a.objectVerbs = append(slices.Clone(a.objectVerbs), "get", "update")
+		}
+		res.Proofs = append(res.Proofs, pr)
 	}
 	if opts.Prune && opts.DryRun.persists() {
 		a.need = append(slices.Clone(a.need), crdPermission("update", "status", name))
@@ -193,34 +252,9 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 		return p, err
 	}
 	log.Info("conversion answers", "webhook", crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter)
-	if res.Proofs, err = proofs(ctx, c, crd, opts, false); err != nil {
-		return p, err
-	}
-	p.grace = newGrace(crd, opts, p.start)
-	// A proof of objects (checked now, or recorded) covers the objects as
-	// they are: one that a write begun before the switch lands on later was
-	// never checked. Then the pass waits out the grace, and the objects are
-	// checked again first. A proof by the schemas covers every object.
-	if byObjects(res.Proofs) && p.grace.pending() {
-		if !p.grace.wait(ctx, "checking the objects again and re-storing them") {
-			p.res, p.done = interrupted(res, p.start), true
-			return p, nil
-		}
-		if res.Proofs, err = proofs(ctx, c, crd, opts, true); err != nil {
-			return p, err
-		}
-	}
 	p.res = res
 	for _, pr := range res.Proofs {
-		log.Info("old→new→old", "version", pr.Version, "by", pr.By, "holds", pr.Holds(), "detail", pr.Detail)
-		if !pr.Holds() {
-			res.Failures = []Failure{}
-			res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: %s (--accept-loss re-stores anyway)", pr.Detail)
-			res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "nothing was re-stored"
-			res.Duration = time.Since(p.start)
-			p.done = true
-			return p, nil
-		}
+		log.Info("old→new→old", "version", pr.Version, "by", pr.By, "detail", pr.Detail)
 	}
 	// The proofs hold for the CRD they were made on; a change since (a
 	// storage switch back and forth, another schema) voids them.
@@ -233,27 +267,12 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 	p.rtt = time.Since(asked)
 	if now.Generation != crd.Generation {
 		res.Failures = []Failure{}
-		res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: the CRD changed while its objects were checked (generation %d → %d): run again", crd.Generation, now.Generation)
-		res.PruneReason, res.PruneSkipped = results.PruneCRDChanged, "nothing was re-stored"
+		res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: the CRD changed while the migration started (generation %d → %d): run again", crd.Generation, now.Generation)
+		res.PruneReason, res.PruneSkipped = results.PruneCRDChanged, "the migration stopped before re-storing"
 		res.Duration = time.Since(p.start)
 		p.done = true
 	}
 	return p, nil
-}
-
-// proofs shows, unless losses are accepted, that re-storing the objects of
-// every old version loses nothing; fresh ignores recorded checks.
-func proofs(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, fresh bool) ([]Proof, error) {
-	if opts.AcceptLoss {
-		var out []Proof
-		for _, v := range crd.Status.StoredVersions {
-			if v != lifecycle.StorageVersion(crd) {
-				out = append(out, Proof{Version: v, Storage: lifecycle.StorageVersion(crd), By: results.ProofWaived, Detail: "not checked: --accept-loss"})
-			}
-		}
-		return out, nil
-	}
-	return ProveRestorable(ctx, c, crd, ProveOptions{Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize, Progress: opts.CheckProgress, DryRun: opts.DryRun, IgnoreRecords: fresh})
 }
 
 // grace is the time after the storage switch during which a write begun
@@ -272,19 +291,23 @@ type grace struct {
 // difference between it and this client.
 const graceMargin = 5 * time.Second
 
-func newGrace(crd *apiextensionsv1.CustomResourceDefinition, opts Options, firstSeen time.Time) grace {
+// newGrace counts the grace from the latest moment the switch can have
+// happened: when this CRD generation was first seen (Sightings). A CRD
+// whose storedVersions names no other version has no grace: no object can
+// be at another version, so nothing is waited for.
+func newGrace(crd *apiextensionsv1.CustomResourceDefinition, opts Options) grace {
 	g := grace{name: crd.Name, length: opts.SwitchGrace, notify: opts.Notify}
 	switch {
-	case g.length < 0:
+	case g.length < 0 || !lifecycle.MigrationPending(crd):
 		return grace{}
 	case g.length == 0:
 		g.length = DefaultSwitchGrace
 	}
-	switched := SwitchedAt(crd)
-	if switched.IsZero() {
-		switched = firstSeen
+	seen := opts.Sightings
+	if seen == nil {
+		seen = processSightings
 	}
-	g.over = switched.Add(g.length + graceMargin)
+	g.over = seen.Saw(crd).Add(g.length + graceMargin)
 	return g
 }
 
@@ -305,25 +328,6 @@ func (g grace) wait(ctx context.Context, then string) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-// byObjects reports proofs that cover the objects as they were checked,
-// rather than every object the schemas allow.
-func byObjects(ps []Proof) bool {
-	for _, p := range ps {
-		if p.By == results.ProofObjects || p.By == results.ProofRecord {
-			return true
-		}
-	}
-	return false
-}
-
-func interrupted(res *Result, start time.Time) *Result {
-	res.Failures = []Failure{}
-	res.StopReason, res.Stopped = results.StopInterrupted, "interrupted while waiting out the switch grace: nothing was re-stored; run again"
-	res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "nothing was re-stored"
-	res.Duration = time.Since(start)
-	return res
 }
 
 // probeConversion proves a conversion webhook answers before anything is

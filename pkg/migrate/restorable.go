@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -21,26 +20,25 @@ import (
 type ProveOptions struct {
 	// Versions limits the proof to these old versions; empty: every old
 	// version in status.storedVersions.
-	Versions []string
-	// IgnoreRecords checks the objects even where a check is recorded: right
-	// after a switch, objects written at the old version since the record
-	// was made were never checked.
-	IgnoreRecords bool
-	Concurrency   int
-	Gentle        bool
-	PageSize      int64
-	Progress      func(done, total int64)
+	Versions    []string
+	Concurrency int
+	Gentle      bool
+	PageSize    int64
+	Progress    func(done, total int64)
 	// DryRun none records a passed check on the CRD.
 	DryRun DryRun
 }
 
 // ProveRestorable shows, for every old version in status.storedVersions,
-// that its objects survive being re-stored at the storage version: by the
-// schemas, by a record of an earlier check, or by checking every object now.
-// The check needs the storage switch in effect: once the new version is
-// storage, a server-side dry-run update sent at the old version is exactly
-// old→new→old through the API server's real conversion path (webhook
-// included). A passed check is recorded on the CRD, unless dry-run.
+// what is known of its objects surviving a re-store at the storage
+// version: what the CRD shows (proofByCRD), or else a check of every object
+// now. The check needs the storage switch in effect: once the new version
+// is storage, a server-side dry-run update sent at the old version is
+// exactly old→new→old through the API server's real conversion path
+// (webhook included). A passed check is recorded on the CRD, unless
+// dry-run: a record marks the stage for status and promote, and is never
+// taken as the proof before a re-store, which checks each object as it
+// writes it.
 func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts ProveOptions) ([]Proof, error) {
 	storage := lifecycle.StorageVersion(crd)
 	proofs := []Proof{}
@@ -48,35 +46,19 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 		if v == storage || (len(opts.Versions) > 0 && !slices.Contains(opts.Versions, v)) {
 			continue
 		}
-		p := Proof{Version: v, Storage: storage}
-		trip := v + "→" + storage + "→" + v
-		ok, why := lifecycle.SchemaProof(crd, v, storage)
-		rec, recorded := lifecycle.CoversStoredObjects(crd, v)
-		recorded = recorded && !opts.IgnoreRecords
-		switch {
-		case !inSpec(crd, v):
-			p.By = results.ProofUnreadable
-			p.Detail = fmt.Sprintf("%s is missing from spec.versions: the API server cannot convert an object stored at it, so none can be re-stored with a loss; such an object fails the re-store and blocks the prune", v)
-		case ok:
-			p.By, p.Detail = results.ProofSchema, trip+" proven by the schemas: "+why
-		case recorded:
-			p.By, p.Objects = results.ProofRecord, rec.Objects
-			p.Detail = fmt.Sprintf("%s checked on %s at %s (recorded on the CRD)", trip, lifecycle.Objects(rec.Objects), rec.At.Format(time.RFC3339))
-		case !served(crd, v):
-			p.By = results.ProofNone
-			p.Detail = fmt.Sprintf("%s cannot be checked: %s is not served, so its objects cannot be read at it (%s); serve it again (kubectl crdversion rollback %s) and run again", trip, v, why, crd.Name)
-		default:
+		p, known := proofByCRD(crd, v, false)
+		if !known {
 			vr, err := Verify(ctx, c, crd, VerifyOptions{Versions: []string{v}, Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize, Progress: opts.Progress})
 			if err != nil {
-				return nil, fmt.Errorf("checking %s on the objects of %s: %w", trip, crd.Name, err)
+				return nil, fmt.Errorf("checking %s on the objects of %s: %w", trip(v, storage), crd.Name, err)
 			}
 			p.By, p.Objects, p.Skipped, p.Losses = results.ProofObjects, vr.Objects, vr.Skipped, vr.Losses
-			p.Detail = fmt.Sprintf("%s checked on %s through the API server (%s)", trip, lifecycle.Objects(vr.Objects), why)
+			p.Detail = fmt.Sprintf("%s checked on %s through the API server", trip(v, storage), lifecycle.Objects(vr.Objects))
 			if len(vr.Losses) > 0 {
-				p.Detail = fmt.Sprintf("%s loses data on %d of %s: re-storing them at %s would make it permanent", trip, len(vr.Losses), lifecycle.Objects(vr.Objects+vr.Skipped), storage)
+				p.Detail = fmt.Sprintf("%s loses data on %d of %s: re-storing them at %s would make it permanent", trip(v, storage), len(vr.Losses), lifecycle.Objects(vr.Objects+vr.Skipped), storage)
 			} else if opts.DryRun.persists() {
 				if err := RecordVerification(ctx, c.CRDs, crd, v, lifecycle.Verification{From: storage, Objects: vr.Objects}); apierrors.IsForbidden(err) {
-					p.Detail += "; not recorded on the CRD (you may not patch it), so the next run checks again"
+					p.Detail += "; not recorded on the CRD (you may not patch it)"
 				} else if err != nil {
 					return nil, err
 				}
@@ -85,6 +67,33 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 		proofs = append(proofs, p)
 	}
 	return proofs, nil
+}
+
+func trip(old, storage string) string { return old + "→" + storage + "→" + old }
+
+// proofByCRD says what the CRD alone shows of re-storing the objects that
+// may be stored at old version v, and false when only the objects can show
+// it: each must then be checked.
+func proofByCRD(crd *apiextensionsv1.CustomResourceDefinition, v string, acceptLoss bool) (Proof, bool) {
+	storage := lifecycle.StorageVersion(crd)
+	p := Proof{Version: v, Storage: storage}
+	ok, why := lifecycle.SchemaProof(crd, v, storage)
+	switch {
+	case !inSpec(crd, v):
+		p.By = results.ProofUnreadable
+		p.Detail = fmt.Sprintf("%s is missing from spec.versions: the API server cannot convert an object stored at it, so none can be re-stored with a loss; such an object fails the re-store and blocks the prune", v)
+	case ok:
+		p.By, p.Detail = results.ProofSchema, trip(v, storage)+" proven by the schemas: "+why
+	case acceptLoss:
+		p.By, p.Detail = results.ProofWaived, "not checked: --accept-loss"
+	case !served(crd, v):
+		p.By = results.ProofUnserved
+		p.Detail = fmt.Sprintf("%s is not served, so no client reads its objects at it and %s cannot be checked (%s); "+
+			"the re-store keeps what every served version shows: it writes at %s exactly what a read at %s shows, through the same conversion", v, trip(v, storage), why, storage, storage)
+	default:
+		return p, false
+	}
+	return p, true
 }
 
 // RecordVerification records a passed check of v on the CRD, stamped with

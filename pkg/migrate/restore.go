@@ -14,9 +14,11 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
@@ -67,14 +69,62 @@ type RestoreOptions struct {
 	// rtt, when known, is a round trip to the API server measured before
 	// the pass: the limit starts where it would have climbed to.
 	rtt time.Duration
+	// onLoss hears each object a checked pass did not re-store because its
+	// check showed a loss. Calls come one at a time.
+	onLoss func(Loss)
+	// sent counts the pass's requests: every page listed, every attempt
+	// of every request about an object.
+	sent *atomic.Int64
 }
 
 // MaxFailuresKept bounds the failures held in memory for the summary, so a
 // run over a million rejected objects stays flat; OnFailure sees them all.
 const MaxFailuresKept = 1000
 
-// item is one object's metadata, as listed.
-type item = metav1.ObjectMeta
+// item is one object as listed: its metadata, and the whole object when
+// the pass listed whole objects (a pass that checks each object first).
+type item struct {
+	metav1.ObjectMeta
+	obj *unstructured.Unstructured
+}
+
+// source lists a pass's objects a page at a time and hands each page on;
+// it returns how many continue tokens expired.
+type source func(ctx context.Context, pageSize int64, page func(items []item, remaining *int64) error) (int, error)
+
+// addresses lists the objects' metadata only.
+func addresses(meta metadata.Interface, gvr schema.GroupVersionResource) source {
+	return func(ctx context.Context, pageSize int64, page func([]item, *int64) error) (int, error) {
+		return cluster.ListPages(ctx, meta, gvr, pageSize, func(p cluster.Page) error {
+			items := make([]item, len(p.Items))
+			for i := range p.Items {
+				items[i].ObjectMeta = p.Items[i].ObjectMeta
+			}
+			return page(items, p.Remaining)
+		})
+	}
+}
+
+// wholeObjects lists the objects whole, read at gvr's version.
+func wholeObjects(dyn dynamic.Interface, gvr schema.GroupVersionResource) source {
+	return func(ctx context.Context, pageSize int64, page func([]item, *int64) error) (int, error) {
+		return cluster.ListObjectPages(ctx, dyn, gvr, pageSize, func(p cluster.ObjectPage) error {
+			items := make([]item, len(p.Items))
+			for i := range p.Items {
+				items[i] = itemOf(&p.Items[i])
+			}
+			return page(items, p.Remaining)
+		})
+	}
+}
+
+func itemOf(u *unstructured.Unstructured) item {
+	it := item{obj: u}
+	it.Namespace, it.Name, it.UID, it.ResourceVersion = u.GetNamespace(), u.GetName(), u.GetUID(), u.GetResourceVersion()
+	it.Generation, it.Labels, it.Annotations = u.GetGeneration(), u.GetLabels(), u.GetAnnotations()
+	it.Finalizers, it.ManagedFields = u.GetFinalizers(), u.GetManagedFields()
+	return it
+}
 
 // writer does one object's write and says how it went. Writes go through
 // the metadata client: the server answers with the object's metadata
@@ -98,7 +148,11 @@ func (u unreachable) Unwrap() error { return u.err }
 // promptly: writes in flight are abandoned (a write that changes nothing
 // either happened or did not; neither leaves anything half-done).
 func Restore(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
-	return forEachObject(ctx, meta, crd, opts, restoreOne)
+	return forEachObject(ctx, meta, crd, addresses(meta, storageGVR(crd)), opts, restoreOne)
+}
+
+func storageGVR(crd *apiextensionsv1.CustomResourceDefinition) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
 }
 
 // stop is why a pass ended early.
@@ -107,9 +161,10 @@ type stop struct {
 	msg    string
 }
 
-// forEachObject lists the CRD's objects at the storage version a page at a
-// time and hands each to write, on a bounded pool of workers.
-func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions, write writer) *RestoreResult {
+// forEachObject lists the CRD's objects from src a page at a time and hands
+// each to write, on a bounded pool of workers; writes go to the storage
+// version.
+func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, src source, opts RestoreOptions, write writer) *RestoreResult {
 	opts = opts.withDefaults()
 	start := time.Now()
 	res := &RestoreResult{Failures: []Failure{}}
@@ -118,7 +173,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 		res.StopReason, res.Stopped = results.StopClientDryRun, ErrClientDryRun.Error()+": nothing was sent"
 		return res
 	}
-	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
+	gvr := storageGVR(crd)
 	var (
 		mu       sync.Mutex // res
 		report   sync.Mutex // OnFailure, one call at a time
@@ -140,7 +195,9 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 		g.startFor(opts.rtt)
 	}
 	opts.pause = g.pause
+	opts.sent = new(atomic.Int64)
 	defer func() {
+		res.Requests = opts.sent.Load()
 		final, peak, rate, peakRate := g.stats()
 		res.Concurrency = &results.Concurrency{Final: final, Peak: peak, Max: opts.Concurrency, Gentle: opts.Gentle, Rate: math.Round(rate), PeakRate: math.Round(peakRate)}
 	}()
@@ -161,9 +218,15 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 				}
 				var gone unreachable
 				var changed changedByWrite
+				var lost lossFound
 				var f *Failure
 				mu.Lock()
 				switch {
+				case errors.As(err, &lost):
+					res.Lost++
+					if opts.onLoss != nil {
+						opts.onLoss(lost.Loss)
+					}
 				case errors.As(err, &gone):
 					halt(results.StopUnreachable, gone.Error()+": writing stopped; objects not yet written were left as they are, run again")
 				case errors.As(err, &changed):
@@ -199,18 +262,19 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 		}()
 	}
 	var listErr error
-	res.ExpiredContinues, listErr = cluster.ListPages(ctx, meta, gvr, opts.PageSize, func(p cluster.Page) error {
-		known := atomic.LoadInt64(&res.Listed) + int64(len(p.Items))
-		if p.Remaining != nil {
-			known += *p.Remaining
+	res.ExpiredContinues, listErr = src(ctx, opts.PageSize, func(page []item, remaining *int64) error {
+		known := atomic.LoadInt64(&res.Listed) + int64(len(page))
+		if remaining != nil {
+			known += *remaining
 		}
 		total.Store(max(total.Load(), known))
-		for _, o := range p.Items {
+		opts.sent.Add(1)
+		for _, o := range page {
 			if stopped.Load() != nil {
 				return errStopped
 			}
 			select {
-			case items <- o.ObjectMeta:
+			case items <- o:
 				atomic.AddInt64(&res.Listed, 1)
 			case <-ctx.Done():
 				return ctx.Err()
@@ -267,30 +331,57 @@ const maxThrottled = 10 * time.Minute
 // re-encoded it already). The answer is compared with the listing: a write
 // meant to change nothing must not have changed anything.
 func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
-	patch := []byte(fmt.Sprintf(`{"metadata":{"resourceVersion":%q}}`, it.ResourceVersion))
-	out, got, err := withRetries(ctx, opts, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
-		return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts))
-	})
+	out, got, err := restoreAt(ctx, ri, gr, it, opts)
 	if err == nil && got != nil {
-		if what := writeEffects(&it, &got.ObjectMeta); len(what) > 0 {
+		if what := writeEffects(&it.ObjectMeta, &got.ObjectMeta, true); len(what) > 0 {
 			return out, changedByWrite(what)
 		}
 	}
 	return out, err
 }
 
+// restoreAt sends the re-store's write of it: a merge patch of nothing but
+// its resourceVersion, the precondition.
+func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, *metav1.PartialObjectMetadata, error) {
+	patch := []byte(fmt.Sprintf(`{"metadata":{"resourceVersion":%q}}`, it.ResourceVersion))
+	return withRetries(ctx, opts, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
+		return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts))
+	})
+}
+
 func patchOptions(o RestoreOptions) metav1.PatchOptions {
 	return metav1.PatchOptions{FieldManager: o.FieldManager, DryRun: o.DryRun.sent()}
 }
 
-// withRetries runs one write of object it; cancelling ctx abandons it.
-// Transient errors (the server busy or restarting) are retried with bounded
-// backoff, a 429 for as long as the server keeps answering it. A new
+// withRetries runs one write of object it (see attempt). A new
 // resourceVersion in the answer means etcd was written. Only the object's
-// own NotFound and a real optimistic-concurrency conflict count
-// as done; any other 404 or 409 (an admission denial may carry either) is a
-// failure.
+// own NotFound and a real optimistic-concurrency conflict count as done;
+// any other 404 or 409 (an admission denial may carry either) is a failure.
 func withRetries(ctx context.Context, opts RestoreOptions, gr schema.GroupResource, it item, write func(context.Context) (*metav1.PartialObjectMetadata, error)) (outcome, *metav1.PartialObjectMetadata, error) {
+	var got *metav1.PartialObjectMetadata
+	err := attempt(ctx, opts, func(wctx context.Context) (err error) {
+		got, err = write(wctx)
+		return err
+	})
+	switch {
+	case err == nil && got.GetResourceVersion() != it.ResourceVersion:
+		return outcomeRewritten, got, nil
+	case err == nil:
+		return outcomeUnchanged, got, nil
+	case objectGone(err, gr, it.Name):
+		return outcomeGone, nil, nil
+	case realConflict(err, gr, it.Name):
+		return outcomeConflicted, nil, nil
+	}
+	return 0, nil, err
+}
+
+// attempt runs one request of a pass until it is answered; cancelling ctx
+// abandons it. Transient errors (the server busy or restarting) are retried
+// with bounded backoff, past which the error is unreachable; a 429 the
+// server's throttling sent is retried for as long as it keeps answering it.
+// Any other answer, error or not, is the caller's.
+func attempt(ctx context.Context, opts RestoreOptions, request func(context.Context) error) error {
 	retryFor := opts.RetryFor
 	if retryFor <= 0 {
 		retryFor = DefaultRetryFor
@@ -301,18 +392,14 @@ func withRetries(ctx context.Context, opts RestoreOptions, gr schema.GroupResour
 	for {
 		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 		wctx, mark := withThrottleMark(wctx)
-		got, err := write(wctx)
+		if opts.sent != nil {
+			opts.sent.Add(1)
+		}
+		err := request(wctx)
 		cancel()
 		switch {
 		case err == nil:
-			if got.GetResourceVersion() != it.ResourceVersion {
-				return outcomeRewritten, got, nil
-			}
-			return outcomeUnchanged, got, nil
-		case objectGone(err, gr, it.Name):
-			return outcomeGone, nil, nil
-		case realConflict(err, gr, it.Name):
-			return outcomeConflicted, nil, nil
+			return nil
 		case mark.throttled.Load():
 			// The server throttles (priority and fairness may hold a user to
 			// one seat for long): it is there and asks for fewer requests.
@@ -323,29 +410,29 @@ func withRetries(ctx context.Context, opts RestoreOptions, gr schema.GroupResour
 			if throttledSince.IsZero() {
 				throttledSince = time.Now()
 			} else if time.Since(throttledSince) > maxThrottled {
-				return 0, nil, fmt.Errorf("throttled for %s: %w", maxThrottled, err)
+				return fmt.Errorf("throttled for %s: %w", maxThrottled, err)
 			}
 			deadline = time.Now().Add(retryFor)
 			if opts.pause != nil {
 				// The lowered limit paces the retries: no backoff of its own.
 				if !opts.pause(ctx, wait.Jitter(throttlePause, 0.5)) {
-					return 0, nil, ctx.Err()
+					return ctx.Err()
 				}
 				continue
 			}
 		case apierrors.IsTooManyRequests(err):
 			// A 429 the server's throttling did not send (no Retry-After):
 			// an admission denial with that code, about this object.
-			return 0, nil, err
+			return err
 		case !isTransient(err):
-			return 0, nil, err
+			return err
 		case time.Now().Add(delay).After(deadline):
-			return 0, nil, unreachable{err}
+			return unreachable{err}
 		}
 		select {
 		case <-time.After(wait.Jitter(delay, 0.2)):
 		case <-ctx.Done():
-			return 0, nil, ctx.Err()
+			return ctx.Err()
 		}
 		delay = min(2*delay, 5*time.Second)
 	}

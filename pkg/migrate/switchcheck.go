@@ -24,7 +24,7 @@ func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.
 		if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, timeout); err != nil {
 			return err
 		}
-		opts.Versions, opts.IgnoreRecords, opts.DryRun = []string{old}, true, DryRunNone
+		opts.Versions, opts.DryRun = []string{old}, DryRunNone
 		res.Proofs, err = ProveRestorable(ctx, c, crd, opts)
 		return err
 	}()

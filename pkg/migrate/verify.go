@@ -207,7 +207,7 @@ func roundTrip(ctx context.Context, r dynamic.ResourceInterface, gr schema.Group
 	case err != nil:
 		return nil, false, err
 	}
-	back, err := r.Update(ctx, read.DeepCopy(), DryRunServer.updateOptions(""))
+	diffs, err := sendBack(ctx, r, read, s)
 	switch {
 	case objectGone(err, gr, name) || realConflict(err, gr, name):
 		return nil, true, nil
@@ -216,7 +216,7 @@ func roundTrip(ctx context.Context, r dynamic.ResourceInterface, gr schema.Group
 	case err != nil:
 		return nil, false, err
 	}
-	if diffs := diffFields("", comparable(read), comparable(back), s); len(diffs) > 0 {
+	if len(diffs) > 0 {
 		return &Loss{Namespace: ns, Name: name, Diffs: diffs}, false, nil
 	}
 	return nil, false, nil

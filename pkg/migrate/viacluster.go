@@ -81,6 +81,12 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 		return p.res, nil
 	}
 	crd, res := p.crd, p.res
+	if len(p.check) > 0 {
+		// The cluster's migrator writes without checking an object first.
+		return nil, fmt.Errorf("%w: %s: the CRD does not prove %s for every object, and the cluster's migrator re-stores without checking each one: "+
+			"migrate with the plugin's own pass (--via=plugin), which checks each object as it re-stores it, or accept the loss (--accept-loss)",
+			ErrNotProven, crd.Name, trip(p.check[0], res.Storage))
+	}
 	all, err := cluster.ListClusterMigrations(ctx, c.Migrations)
 	if err != nil {
 		return nil, err
@@ -201,4 +207,12 @@ func notify(opts Options, msg string) {
 	if opts.Notify != nil {
 		opts.Notify(msg)
 	}
+}
+
+func interrupted(res *Result, start time.Time) *Result {
+	res.Failures = []Failure{}
+	res.StopReason, res.Stopped = results.StopInterrupted, "interrupted while waiting out the switch grace: nothing was re-stored; run again"
+	res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the migration stopped before re-storing"
+	res.Duration = time.Since(start)
+	return res
 }

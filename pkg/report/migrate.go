@@ -46,8 +46,8 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 			return err
 		}
 		if s := r.Settle; s != nil {
-			if _, err := fmt.Fprintf(w, "  after the switch grace, once more: %d re-stored, %d already there, %d gone, %d changed meanwhile, %d failed%s\n",
-				s.Rewritten, s.Unchanged, s.Gone, s.Conflicted, s.Failed, changedByWrite(s.Changed)); err != nil {
+			if _, err := fmt.Fprintf(w, "  after the switch grace, once more: %d re-stored, %d already there, %d gone, %d changed meanwhile, %d failed%s%s\n",
+				s.Rewritten, s.Unchanged, s.Gone, s.Conflicted, s.Failed, changedByWrite(s.Changed), lost(s.Lost)); err != nil {
 				return err
 			}
 			if s.Stopped != "" {
@@ -138,9 +138,19 @@ func writePass(w io.Writer, r *results.Result, verb, took string) error {
 		_, err := fmt.Fprintf(w, "%s: the cluster's migration %s to %s: %s (%s)\n", r.CRD, m.Name, r.Storage, m.State, r.Duration.Round(time.Second))
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s: %s at %s: %d %s, %d already there, %d gone, %d changed meanwhile, %d failed%s (%s)\n",
-		r.CRD, objects(r.Listed), r.Storage, r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, changedByWrite(r.Changed), took)
+	if r.Took == 0 && r.Stopped != "" {
+		return nil // no pass ran: the stop says why
+	}
+	_, err := fmt.Fprintf(w, "%s: %s at %s: %d %s, %d already there, %d gone, %d changed meanwhile, %d failed%s%s (%s)\n",
+		r.CRD, objects(r.Listed), r.Storage, r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, changedByWrite(r.Changed), lost(r.Lost), took)
 	return err
+}
+
+func lost(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d left as they are (old→new→old loses data: above)", n)
 }
 
 func changedByWrite(n int64) string {

@@ -8,17 +8,18 @@ const (
 	// ProofSchema: conversion None, and the storage version's schema keeps
 	// every field the old one allows; nothing about objects needed.
 	ProofSchema ProofKind = "schema"
-	// ProofRecord: a passed per-object check recorded on the CRD for the
-	// schemas and conversion as they are now.
-	ProofRecord ProofKind = "record"
-	// ProofObjects: every object checked now, through the API server.
+	// ProofObjects: every object checked through the API server; in a
+	// migration, each in the same pass as its re-store, at the
+	// resourceVersion the re-store writes.
 	ProofObjects ProofKind = "objects"
+	// ProofUnserved: the version is not served, so no client reads its
+	// objects at it; the re-store keeps exactly what the served versions
+	// show.
+	ProofUnserved ProofKind = "unserved"
 	// ProofUnreadable: the version is gone from spec.versions, so the API
 	// server cannot read an object stored at it: re-storing one fails
 	// rather than loses anything.
 	ProofUnreadable ProofKind = "unreadable"
-	// ProofNone: nothing proves it (see Detail); re-storing may lose data.
-	ProofNone ProofKind = "none"
 	// ProofWaived: not checked, because the caller accepted losses.
 	ProofWaived ProofKind = "waived"
 )
@@ -37,4 +38,4 @@ type Proof struct {
 }
 
 // Holds reports a proof that re-storing loses nothing.
-func (p *Proof) Holds() bool { return p.By != ProofNone && len(p.Losses) == 0 }
+func (p *Proof) Holds() bool { return len(p.Losses) == 0 }

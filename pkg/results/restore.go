@@ -14,11 +14,18 @@ type RestoreResult struct {
 	Gone       int64 `json:"gone"`
 	Conflicted int64 `json:"conflicted"`
 	Failed     int64 `json:"failed"`
+	// Lost objects were not re-stored: checked first, they did not come
+	// back intact from old→new→old (the losses are in Result.Proofs).
+	Lost int64 `json:"lost,omitempty"`
 	// Changed objects were written, but the answer shows the write changed
 	// them (mutating admission) or dropped their managedFields (an object
 	// near the size limit): listed among Failures, reason ChangedByWrite.
 	Changed  int64     `json:"changed"`
 	Failures []Failure `json:"failures"`
+	// Requests counts what the pass sent: every page listed and every
+	// attempt of every request about an object (a check's dry run, a
+	// write, a read again after a conflict).
+	Requests int64 `json:"requests"`
 	// ExpiredContinues counts list continue tokens that expired (410) and
 	// were resumed from the same key.
 	ExpiredContinues int `json:"expiredContinues"`
@@ -51,7 +58,7 @@ type Concurrency struct {
 }
 
 // Complete reports a pass that wrote every object without a failure.
-func (r *RestoreResult) Complete() bool { return r.Failed == 0 && r.Stopped == "" }
+func (r *RestoreResult) Complete() bool { return r.Failed == 0 && r.Lost == 0 && r.Stopped == "" }
 
 // StopReason says why a pass over objects ended before every object was
 // written, in a word a program can branch on.

@@ -69,19 +69,23 @@ func (s *switched) legacyAtV1beta1(t *testing.T) int {
 
 // The most common reason for a new version is a field dropped or renamed.
 // Re-storing an object stored at the old version makes old→new→old
-// permanent: migrate must see the loss on every object before it writes
-// one, whatever the conversion, and re-store nothing.
+// permanent: migrate must see the loss on each object before it writes it,
+// whatever the conversion, and re-store none that loses data. A record on
+// the CRD, even one computed exactly as the plugin computes its own, proves
+// nothing about the objects written: anyone who may patch the CRD writes it.
 func TestMigrateReStoresNothingThatOldToNewLoses(t *testing.T) {
 	const n = 20
 	for _, tc := range []struct {
-		name string
-		edit func(*apiextensionsv1.CustomResourceDefinition, *convwebhook.Webhook)
+		name   string
+		edit   func(*apiextensionsv1.CustomResourceDefinition, *convwebhook.Webhook)
+		record bool
 	}{
-		{"conversion None, v1's schema lacks the field", func(crd *apiextensionsv1.CustomResourceDefinition, _ *convwebhook.Webhook) { dropLegacyFromV1(crd) }},
+		{"conversion None, v1's schema lacks the field", func(crd *apiextensionsv1.CustomResourceDefinition, _ *convwebhook.Webhook) { dropLegacyFromV1(crd) }, false},
 		// v1→v1beta1→v1 is lossless here: only the other direction sees it.
 		{"a webhook that does not carry the field into v1", func(crd *apiextensionsv1.CustomResourceDefinition, wh *convwebhook.Webhook) {
 			crd.Spec.Conversion = wh.Conversion()
-		}},
+		}, false},
+		{"a hand-written record of a passed check", func(crd *apiextensionsv1.CustomResourceDefinition, _ *convwebhook.Webhook) { dropLegacyFromV1(crd) }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wh, err := convwebhook.Start(convwebhook.DropsLegacy)
@@ -90,6 +94,18 @@ func TestMigrateReStoresNothingThatOldToNewLoses(t *testing.T) {
 			}
 			defer wh.Stop()
 			s := newSwitchedWith(t, sandbox.Options{}, legacyWidgets(n), func(crd *apiextensionsv1.CustomResourceDefinition) { tc.edit(crd, wh) })
+			if tc.record {
+				crd, err := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec := lifecycle.Verification{From: "v1", Objects: n, Fingerprint: lifecycle.Fingerprint(crd, "v1", "v1beta1"), Generation: crd.Generation}
+				key, val := rec.Annotation("v1beta1")
+				patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, val)
+				if _, err := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Patch(t.Context(), s.crd, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			before := s.stored(t)
 			if before["example.com/v1beta1"] != n {
 				t.Fatalf("setup: %v", before)
@@ -99,19 +115,19 @@ func TestMigrateReStoresNothingThatOldToNewLoses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Rewritten != 0 || res.Pruned || !res.NeedsAttention(true) || !strings.Contains(res.Stopped, "nothing was re-stored") {
-				t.Fatalf("result %+v: want nothing re-stored, not pruned, needs attention", res)
+			if res.Rewritten != n/2 || res.Lost != n/2 || res.Pruned || !res.NeedsAttention(true) {
+				t.Fatalf("result %+v: want the %d objects without the field re-stored, the %d with it not, nothing pruned", res, n/2, n/2)
 			}
-			if len(res.Proofs) != 1 || res.Proofs[0].By != results.ProofObjects || len(res.Proofs[0].Losses) != n/2 {
-				t.Fatalf("proofs %+v: want %d objects losing data, found by checking objects", res.Proofs, n/2)
+			if len(res.Proofs) != 1 || res.Proofs[0].By != results.ProofObjects || len(res.Proofs[0].Losses) != n/2 || res.Proofs[0].Objects != n {
+				t.Fatalf("proofs %+v: want %d of %d objects losing data, found by checking each", res.Proofs, n/2, n)
 			}
 			for _, l := range res.Proofs[0].Losses {
 				if len(l.Diffs) != 1 || l.Diffs[0].Path != "spec.legacy" || l.Diffs[0].After != "<absent>" || l.Version != "v1beta1" {
 					t.Errorf("loss %+v: want spec.legacy gone at v1beta1", l)
 				}
 			}
-			if after := s.stored(t); fmt.Sprint(after) != fmt.Sprint(before) {
-				t.Errorf("etcd changed: %v → %v", before, after)
+			if after := s.stored(t); after["example.com/v1beta1"] != n/2 || after["example.com/v1"] != n/2 {
+				t.Errorf("etcd: %v → %v: want the objects holding spec.legacy left at v1beta1", before, after)
 			}
 			if got := s.legacyAtV1beta1(t); got != n/2 {
 				t.Errorf("%d objects hold spec.legacy at v1beta1, want %d", got, n/2)
@@ -119,9 +135,6 @@ func TestMigrateReStoresNothingThatOldToNewLoses(t *testing.T) {
 			crd, _ := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
 			if fmt.Sprint(crd.Status.StoredVersions) != "[v1beta1 v1]" {
 				t.Errorf("storedVersions = %v", crd.Status.StoredVersions)
-			}
-			if _, ok := lifecycle.VerificationFor(crd, "v1beta1"); ok {
-				t.Error("a failed check was recorded as passed")
 			}
 
 			// Going ahead is the user's call, never the default: then the
@@ -136,31 +149,6 @@ func TestMigrateReStoresNothingThatOldToNewLoses(t *testing.T) {
 				t.Errorf("after --accept-loss %d objects still hold spec.legacy", got)
 			}
 		})
-	}
-}
-
-// A check that passed is recorded for the CRD's fingerprint; the next run
-// trusts it instead of checking every object again.
-func TestMigrateRecordsAPassedCheck(t *testing.T) {
-	wh, err := convwebhook.Start(convwebhook.Correct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wh.Stop()
-	s := newSwitched(t, sandbox.Options{}, 10, wh.Conversion())
-	o := opts()
-	o.Prune = false
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
-	if err != nil || len(res.Proofs) != 1 || res.Proofs[0].By != results.ProofObjects || res.Proofs[0].Objects != 10 || !res.Complete() {
-		t.Fatalf("first run: %+v %v", res, err)
-	}
-	crd, _ := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
-	if rec, ok := lifecycle.CoversStoredObjects(crd, "v1beta1"); !ok || rec.From != "v1" || rec.Objects != 10 {
-		t.Fatalf("record %+v (valid %v)", rec, ok)
-	}
-	res, err = migrate.Migrate(t.Context(), s.clients, s.crd, opts())
-	if err != nil || res.Proofs[0].By != results.ProofRecord || !res.Pruned {
-		t.Fatalf("second run: %+v %v", res, err)
 	}
 }
 
@@ -241,11 +229,13 @@ func TestMigrateOutwaitsAWriteInFlightAcrossTheSwitch(t *testing.T) {
 				}
 				return
 			}
-			// The webhook leaves the proof to a check of every object, which
-			// covers the objects as they were checked: the pass waits out
-			// the grace, then checks and re-stores, the stalled object too.
-			if len(waited) != 1 || !strings.Contains(waited[0], "waiting") || !strings.Contains(waited[0], "checking the objects again") {
-				t.Errorf("want the pass to wait out the grace first: notes %q", waited)
+			// The second pass, after the grace, checks and re-stores the
+			// stalled object too.
+			if len(waited) != 1 || !strings.Contains(waited[0], "waiting") || !strings.Contains(waited[0], "re-storing once more") {
+				t.Errorf("want the prune to wait out the grace first: notes %q", waited)
+			}
+			if res.Settle == nil || !res.Settle.Complete() {
+				t.Errorf("settle %+v: want a complete second pass", res.Settle)
 			}
 			if len(bad) > 0 {
 				t.Errorf("etcd: %v", bad)
@@ -371,8 +361,8 @@ func TestMigrateDoesNotTrustARecordOlderThanASwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.StopReason != results.StopNotProven || res.Rewritten != 0 || len(res.Proofs) != 1 || res.Proofs[0].By != results.ProofObjects {
-		t.Fatalf("result %+v: want the objects of v1 checked, not the old record trusted, and nothing re-stored", res)
+	if res.Lost != 1 || res.Rewritten != 0 || res.Pruned || len(res.Proofs) != 1 || res.Proofs[0].By != results.ProofObjects {
+		t.Fatalf("result %+v: want the objects of v1 checked, not the old record trusted, and late not re-stored", res)
 	}
 	if l := res.Proofs[0].Losses; len(l) != 1 || l[0].Name != "late" || l[0].Diffs[0].Path != "spec.extra" {
 		t.Errorf("losses %+v: want late's spec.extra", l)

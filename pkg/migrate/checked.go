@@ -1,0 +1,139 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+)
+
+// lossFound is an object whose check showed that old→new→old does not keep
+// it: it is not re-stored.
+type lossFound struct{ Loss }
+
+func (l lossFound) Error() string {
+	return fmt.Sprintf("%s/%s does not come back intact from %s→storage→%s", l.Namespace, l.Name, l.Version, l.Version)
+}
+
+// maxRechecks bounds how often one object is checked again because someone
+// wrote it between its check and its re-store.
+const maxRechecks = 5
+
+// checkedRestore re-stores every object of the CRD, each only once
+// old→new→old is shown for that object as it is written: the object is
+// read at each version in versions (the old versions the schemas do not
+// prove), sent back there as a server-side dry run (with the storage switch
+// in effect, exactly old→new→old through the API server's own conversion
+// path, a webhook included) and compared; then the re-store is written
+// with the resourceVersion the check read as its precondition. A write by
+// anyone in between is a conflict, and the object is read and checked
+// again: the check is about the object the re-store writes, never an
+// earlier one. An object that loses data is not written (onLoss hears it).
+// Two requests an object, one slot of the pass's gate for both.
+func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string, checked *atomic.Int64, opts RestoreOptions) *RestoreResult {
+	at := func(v string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
+	}
+	schemas := make([]*apiextensionsv1.JSONSchemaProps, len(versions))
+	for i, v := range versions {
+		schemas[i] = schemaOf(crd, v)
+	}
+	write := func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
+		for range maxRechecks {
+			out, err := checkObject(ctx, dyn, at, versions, schemas, gr, it, opts)
+			if out == outcomeGone || err != nil {
+				return out, err
+			}
+			if out != outcomeConflicted {
+				out, got, err := restoreAt(ctx, ri, gr, it, opts)
+				if out != outcomeConflicted {
+					checked.Add(1)
+					if err == nil && got != nil {
+						// Read at an old version, labels and annotations may
+						// differ by conversion; the dry run compared them.
+						if what := writeEffects(&it.ObjectMeta, &got.ObjectMeta, false); len(what) > 0 {
+							return out, changedByWrite(what)
+						}
+					}
+					return out, err
+				}
+			}
+			fresh, err := readAt(ctx, dyn.Resource(at(versions[0])).Namespace(it.Namespace), it.Name, opts)
+			switch {
+			case objectGone(err, gr, it.Name):
+				return outcomeGone, nil
+			case err != nil:
+				return 0, err
+			}
+			it = itemOf(fresh)
+		}
+		return 0, fmt.Errorf("written by someone else %d times between its check and its re-store: not re-stored, run again", maxRechecks)
+	}
+	return forEachObject(ctx, meta, crd, wholeObjects(dyn, at(versions[0])), opts, write)
+}
+
+// checkObject sends the object back at each version as a dry run. It
+// answers outcomeGone (deleted), outcomeConflicted (written since it was
+// read: check it again), a lossFound, another error, or 0: it round-trips.
+func checkObject(ctx context.Context, dyn dynamic.Interface, at func(string) schema.GroupVersionResource, versions []string, schemas []*apiextensionsv1.JSONSchemaProps, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
+	for i, v := range versions {
+		r := dyn.Resource(at(v)).Namespace(it.Namespace)
+		obj := it.obj
+		if i > 0 {
+			var err error
+			obj, err = readAt(ctx, r, it.Name, opts)
+			switch {
+			case objectGone(err, gr, it.Name):
+				return outcomeGone, nil
+			case err != nil:
+				return 0, err
+			case obj.GetResourceVersion() != it.ResourceVersion:
+				return outcomeConflicted, nil
+			}
+		}
+		var diffs []FieldDiff
+		err := attempt(ctx, opts, func(wctx context.Context) (err error) {
+			diffs, err = sendBack(wctx, r, obj, schemas[i])
+			return err
+		})
+		switch {
+		case objectGone(err, gr, it.Name):
+			return outcomeGone, nil
+		case realConflict(err, gr, it.Name):
+			return outcomeConflicted, nil
+		case err != nil:
+			return 0, err
+		case len(diffs) > 0:
+			return 0, lossFound{Loss{Namespace: it.Namespace, Name: it.Name, Version: v, Diffs: diffs}}
+		}
+	}
+	return 0, nil
+}
+
+// sendBack sends obj, as read, back unchanged as a server-side dry-run
+// update at its own version, with its resourceVersion as the precondition:
+// the API server converts it to the storage version and back, and nothing
+// is persisted. It returns every field the answer does not have as read.
+func sendBack(ctx context.Context, r dynamic.ResourceInterface, obj *unstructured.Unstructured, s *apiextensionsv1.JSONSchemaProps) ([]FieldDiff, error) {
+	back, err := r.Update(ctx, obj, DryRunServer.updateOptions(""))
+	if err != nil {
+		return nil, err
+	}
+	return diffFields("", comparable(obj), comparable(back), s), nil
+}
+
+// readAt reads the object anew, with the pass's retries.
+func readAt(ctx context.Context, r dynamic.ResourceInterface, name string, opts RestoreOptions) (*unstructured.Unstructured, error) {
+	var obj *unstructured.Unstructured
+	err := attempt(ctx, opts, func(wctx context.Context) (err error) {
+		obj, err = r.Get(wctx, name, metav1.GetOptions{})
+		return err
+	})
+	return obj, err
+}
