@@ -99,21 +99,3 @@ func WaitForSwitch(ctx context.Context, disc discovery.DiscoveryInterface, fresh
 // request timeout (60 s by default). A write stalled that long (a slow
 // admission or conversion webhook) lands at the old version.
 const DefaultSwitchGrace = 2 * time.Minute
-
-// SwitchedAt is the latest moment the CRD's storage version can have been
-// switched, as far as the CRD shows: the newest managedFields timestamp of a
-// write to the CRD itself (not its status), rounded up to the next second
-// (timestamps are kept in seconds). A CRD with no such timestamp gives the
-// zero time: the caller counts from when it first saw the switch.
-func SwitchedAt(crd *apiextensionsv1.CustomResourceDefinition) time.Time {
-	var at time.Time
-	for _, mf := range crd.ManagedFields {
-		if mf.Subresource == "" && mf.Time != nil && mf.Time.After(at) {
-			at = mf.Time.Time
-		}
-	}
-	if at.IsZero() {
-		return at
-	}
-	return at.Truncate(time.Second).Add(time.Second)
-}

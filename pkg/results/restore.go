@@ -73,7 +73,7 @@ const (
 	// StopClusterFailed: the cluster's own migration (--via=cluster)
 	// reported Failed.
 	StopClusterFailed StopReason = "ClusterMigrationFailed"
-	// StopNotProven: nothing was re-stored, since re-storing objects stored
-	// at an old version is not proven to lose nothing (see Result.Proofs).
+	// StopNotProven: nothing was re-stored: the CRD changed as the
+	// migration began, so what it proved of old→new→old may not hold.
 	StopNotProven StopReason = "NotProven"
 )
