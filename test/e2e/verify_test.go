@@ -165,3 +165,36 @@ func TestPromoteBridgeTakesARecordedVerify(t *testing.T) {
 		})
 	}
 }
+
+// The webhook is redeployed between promote's switch check and migrate,
+// behind the same configuration: migrate checks each object through the
+// webhook as it is now, leaves the two that would lose spec.legacy as they
+// are, names them, prunes nothing and exits 3; --accept-loss goes ahead.
+func TestMigrateChecksEachObjectThroughTheWebhookAsItIsNow(t *testing.T) {
+	e := newEnv(t, 0)
+	const n = 6
+	wh := installEndpoints(t, e, n)
+	gvr := schema.GroupVersionResource{Group: "net.example.com", Version: "v1", Resource: "endpoints"}
+	for _, name := range []string{"ep-01", "ep-04"} {
+		if _, err := e.clients.Dynamic.Resource(gvr).Namespace("default").Patch(t.Context(), name, types.MergePatchType, []byte(`{"spec":{"legacy":"keep"}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.plugin("promote", "endpoints", "v2").mustCode(t, 0) // bridge
+	e.plugin("promote", "endpoints", "v2").mustCode(t, 0) // deprecated: the check passes
+	wh.SetMode(convwebhook.DropsLegacy)
+
+	r := e.plugin("migrate", "endpoints", "--switch-grace=1s", "-q").mustCode(t, 3)
+	contains(t, "migrate through the redeployed webhook", r.stdout, "v1→v2→v1 loses data on 2 of 6 objects", "default/ep-01", "default/ep-04", "spec.legacy",
+		"4 re-stored", "2 left as they are", "not pruned")
+	c, err := e.sb.StoredAPIVersions(t.Context(), "net.example.com", "endpoints")
+	if err != nil || c["net.example.com/v1"] != 2 || c["net.example.com/v2"] != n-2 {
+		t.Fatalf("etcd: %v %v: want the two objects holding spec.legacy left at v1", c, err)
+	}
+	o, err := e.clients.Dynamic.Resource(gvr).Namespace("default").Get(t.Context(), "ep-04", metav1.GetOptions{})
+	if err != nil || o.Object["spec"].(map[string]any)["legacy"] != "keep" {
+		t.Fatalf("ep-04: %v %v", o, err)
+	}
+	r = e.plugin("migrate", "endpoints", "--switch-grace=1s", "--accept-loss", "-q").mustCode(t, 0)
+	contains(t, "--accept-loss", r.stdout, "not checked: --accept-loss", "(pruned)")
+}
