@@ -89,8 +89,12 @@ func (o *passOptions) Validate() error {
 	switch {
 	case o.dryRun == migrate.DryRunClient:
 		return errors.New(`--dry-run=client would show nothing: use "server" to have the API server check every write`)
-	case o.Concurrency < 1 || o.PageSize < 1:
-		return errors.New("--concurrency and --page-size must be at least 1")
+	case o.Concurrency < 1 || o.Concurrency > migrate.MaxConcurrency:
+		return fmt.Errorf("--concurrency must be between 1 and %d, not %d", migrate.MaxConcurrency, o.Concurrency)
+	case o.PageSize < 1:
+		return errors.New("--page-size must be at least 1")
+	case o.WaitTimeout < 0 || o.SwitchGrace < 0:
+		return errors.New("--wait-timeout and --switch-grace must not be negative (--switch-grace=0: no wait)")
 	case o.QPS < 0 || o.Burst < 0:
 		return errors.New("--qps and --burst must not be negative (--qps 0: no client-side cap)")
 	case o.format == report.FormatWide || o.format == report.FormatMarkdown:

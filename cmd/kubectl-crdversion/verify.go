@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -80,8 +79,8 @@ func (o *VerifyOptions) Validate() error {
 	switch {
 	case o.format == report.FormatWide || o.format == report.FormatMarkdown:
 		return fmt.Errorf("-o %s is not supported here: use json, yaml, name, jsonpath=... or go-template=...", o.format)
-	case o.Concurrency < 1:
-		return errors.New("--concurrency must be at least 1")
+	case o.Concurrency < 1 || o.Concurrency > migrate.MaxConcurrency:
+		return fmt.Errorf("--concurrency must be between 1 and %d, not %d", migrate.MaxConcurrency, o.Concurrency)
 	}
 	return nil
 }

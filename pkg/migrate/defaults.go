@@ -12,6 +12,9 @@ const (
 	// pass adapts below it (see RestoreOptions.Concurrency). 256 fills a
 	// 150 ms path to a server that answers 1,700 requests a second.
 	DefaultConcurrency = 256
+	// MaxConcurrency bounds Concurrency: four times the default, past what
+	// any server measured here took with more throughput.
+	MaxConcurrency = 1024
 	// DefaultPageSize is objects listed per request, metadata only.
 	DefaultPageSize = 500
 	// DefaultSwitchTimeout bounds the wait for a storage switch: an API
@@ -42,12 +45,16 @@ var (
 	// writes it, where the CRD does not prove old→new→old for every
 	// object; nothing was written.
 	ErrNotProven = errors.New("re-storing is not proven to lose nothing")
+	// ErrChangedMeanwhile: the CRD moved to another stage while a step was
+	// planned; the step was not written.
+	ErrChangedMeanwhile = errors.New("the CRD changed while this step was planned")
 )
 
 func (o RestoreOptions) withDefaults() RestoreOptions {
 	if o.Concurrency <= 0 {
 		o.Concurrency = DefaultConcurrency
 	}
+	o.Concurrency = min(o.Concurrency, MaxConcurrency)
 	if o.PageSize <= 0 {
 		o.PageSize = DefaultPageSize
 	}

@@ -202,65 +202,65 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 		res.Concurrency = &results.Concurrency{Final: final, Peak: peak, Max: opts.Concurrency, Gentle: opts.Gentle, Rate: math.Round(rate), PeakRate: math.Round(peakRate)}
 	}()
 	var wg sync.WaitGroup
-	for range opts.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for it := range items {
-				if stopped.Load() != nil || !g.acquire(ctx) {
-					continue // drain: nothing new is started
-				}
-				began := time.Now()
-				outcome, err := write(ctx, meta.Resource(gvr).Namespace(it.Namespace), gvr.GroupResource(), it, opts)
-				g.release(time.Since(began))
-				if ctx.Err() != nil && err != nil {
-					continue // abandoned by the interrupt: neither done nor failed
-				}
-				var gone unreachable
-				var changed changedByWrite
-				var lost lossFound
-				var f *Failure
-				mu.Lock()
-				switch {
-				case errors.As(err, &lost):
-					res.Lost++
-					if opts.onLoss != nil {
-						opts.onLoss(lost.Loss)
-					}
-				case errors.As(err, &gone):
-					halt(results.StopUnreachable, gone.Error()+": writing stopped; objects not yet written were left as they are, run again")
-				case errors.As(err, &changed):
-					res.Changed++
-					f = &Failure{Namespace: it.Namespace, Name: it.Name, Reason: results.ReasonChangedByWrite, Message: changed.Error()}
-				case err != nil:
-					res.Failed++
-					fl := failureOf(it.Namespace, it.Name, err)
-					f = &fl
-					if isConversionFailure(err) {
-						halt(results.StopConversionFailing, "the conversion webhook is failing: writing stopped so no object is written while conversions fail")
-					}
-				case outcome == outcomeRewritten:
-					res.Rewritten++
-				case outcome == outcomeUnchanged:
-					res.Unchanged++
-				case outcome == outcomeGone:
-					res.Gone++
-				case outcome == outcomeConflicted:
-					res.Conflicted++
-				}
-				if f != nil && len(res.Failures) < MaxFailuresKept {
-					res.Failures = append(res.Failures, *f)
-				}
-				mu.Unlock()
-				if f != nil {
-					failures(*f)
-				}
-				if n := done.Add(1); opts.Progress != nil {
-					opts.Progress(n, max(total.Load(), n))
-				}
+	work := func() {
+		defer wg.Done()
+		for it := range items {
+			if stopped.Load() != nil || !g.acquire(ctx) {
+				continue // drain: nothing new is started
 			}
-		}()
+			began := time.Now()
+			outcome, err := write(ctx, meta.Resource(gvr).Namespace(it.Namespace), gvr.GroupResource(), it, opts)
+			g.release(time.Since(began))
+			if ctx.Err() != nil && err != nil {
+				continue // abandoned by the interrupt: neither done nor failed
+			}
+			var gone unreachable
+			var changed changedByWrite
+			var lost lossFound
+			var f *Failure
+			mu.Lock()
+			switch {
+			case errors.As(err, &lost):
+				res.Lost++
+				if opts.onLoss != nil {
+					opts.onLoss(lost.Loss)
+				}
+			case errors.As(err, &gone):
+				halt(results.StopUnreachable, gone.Error()+": writing stopped; objects not yet written were left as they are, run again")
+			case errors.As(err, &changed):
+				res.Changed++
+				f = &Failure{Namespace: it.Namespace, Name: it.Name, Reason: results.ReasonChangedByWrite, Message: changed.Error()}
+			case err != nil:
+				res.Failed++
+				fl := failureOf(it.Namespace, it.Name, err)
+				f = &fl
+				if isConversionFailure(err) {
+					halt(results.StopConversionFailing, "the conversion webhook is failing: writing stopped so no object is written while conversions fail")
+				}
+			case outcome == outcomeRewritten:
+				res.Rewritten++
+			case outcome == outcomeUnchanged:
+				res.Unchanged++
+			case outcome == outcomeGone:
+				res.Gone++
+			case outcome == outcomeConflicted:
+				res.Conflicted++
+			}
+			if f != nil && len(res.Failures) < MaxFailuresKept {
+				res.Failures = append(res.Failures, *f)
+			}
+			mu.Unlock()
+			if f != nil {
+				failures(*f)
+			}
+			if n := done.Add(1); opts.Progress != nil {
+				opts.Progress(n, max(total.Load(), n))
+			}
+		}
 	}
+	// Workers start as objects arrive, never more than there are objects:
+	// a high bound costs a small resource nothing.
+	workers := 0
 	var listErr error
 	res.ExpiredContinues, listErr = src(ctx, opts.PageSize, func(page []item, remaining *int64) error {
 		known := atomic.LoadInt64(&res.Listed) + int64(len(page))
@@ -272,6 +272,11 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 		for _, o := range page {
 			if stopped.Load() != nil {
 				return errStopped
+			}
+			if workers < opts.Concurrency {
+				workers++
+				wg.Add(1)
+				go work()
 			}
 			select {
 			case items <- o:

@@ -50,6 +50,7 @@ func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
+	opts.Concurrency = min(opts.Concurrency, MaxConcurrency)
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
 	}

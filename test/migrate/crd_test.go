@@ -1,6 +1,8 @@
 package migrate_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -47,6 +49,42 @@ func TestApplyStepReplansOnConcurrentEdit(t *testing.T) {
 		if v.Name == "v1beta1" && v.Served {
 			t.Errorf("the step was lost: v1beta1 still served")
 		}
+	}
+}
+
+// Two "next step"s at once: the other client takes the step this one
+// planned, and this one's re-plan would take the step after it. A re-plan
+// goes no further than the step its user saw planned: it refuses, and the
+// CRD is one step along, not two.
+func TestApplyStepRefusesToGoFurtherThanPlanned(t *testing.T) {
+	c, crd := deprecatedWidgets(t)
+	crds := c.CRDs.ApiextensionsV1().CustomResourceDefinitions()
+	next := func(cur *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return lifecycle.PlanPromote(cur, "v1", "", lifecycle.PromoteOptions{})
+	}
+	calls := 0
+	_, err := migrate.ApplyStep(t.Context(), c.CRDs, crd.Name, migrate.DryRunNone, func(cur *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		calls++
+		if calls == 1 {
+			if _, err := migrate.ApplyStep(t.Context(), c.CRDs, crd.Name, migrate.DryRunNone, next); err != nil {
+				t.Fatalf("the other client's step: %v", err)
+			}
+		}
+		return next(cur)
+	})
+	if !errors.Is(err, migrate.ErrChangedMeanwhile) || !strings.Contains(err.Error(), "blocked of v1 was planned from deprecated, and is now blocked") {
+		t.Fatalf("err = %v, want the step refused as changed meanwhile", err)
+	}
+	got, err := crds.Get(t.Context(), crd.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := false
+	for _, v := range got.Spec.Versions {
+		blocked = blocked || (v.Name == "v1beta1" && !v.Served)
+	}
+	if !blocked {
+		t.Errorf("versions %+v: want v1beta1 still there, unserved (blocked), not removed", got.Spec.Versions)
 	}
 }
 
