@@ -6,7 +6,7 @@ BIN     := bin
 LDFLAGS := -s -w -X main.version=$(VERSION)
 GOFLAGS_BUILD := -trimpath -ldflags "$(LDFLAGS)"
 
-.PHONY: all build sandbox fullsandbox fullsandbox-shell demo sandbox-shell test unit e2e lint dist bench bench-scale clean
+.PHONY: all build sandbox fullsandbox fullsandbox-shell demo sandbox-shell test unit e2e lint fuzz dist bench bench-scale clean
 
 all: build
 
@@ -45,9 +45,21 @@ lint: ## gofmt and go vet
 	$(TESTMOD) $(GO) vet ./...
 	cd test/full && $(GO) vet ./...
 
-test: lint fullsandbox ## unit, end-to-end (the plugin through kubectl) and full-cluster tests
+# The fuzz targets of the manifest readers and the offline editor: a few
+# seconds each in make test, FUZZTIME each in make fuzz.
+FUZZ_TARGETS := FuzzReadCRDs FuzzOfflineStep
+FUZZTIME     ?= 2m
+
+test: lint fullsandbox ## unit, end-to-end (the plugin through kubectl) and full-cluster tests, and a few seconds of each fuzz target
 	$(GO) test -count=1 -timeout 5m ./...
+	$(MAKE) fuzz FUZZTIME=5s
 	$(TESTMOD) CRDVERSION_FULLSANDBOX=$(FULLSANDBOX) $(GO) test -count=1 -timeout 20m ./...
+
+fuzz: ## fuzz the manifest readers and the offline editor, FUZZTIME each (default 2m)
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $$t for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -parallel 2 ./pkg/manifest || exit 1; \
+	done
 
 unit: ## the plugin module's own tests: pure logic, no API server
 	$(GO) test -count=1 ./...

@@ -80,7 +80,7 @@ warnings too), 1 the check itself failed.`,
 
 // Complete reads the manifests: the new ones and, with --against-file, the
 // old ones.
-func (o *CheckOptions) Complete([]string) error {
+func (o *CheckOptions) Complete(cmd *cobra.Command, _ []string) error {
 	var err error
 	if o.format, err = report.ParseFormat(o.Output); err != nil {
 		return err
@@ -88,11 +88,11 @@ func (o *CheckOptions) Complete([]string) error {
 	if len(o.Filenames) == 0 {
 		return errors.New("-f is required: the CRD manifests to check (a file, a directory, or - for stdin)")
 	}
-	if o.newCRDs, err = manifest.ReadCRDs(o.Filenames, o.Recursive, o.In); err != nil {
+	if o.newCRDs, err = manifest.ReadCRDs(cmd.Context(), o.Filenames, o.Recursive, o.In); err != nil {
 		return err
 	}
 	if len(o.AgainstFile) > 0 {
-		o.oldCRDs, err = manifest.ReadCRDs(o.AgainstFile, o.Recursive, o.In)
+		o.oldCRDs, err = manifest.ReadCRDs(cmd.Context(), o.AgainstFile, o.Recursive, o.In)
 		return err
 	}
 	return nil

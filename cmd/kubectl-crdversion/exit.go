@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
 // Exit codes, documented in README.md.
@@ -28,14 +30,14 @@ var errAttention = errors.New("needs attention")
 // from flags and arguments, Validate refuses bad input before anything is
 // sent, Run does the work.
 type options interface {
-	Complete(args []string) error
+	Complete(cmd *cobra.Command, args []string) error
 	Validate() error
 	Run(ctx context.Context) error
 }
 
 func runE(o options) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, args []string) error {
-		if err := o.Complete(args); err != nil {
+		if err := o.Complete(c, args); err != nil {
 			return err
 		}
 		if err := o.Validate(); err != nil {
@@ -58,7 +60,7 @@ func execute(ctx context.Context, cmd *cobra.Command, streams genericiooptions.I
 	// One line, as kubectl prints errors (an API error may span several),
 	// then the usage hint of a flag error on its own line, as kubectl does.
 	msg, hint, _ := strings.Cut(err.Error(), usageHint)
-	fmt.Fprintf(streams.ErrOut, "error: %s\n", strings.Join(strings.Fields(msg), " "))
+	fmt.Fprintf(streams.ErrOut, "error: %s\n", report.Printable(strings.Join(strings.Fields(msg), " ")))
 	if hint != "" {
 		fmt.Fprintf(streams.ErrOut, "%s%s\n", strings.TrimPrefix(usageHint, "\n"), strings.TrimSpace(hint))
 	}

@@ -62,7 +62,7 @@ func (o *passOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
 }
 
 // Complete builds clients with the rate limit asked for.
-func (o *passOptions) Complete(args []string) error {
+func (o *passOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Names = args
 	var err error
 	if o.dryRun, err = migrate.ParseDryRun(o.DryRun); err != nil {

@@ -71,8 +71,8 @@ next one is refused. VERSION defaults to the one version in flight.`,
 }
 
 // Complete reads the manifest and builds the clients.
-func (o *PromoteOptions) Complete(args []string) error {
-	if err := o.stepOptions.Complete(args); err != nil {
+func (o *PromoteOptions) Complete(cmd *cobra.Command, args []string) error {
+	if err := o.stepOptions.Complete(cmd, args); err != nil {
 		return err
 	}
 	if o.FromFile == "" {
@@ -107,7 +107,7 @@ func (o *PromoteOptions) Validate() error {
 // (pkg/migrate.Promote), and reports what each found.
 func (o *PromoteOptions) Run(ctx context.Context) error {
 	if o.Filename != "" {
-		return o.runOffline(func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
+		return o.runOffline(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
 			if version == "" {
 				var err error
 				if version, err = lifecycle.InFlight(crd); err != nil {

@@ -78,7 +78,7 @@ storedVersions entry missing from spec.versions.`,
 }
 
 // Complete builds the clients.
-func (o *StatusOptions) Complete(args []string) error {
+func (o *StatusOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Names = args
 	var err error
 	if o.format, err = report.ParseFormat(o.Output); err != nil {
@@ -187,7 +187,7 @@ func (o *StatusOptions) load(ctx context.Context) ([]*apiextensionsv1.CustomReso
 	if len(o.Filenames) == 0 {
 		return o.clients.selectCRDs(ctx, o.Selector, o.Names...)
 	}
-	found, err := manifest.ReadCRDs(o.Filenames, o.Recursive, o.In)
+	found, err := manifest.ReadCRDs(ctx, o.Filenames, o.Recursive, o.In)
 	if err != nil {
 		return nil, err
 	}

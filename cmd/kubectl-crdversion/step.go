@@ -49,7 +49,7 @@ func (o *stepOptions) addFlags(cmd *cobra.Command) {
 }
 
 // Complete reads the flags and, for a cluster, builds the clients.
-func (o *stepOptions) Complete(args []string) error {
+func (o *stepOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.args = args
 	var err error
 	if o.dryRun, err = migrate.ParseDryRun(o.DryRun); err != nil {
@@ -100,7 +100,7 @@ func (o *stepOptions) target(ctx context.Context) (*apiextensionsv1.CustomResour
 // run applies the step to the cluster or, with -f, to the file.
 func (o *stepOptions) run(ctx context.Context, plan stepPlanner) error {
 	if o.Filename != "" {
-		return o.runOffline(plan)
+		return o.runOffline(ctx, plan)
 	}
 	crd, err := o.target(ctx)
 	if err != nil {
@@ -154,8 +154,8 @@ func (o *stepOptions) report(p *lifecycle.Plan, after *apiextensionsv1.CustomRes
 }
 
 // runOffline plans on the CRD in the file and edits the file in place.
-func (o *stepOptions) runOffline(plan stepPlanner) error {
-	crds, err := manifest.ReadEditable(o.Filename)
+func (o *stepOptions) runOffline(ctx context.Context, plan stepPlanner) error {
+	crds, err := manifest.ReadEditable(ctx, o.Filename)
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ before blocking or removing it), 1 the command failed.`,
 
 // Complete builds the clients: /metrics is read through discovery's client,
 // which addresses the server root rather than an API group.
-func (o *UsageOptions) Complete(args []string) error {
+func (o *UsageOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Names = args
 	var err error
 	if o.format, err = report.ParseFormat(o.Output); err != nil {

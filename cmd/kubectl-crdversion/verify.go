@@ -64,7 +64,7 @@ Exit status is 0 when every object round-trips, 3 when some do not.`,
 }
 
 // Complete builds the clients.
-func (o *VerifyOptions) Complete(args []string) error {
+func (o *VerifyOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.CRD, o.Versions = args[0], args[1:]
 	var err error
 	if o.format, err = report.ParseFormat(o.Output); err != nil {

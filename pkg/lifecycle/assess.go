@@ -52,6 +52,9 @@ const (
 	ActionWait Action = "wait"
 	// ActionNone: nothing to do.
 	ActionNone Action = "none"
+	// ActionFix: the CRD itself is wrong (a manifest the API server would
+	// refuse); no command of this plugin takes it further.
+	ActionFix Action = "fix"
 )
 
 // Next is the step a person can act on.
@@ -185,6 +188,9 @@ func MigrationPending(crd *apiextensionsv1.CustomResourceDefinition) bool {
 
 func problems(a Assessment) []Problem {
 	out := []Problem{}
+	if storage := a.storageVersions(); len(storage) != 1 {
+		out = append(out, Problem{SeverityError, "", badStorage(storage)})
+	}
 	pending := a.Pending()
 	for _, v := range a.Versions {
 		switch {
@@ -210,6 +216,25 @@ func problems(a Assessment) []Problem {
 	return out
 }
 
+// storageVersions are the versions marked storage: exactly one, in any
+// CRD the API server took.
+func (a Assessment) storageVersions() []string {
+	var out []string
+	for _, v := range a.Versions {
+		if v.Storage {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+func badStorage(storage []string) string {
+	if len(storage) == 0 {
+		return "no version has storage: true; exactly one must (the API server refuses this CRD)"
+	}
+	return fmt.Sprintf("%d versions have storage: true (%s); exactly one must (the API server refuses this CRD)", len(storage), strings.Join(storage, ", "))
+}
+
 // nextStep picks the one step that unblocks the most: repair before
 // migration, migration before any promotion, newer versions before older.
 func nextStep(a Assessment) Next {
@@ -221,6 +246,8 @@ func nextStep(a Assessment) Next {
 	}
 	migrate := "kubectl crdversion migrate " + crd
 	switch {
+	case len(a.storageVersions()) != 1:
+		return Next{ActionFix, "", "edit the manifest: " + badStorage(a.storageVersions())}
 	case a.Migrating:
 		return Next{ActionWait, "", "the cluster's storage version migrator is migrating this resource; check again when StorageMigrating is False"}
 	case len(byStage[StageMissing]) > 0:

@@ -145,6 +145,20 @@ func TestAssessStages(t *testing.T) {
 			problemSub: "storage version v1 is marked deprecated",
 		},
 		{
+			name:       "two storage versions (a manifest the API server refuses)",
+			crd:        crd([]string{"v1"}, "v1beta1:served,storage", "v1:served,storage"),
+			stages:     "v1=storage v1beta1=storage",
+			action:     ActionFix,
+			problemSub: "2 versions have storage: true (v1, v1beta1); exactly one must",
+		},
+		{
+			name:       "no storage version",
+			crd:        crd(nil, "v1beta1:served", "v1:served"),
+			stages:     "v1=introduced v1beta1=introduced",
+			action:     ActionFix,
+			problemSub: "no version has storage: true; exactly one must",
+		},
+		{
 			name:    "three versions, order by priority not by spec",
 			crd:     crd([]string{"v1"}, "v2alpha1:served", "v1:served,storage", "v1beta1:served,deprecated"),
 			stages:  "v1=storage v1beta1=deprecated v2alpha1=served",

@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,9 +26,11 @@ type Found struct {
 // Documents other than CRDs are skipped. A file named on its own that does
 // not parse is an error naming it and the line; in a directory it is a
 // warning and skipped, since a Helm chart keeps unrendered templates beside
-// its CRDs. A CRD named twice is taken from its last document, with a
+// its CRDs. A file that cannot be read, a document that does not decode,
+// and a CRD with a field its type lacks are errors wherever they are. Lists
+// are unwrapped. A CRD named twice is taken from its last document, with a
 // warning.
-func ReadCRDs(paths []string, recursive bool, stdin io.Reader) (*Found, error) {
+func ReadCRDs(ctx context.Context, paths []string, recursive bool, stdin io.Reader) (*Found, error) {
 	found := &Found{}
 	seen := map[string]string{}
 	add := func(f *File) error {
@@ -51,9 +55,9 @@ func ReadCRDs(paths []string, recursive bool, stdin io.Reader) (*Found, error) {
 	}
 	for _, p := range paths {
 		if p == Stdin {
-			src, err := io.ReadAll(stdin)
+			src, err := readBounded(ctx, "stdin", func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil })
 			if err != nil {
-				return nil, fmt.Errorf("reading stdin: %w", err)
+				return nil, err
 			}
 			f := &File{Path: "<stdin>"}
 			if err := f.parse(src); err != nil {
@@ -69,7 +73,7 @@ func ReadCRDs(paths []string, recursive bool, stdin io.Reader) (*Found, error) {
 			return nil, err
 		}
 		if !info.IsDir() {
-			f, err := readFile(p)
+			f, err := readFile(ctx, p)
 			if err != nil {
 				return nil, err
 			}
@@ -79,8 +83,12 @@ func ReadCRDs(paths []string, recursive bool, stdin io.Reader) (*Found, error) {
 			continue
 		}
 		err = walkManifests(p, recursive, func(path string) error {
-			f, err := readFile(path)
-			if err != nil {
+			f, err := readFile(ctx, path)
+			var unreadable ioError
+			switch {
+			case errors.As(err, &unreadable):
+				return err
+			case err != nil:
 				found.Warnings = append(found.Warnings, err.Error()+" (skipped)")
 				return nil
 			}

@@ -157,11 +157,7 @@ func (f *File) tokenSpan(v *yaml.Node) (int, int, bool) {
 	if start < 0 {
 		return 0, 0, false
 	}
-	lineEnd := bytes.IndexByte(f.src[start:], '\n')
-	if lineEnd < 0 {
-		lineEnd = len(f.src) - start
-	}
-	line := f.src[start : start+lineEnd]
+	line := f.src[start : start+lineEnd(string(f.src[start:]))]
 	switch v.Style {
 	case yaml.DoubleQuotedStyle:
 		for i := 1; i < len(line); i++ {

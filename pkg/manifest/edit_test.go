@@ -60,7 +60,7 @@ func load(t *testing.T, content string) (*File, CRD) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	crds, err := ReadEditable(path)
+	crds, err := ReadEditable(t.Context(), path)
 	if err != nil || len(crds) != 1 {
 		t.Fatalf("CRDs = %v, %v", crds, err)
 	}

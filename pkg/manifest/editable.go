@@ -17,6 +17,8 @@ func (c CRD) Editable() error {
 	src := c.File.src
 	trimmed := bytes.TrimSpace(src)
 	switch {
+	case c.Item >= 0:
+		return fmt.Errorf("%s holds %s in a List (document %d, item %d): promote -f edits a CRD that is a document of its own; split the List (one document per CRD) and run again", c.File.Path, c.Obj.Name, c.Index+1, c.Item+1)
 	case strings.EqualFold(filepath.Ext(c.File.Path), ".json") || bytes.HasPrefix(trimmed, []byte("{")) || bytes.HasPrefix(trimmed, []byte("[")):
 		return fmt.Errorf("%s is JSON: promote -f edits YAML in place; convert it (kubectl create --dry-run=client -o yaml -f %s) or make the change by hand", c.File.Path, c.File.Path)
 	case bytes.Contains(src, []byte("\r\n")):

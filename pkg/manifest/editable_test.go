@@ -10,11 +10,8 @@ import (
 // Files promote -f cannot edit line by line are refused, naming why, before
 // anything is written.
 func TestEditableRefusesWhatItCannotEditInPlace(t *testing.T) {
-	flowVersions := strings.Replace(original, `  versions:
-  # the old version
-  - name: v1beta1`, `  versions: [{name: v0, served: false, storage: false}]
-  other:
-  - name: v1beta1`, 1)
+	block := original[strings.Index(original, "  versions:\n"):strings.Index(original, "---\napiVersion: v1\nkind: Service")]
+	flowVersions := strings.Replace(original, block, "  versions: [{name: v1beta1, served: true, storage: true}, {name: v1, served: true, storage: false}]\n", 1)
 	for _, tc := range []struct {
 		name, file, content, want string
 	}{
@@ -28,7 +25,7 @@ func TestEditableRefusesWhatItCannotEditInPlace(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		crds, err := ReadEditable(path)
+		crds, err := ReadEditable(t.Context(), path)
 		if err != nil || len(crds) != 1 {
 			t.Fatalf("%s: %v %d CRDs", tc.name, err, len(crds))
 		}

@@ -1,27 +1,80 @@
 package manifest
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// offset turns a 1-based line and column into a byte offset.
-func (f *File) offset(line, column int) int {
-	off := 0
-	for l := 1; l < line; l++ {
-		i := bytes.IndexByte(f.src[off:], '\n')
-		if i < 0 {
-			return -1
+// The YAML parser counts a line at every LF, CR, CR LF, NEL (U+0085), LS
+// (U+2028) and PS (U+2029): its positions are lines of those, so every
+// edit counts lines the same way, or it would land on another line.
+var breaks = []string{"\r\n", "\n", "\r", "\u0085", "\u2028", "\u2029"}
+
+// breakAt is the length of the line break that starts s, or 0.
+func breakAt(s string) int {
+	for _, b := range breaks {
+		if strings.HasPrefix(s, b) {
+			return len(b)
 		}
-		off += i + 1
 	}
-	return off + column - 1
+	return 0
 }
 
-func (f *File) lines() []string { return strings.SplitAfter(string(f.src), "\n") }
+// lineEnd is the offset in s of its first line break, or len(s).
+func lineEnd(s string) int {
+	for i := range s {
+		if breakAt(s[i:]) > 0 {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// trimBreak drops the line break a line ends with.
+func trimBreak(line string) string {
+	for _, b := range breaks {
+		if t, ok := strings.CutSuffix(line, b); ok {
+			return t
+		}
+	}
+	return line
+}
+
+// offset turns a 1-based line and column (the parser counts columns in
+// characters) into a byte offset.
+func (f *File) offset(line, column int) int {
+	src := string(f.src)
+	off := 0
+	for l := 1; l < line; l++ {
+		end := lineEnd(src[off:])
+		if off+end == len(src) {
+			return -1
+		}
+		off += end + breakAt(src[off+end:])
+	}
+	for c := 1; c < column && off < len(src); c++ {
+		_, size := utf8.DecodeRuneInString(src[off:])
+		off += size
+	}
+	return off
+}
+
+// lines splits the file after each line break, as the parser counts them.
+func (f *File) lines() []string {
+	src := string(f.src)
+	var out []string
+	for {
+		end := lineEnd(src)
+		if end == len(src) {
+			return append(out, src)
+		}
+		end += breakAt(src[end:])
+		out, src = append(out, src[:end]), src[end:]
+	}
+}
 
 // deleteLines removes lines from..to (1-based, inclusive).
 func (f *File) deleteLines(from, to int) error {
@@ -39,7 +92,7 @@ func (f *File) insertLine(at int, text string) error {
 	if at < 1 || at > len(lines)+1 {
 		return fmt.Errorf("cannot insert at line %d of %d", at, len(lines))
 	}
-	if at > 1 && !strings.HasSuffix(lines[at-2], "\n") {
+	if at > 1 && trimBreak(lines[at-2]) == lines[at-2] {
 		lines[at-2] += "\n"
 	}
 	out := append(append(lines[:at-1:at-1], text+"\n"), lines[at-1:]...)
@@ -58,7 +111,7 @@ func (f *File) blockEnd(n *yaml.Node, column int) int {
 		end--
 	}
 	for l := n.Line + 1; l <= len(lines); l++ {
-		s := strings.TrimRight(lines[l-1], "\r\n")
+		s := trimBreak(lines[l-1])
 		trimmed := strings.TrimLeft(s, " ")
 		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
 			continue

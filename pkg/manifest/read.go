@@ -2,7 +2,7 @@ package manifest
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -26,19 +26,22 @@ type File struct {
 type CRD struct {
 	File  *File
 	Index int // which document of the file
-	Obj   *apiextensionsv1.CustomResourceDefinition
+	// Item is its index in the document's List, or -1: the document is
+	// the CRD.
+	Item int
+	Obj  *apiextensionsv1.CustomResourceDefinition
 }
 
 // ReadEditable reads the CRDs of a file, or of every .yaml/.yml/.json file
 // below a directory, each with the file it is in, to edit in place.
-func ReadEditable(path string) ([]CRD, error) {
+func ReadEditable(ctx context.Context, path string) ([]CRD, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	var crds []CRD
 	add := func(p string) error {
-		f, err := readFile(p)
+		f, err := readFile(ctx, p)
 		if err != nil {
 			return err
 		}
@@ -72,10 +75,12 @@ func walkManifests(dir string, recursive bool, fn func(path string) error) error
 	})
 }
 
-func readFile(path string) (*File, error) {
-	src, err := os.ReadFile(path)
+// readFile reads and parses one file. An error reading it is an ioError;
+// one parsing it is not.
+func readFile(ctx context.Context, path string) (*File, error) {
+	src, err := readBounded(ctx, path, func() (io.ReadCloser, error) { return os.Open(path) })
 	if err != nil {
-		return nil, err
+		return nil, ioError{err}
 	}
 	f := &File{Path: path}
 	if err := f.parse(src); err != nil {
@@ -102,26 +107,39 @@ func (f *File) parse(src []byte) error {
 	return nil
 }
 
-// CRDs lists the apiextensions.k8s.io/v1 CRDs in the file.
+// ioError is a file that could not be read, as opposed to one read that
+// does not parse.
+type ioError struct{ error }
+
+func (e ioError) Unwrap() error { return e.error }
+
+// CRDs lists the apiextensions.k8s.io/v1 CRDs in the file, Lists unwrapped.
+// A document or a CRD that does not decode strictly is an error naming the
+// file, the document and the line.
 func (f *File) CRDs() ([]CRD, error) {
 	var out []CRD
 	for i, doc := range f.docs {
-		var m map[string]any
-		if err := doc.Decode(&m); err != nil || m["kind"] != "CustomResourceDefinition" {
-			continue
-		}
-		if m["apiVersion"] != "apiextensions.k8s.io/v1" {
-			return nil, fmt.Errorf("%s: document %d is a CRD of %v; only apiextensions.k8s.io/v1 is supported", f.Path, i+1, m["apiVersion"])
-		}
-		raw, err := json.Marshal(m)
+		objs, err := objectsOf(doc)
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", f.Path, i+1, err)
+			return nil, fmt.Errorf("%s:%d: document %d: %w", f.Path, doc.Line, i+1, err)
 		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := json.Unmarshal(raw, crd); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", f.Path, i+1, err)
+		for _, d := range objs {
+			if d.obj["kind"] != "CustomResourceDefinition" {
+				continue
+			}
+			where := fmt.Sprintf("%s:%d: document %d", f.Path, doc.Line, i+1)
+			if d.item >= 0 {
+				where += fmt.Sprintf(", item %d", d.item+1)
+			}
+			if d.obj["apiVersion"] != "apiextensions.k8s.io/v1" {
+				return nil, fmt.Errorf("%s is a CRD of %v; only apiextensions.k8s.io/v1 is supported", where, d.obj["apiVersion"])
+			}
+			crd, err := strictCRD(d)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			out = append(out, CRD{File: f, Index: i, Item: d.item, Obj: crd})
 		}
-		out = append(out, CRD{File: f, Index: i, Obj: crd})
 	}
 	return out, nil
 }

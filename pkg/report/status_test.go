@@ -100,3 +100,17 @@ func TestParseFormat(t *testing.T) {
 		t.Error("ParseFormat(xml) accepted")
 	}
 }
+
+func TestPrintableEscapesWhatATerminalActsOn(t *testing.T) {
+	for in, want := range map[string]string{
+		"widgets.example.com":            "widgets.example.com",
+		"\x1b[2Jwidgets":                 `\x1b[2Jwidgets`,
+		"v1\u2028beta":                   `v1\u2028beta`,
+		"bell\a and del\x7f":             `bell\a and del\x7f`,
+		"ünïcode stays as it is, tabs\t": "ünïcode stays as it is, tabs\t",
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -37,11 +37,12 @@ func newTableWith(w io.Writer, headers bool, header ...string) *table {
 var oneLine = strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ")
 
 // Append adds a row; a tab or a line break inside a cell would break the
-// columns, so it becomes a space.
+// columns, so it becomes a space, and what a terminal would act on is
+// escaped.
 func (t *table) Append(row ...string) error {
 	cells := make([]string, len(row))
 	for i, c := range row {
-		cells[i] = oneLine.Replace(c)
+		cells[i] = Printable(oneLine.Replace(c))
 	}
 	_, err := fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
 	return err

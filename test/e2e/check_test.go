@@ -145,3 +145,42 @@ func TestCheckReadsDirectoriesAndRefusesBadInput(t *testing.T) {
 	oneError(t, offline(t, "check", "-f", bad, "--against-file", "testdata/check/old.yaml").mustCode(t, 1), bad+": yaml: line")
 	oneError(t, offline(t, "check").mustCode(t, 1), "-f is required")
 }
+
+// A manifest that does not decode is an error naming where, never a CRD
+// fewer: a duplicate key (Helm output often has them) or a misspelt field
+// once turned "2 errors" into "nothing found", exit 0. A List, as kubectl
+// get -o yaml writes, is unwrapped.
+func TestManifestReadersAreStrict(t *testing.T) {
+	dir := t.TempDir()
+	old, err := os.ReadFile("testdata/check/old.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dup := write("dup.yaml", strings.Replace(string(old), "  scope: Namespaced\n", "  scope: Namespaced\n  scope: Cluster\n", 1))
+	typo := write("typo.yaml", strings.Replace(string(old), "    storage: true\n", "    storage: true\n    deprecatd: true\n", 1))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		// The file, the document, then yaml's own words (the line of each key).
+		{"a duplicate key, checked", []string{"check", "-f", dup, "--against-file", "testdata/check/old.yaml"}, "already defined"},
+		{"a duplicate key, as the old release", []string{"check", "-f", "testdata/check/old.yaml", "--against-file", dup}, "already defined"},
+		{"a misspelt field", []string{"status", "-f", typo}, `unknown field "spec.versions[0].deprecatd"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			oneError(t, offline(t, tc.args...).mustCode(t, 1), tc.want)
+		})
+	}
+	lines := strings.Split(strings.TrimRight(string(old), "\n"), "\n")
+	list := write("list.yaml", "apiVersion: v1\nkind: List\nitems:\n- "+strings.Join(lines[1:], "\n  ")+"\n")
+	r := offline(t, "status", "-f", list).mustCode(t, 0)
+	contains(t, "status -f on a List", r.stdout, "gizmos.example.com")
+}

@@ -1,0 +1,130 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// lineBreaks are the characters YAML counts as line breaks besides LF.
+var lineBreaks = []string{"\u0085", "\u2028", "\u2029"}
+
+// offlineSeeds are real-world shapes and the cases that once broke.
+func offlineSeeds() []string {
+	seeds := []string{original, crdDoc}
+	for _, br := range lineBreaks {
+		seeds = append(seeds,
+			strings.Replace(original, "# The Widget CRD.", "# The Widget CRD."+br+"# more", 1),
+			strings.Replace(original, "    storage: true\n", "    storage: true\n    # the old"+br+"# flags\n", 1),
+			strings.Replace(original, "  # the new version\n", "  # the new"+br+"version\n", 1))
+	}
+	return seeds
+}
+
+// checkOfflineStep is the editor's property: for any file the parser
+// accepts, the next offline step either is refused, leaving the file as it
+// was, or changes exactly what the plan names: the edited file decodes to
+// the plan's CRD, and every other document decodes as before.
+func checkOfflineStep(t *testing.T, content string) {
+	path := filepath.Join(t.TempDir(), "crd.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	crds, err := ReadEditable(t.Context(), path)
+	if err != nil || len(crds) != 1 || crds[0].Editable() != nil {
+		return
+	}
+	c := crds[0]
+	version, err := lifecycle.InFlight(c.Obj)
+	if err != nil {
+		return
+	}
+	p, err := lifecycle.PlanPromote(c.Obj, version, "", lifecycle.PromoteOptions{Offline: true})
+	if err != nil {
+		return
+	}
+	before := decodedDocs(t, c.File)
+	if err := c.Apply(p); err != nil {
+		return // refused: the command writes nothing
+	}
+	if err := os.WriteFile(path, c.File.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ReadEditable(t.Context(), path)
+	if err != nil || len(again) != 1 {
+		t.Fatalf("the edit left a file that does not read: %v\n%q", err, c.File.Bytes())
+	}
+	want, _ := json.Marshal(p.After)
+	got, _ := json.Marshal(again[0].Obj)
+	if !bytes.Equal(want, got) {
+		t.Fatalf("the edited file is not the plan's CRD:\ngot  %s\nwant %s\nfile %q", got, want, c.File.Bytes())
+	}
+	after := decodedDocs(t, again[0].File)
+	for i := range before {
+		if i != c.Index && before[i] != after[i] {
+			t.Fatalf("document %d changed:\n%s\n→\n%s", i+1, before[i], after[i])
+		}
+	}
+}
+
+func decodedDocs(t *testing.T, f *File) []string {
+	out := make([]string, len(f.docs))
+	for i, d := range f.docs {
+		var v any
+		if err := d.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(v)
+		out[i] = string(raw)
+	}
+	return out
+}
+
+// A comment holding a character YAML counts as a line break, above the
+// flags or right after them: the edit lands on the flags it names, and
+// every comment stays as it was.
+func TestOfflineEditCountsEveryLineBreak(t *testing.T) {
+	for _, seed := range offlineSeeds() {
+		checkOfflineStep(t, seed)
+	}
+	for _, br := range lineBreaks {
+		content := strings.Replace(original, "    storage: true\n", "    storage: true\n    # the old"+br+"# flags\n", 1)
+		got := step(t, content, promote(lifecycle.StageDeprecated, ""))
+		if !strings.Contains(got, "    # the old"+br+"# flags\n") || !strings.Contains(got, "  # the new version\n") || !strings.Contains(got, "served: true   # served until 2027") {
+			t.Errorf("%q: a comment was rewritten:\n%s", br, got)
+		}
+	}
+}
+
+func FuzzOfflineStep(f *testing.F) {
+	for _, s := range offlineSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(checkOfflineStep)
+}
+
+// Every reader either reads or says why: no panic, no CRD without its
+// object.
+func FuzzReadCRDs(f *testing.F) {
+	for _, s := range offlineSeeds() {
+		f.Add(s)
+	}
+	f.Add("apiVersion: v1\nkind: List\nitems:\n- kind: CustomResourceDefinition\n  apiVersion: apiextensions.k8s.io/v1\n")
+	f.Add("a: &a [x, x]\nb: [*a, *a]\n")
+	f.Fuzz(func(t *testing.T, content string) {
+		found, err := ReadCRDs(t.Context(), []string{Stdin}, false, strings.NewReader(content))
+		if err != nil {
+			return
+		}
+		for _, c := range found.CRDs {
+			if c == nil {
+				t.Fatal("a nil CRD")
+			}
+		}
+	})
+}
