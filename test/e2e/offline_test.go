@@ -2,11 +2,18 @@ package e2e
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // offline runs `kubectl crdversion ARGS` with no cluster at all.
@@ -101,4 +108,83 @@ func TestOfflineInputHabits(t *testing.T) {
 			t.Errorf("promote -f %s touched the file", name)
 		}
 	}
+}
+
+// A read that never ends — stdin no one closes — ends on Ctrl-C with one
+// error line, as everything else does: the signal reaches the plugin
+// (kubectl execs it) while it waits for input.
+func TestReadingStdinEndsOnCtrlC(t *testing.T) {
+	cmd := exec.CommandContext(t.Context(), "kubectl", "crdversion", "status", "-f", "-")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(t.TempDir(), "none"), "HOME="+t.TempDir())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Part of a manifest, then nothing: the plugin is reading by now.
+	if _, err := io.WriteString(stdin, "apiVersion: apiextensions.k8s.io/v1\n"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// kubectl execs the plugin in its own process: wait for that, so the
+	// signal is the plugin's to handle.
+	cmdline := fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid)
+	if err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		raw, _ := os.ReadFile(cmdline)
+		return bytes.Contains(raw, []byte("kubectl-crdversion")), nil
+	}); err != nil {
+		t.Fatalf("kubectl never ran the plugin: %v", err)
+	}
+	// Signal until it ends: the plugin sets its handler up as it starts.
+	ended := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, time.Minute, false, func(context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			done <- err
+			return true, nil
+		default:
+			return false, cmd.Process.Signal(syscall.SIGINT)
+		}
+	})
+	if ended != nil {
+		t.Fatalf("status -f - never ended on SIGINT: %v", ended)
+	}
+	r := result{stdout: out.String(), stderr: errOut.String()}
+	if exit, ok := (<-done).(*exec.ExitError); ok {
+		r.code = exit.ExitCode()
+	}
+	oneError(t, r.mustCode(t, 1), "reading stdin: interrupt signal received")
+}
+
+// YAML counts NEL, U+2028 and U+2029 as line breaks: a comment holding
+// one right after the version flags once shifted every edit a line down,
+// rewriting comments and leaving both storage flags as they were.
+func TestOfflinePromoteWithALineSeparatorInAComment(t *testing.T) {
+	original, err := os.ReadFile("../../hack/demo/clusterpolicies-v2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := strings.Replace(string(original), "    storage: true\n", "    storage: true\n    # the old\u2028# one\n", 1)
+	if content == string(original) {
+		t.Fatal("setup: no storage flag to put a comment after")
+	}
+	file := filepath.Join(t.TempDir(), "crds.yaml")
+	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	offline(t, "promote", "-f", file, "v2").mustCode(t, 0)
+	edited, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(edited), "    # the old\u2028# one\n") {
+		t.Errorf("the comment was rewritten:\n%s", edited)
+	}
+	st := offline(t, "status", "-f", file, "-o", "json").mustCode(t, 0)
+	contains(t, "status after the edit", st.stdout, `"storageVersion": "v2"`)
 }
