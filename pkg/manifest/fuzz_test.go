@@ -14,9 +14,18 @@ import (
 // lineBreaks are the characters YAML counts as line breaks besides LF.
 var lineBreaks = []string{"\u0085", "\u2028", "\u2029"}
 
-// offlineSeeds are real-world shapes and the cases that once broke.
+// offlineSeeds are the repository's own manifests, the cases that once
+// broke, and the shapes the tests use.
 func offlineSeeds() []string {
 	seeds := []string{original, crdDoc}
+	for _, pattern := range []string{"../../hack/demo/*.yaml", "../../test/e2e/testdata/check/*.yaml"} {
+		files, _ := filepath.Glob(pattern)
+		for _, f := range files {
+			if raw, err := os.ReadFile(f); err == nil {
+				seeds = append(seeds, string(raw))
+			}
+		}
+	}
 	for _, br := range lineBreaks {
 		seeds = append(seeds,
 			strings.Replace(original, "# The Widget CRD.", "# The Widget CRD."+br+"# more", 1),
