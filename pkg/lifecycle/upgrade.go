@@ -59,7 +59,8 @@ func CheckUpgrade(old, new *apiextensionsv1.CustomResourceDefinition, stored []s
 	if old == nil {
 		return nil
 	}
-	if stored == nil {
+	offline := stored == nil
+	if offline {
 		stored = slices.Clone(old.Status.StoredVersions)
 		if s := StorageVersion(old); s != "" && !slices.Contains(stored, s) {
 			stored = append(stored, s)
@@ -67,6 +68,9 @@ func CheckUpgrade(old, new *apiextensionsv1.CustomResourceDefinition, stored []s
 	}
 	var out []Finding
 	out = append(out, rejected(old, new, stored)...)
+	if offline {
+		out = append(out, removedMaybeStored(old, new, stored)...)
+	}
 	out = append(out, lifecycleSkips(old, new)...)
 	out = append(out, deprecations(old, new)...)
 	out = append(out, schemaBreaks(old, new)...)
@@ -98,6 +102,26 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 				"then apply this manifest"}
 		}
 		out = append(out, f)
+	}
+	return out
+}
+
+// removedMaybeStored flags, without a cluster, each version the new CRD
+// removes that the old one did not store at: a cluster that ran an older
+// release may still name it in status.storedVersions, and there the API
+// server refuses the new CRD. Files cannot tell; every cluster's
+// storedVersions can.
+func removedMaybeStored(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []Finding {
+	var out []Finding
+	for _, o := range old.Spec.Versions {
+		if specVersion(new, o.Name) != nil || slices.Contains(stored, o.Name) {
+			continue
+		}
+		out = append(out, Finding{Severity: SeverityWarning, Kind: FindingRejected, CRD: new.Name, Version: o.Name, Rule: "removedVersionMayBeStored",
+			Message: fmt.Sprintf("%s is removed from spec.versions: on a cluster whose status.storedVersions still names it (objects were stored at it under an older release, and no migration pruned it), the API server refuses this CRD", o.Name),
+			Fix: []string{
+				fmt.Sprintf("on every cluster, before applying: kubectl crdversion migrate %s (re-stores every object at %s and prunes %s from storedVersions; it does nothing where storedVersions no longer names it)", new.Name, StorageVersion(old), o.Name),
+				"or check against each cluster, which reads its storedVersions: kubectl crdversion check -f NEW"}})
 	}
 	return out
 }
@@ -217,7 +241,7 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 		}
 		out = append(out, Finding{Severity: sev, Kind: FindingSchema, CRD: new.Name, Version: oldStorage, Rule: "storageSwitchMayLoseData",
 			Message: fmt.Sprintf("re-storing objects stored at %s at %s (kubectl crdversion migrate, after this upgrade) is not proven lossless: %s", oldStorage, newStorage, why),
-			Fix: []string{fmt.Sprintf("after applying, kubectl crdversion migrate %s checks %s→%s→%s on every object before it re-stores any, and re-stores nothing if one would lose data", new.Name, oldStorage, newStorage, oldStorage),
+			Fix: []string{fmt.Sprintf("after applying, kubectl crdversion migrate %s checks %s→%s→%s on each object as it re-stores it, and leaves as it is every object that would lose data", new.Name, oldStorage, newStorage, oldStorage),
 				"or carry the field into the new version's schema (or through the conversion webhook)"}})
 	}
 	return out

@@ -96,7 +96,8 @@ func writeCheckMarkdown(w io.Writer, r CheckReport) error {
 	b.WriteString("\n## Breaking changes\n\n")
 	breaking := 0
 	for _, f := range r.Findings {
-		if f.Kind == lifecycle.FindingDeprecation || f.Severity != lifecycle.SeverityError {
+		// A refusal that depends on the cluster is breaking where it holds.
+		if f.Kind == lifecycle.FindingDeprecation || (f.Severity != lifecycle.SeverityError && f.Kind != lifecycle.FindingRejected) {
 			continue
 		}
 		breaking++

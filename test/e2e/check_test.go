@@ -184,3 +184,30 @@ func TestManifestReadersAreStrict(t *testing.T) {
 	r := offline(t, "status", "-f", list).mustCode(t, 0)
 	contains(t, "status -f on a List", r.stdout, "gizmos.example.com")
 }
+
+// A release that removes a version its previous release no longer stored
+// at: the files cannot tell whether a cluster that ran an older release
+// still names it in storedVersions, where the API server refuses the CRD.
+// That is a warning with the precondition and the command that ensures it,
+// and a breaking change in the release notes.
+func TestCheckFlagsARemovedVersionOffline(t *testing.T) {
+	prev, err := os.ReadFile("testdata/check/new.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(prev)
+	start, end := strings.Index(s, "  - name: v1beta1\n"), strings.Index(s, "  - name: v1\n")
+	if start < 0 || end < start {
+		t.Fatal("setup: no v1beta1 block before v1")
+	}
+	removed := filepath.Join(t.TempDir(), "removed.yaml")
+	if err := os.WriteFile(removed, []byte(s[:start]+s[end:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := offline(t, "check", "-f", removed, "--against-file", "testdata/check/new.yaml").mustCode(t, 0)
+	contains(t, "a removed version, offline", r.stdout, "removedVersionMayBeStored", "kubectl crdversion migrate gizmos.example.com")
+	md := offline(t, "check", "-f", removed, "--against-file", "testdata/check/new.yaml", "-o", "markdown").mustCode(t, 0)
+	breaking := md.stdout[strings.Index(md.stdout, "## Breaking changes"):strings.Index(md.stdout, "## Upgrade steps")]
+	contains(t, "release notes", breaking, "v1beta1 is removed from spec.versions")
+	offline(t, "check", "-f", removed, "--against-file", "testdata/check/new.yaml", "--strict").mustCode(t, 3)
+}
