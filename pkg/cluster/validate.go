@@ -117,7 +117,7 @@ func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *api
 			}
 		}
 		if cont = list.GetContinue(); cont == "" {
-			return out, nil
+			return groupObjects(out), nil
 		}
 	}
 }
@@ -125,14 +125,62 @@ func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *api
 func objectFinding(sev lifecycle.Severity, rule, crd, version, object, what string, errs field.ErrorList) lifecycle.Finding {
 	msgs := make([]string, 0, len(errs))
 	paths := make([]string, 0, len(errs))
+	skipped := false
 	for _, e := range errs {
+		// The API server adds one error about the whole object when a
+		// schema error kept it from running the CEL rules: say that once,
+		// in words, rather than as "<nil>: Invalid value: null".
+		if e.Field == "" || e.Field == "<nil>" {
+			skipped = true
+			continue
+		}
 		msgs = append(msgs, e.Error())
-		// An error about the whole object (CEL rules left unchecked after a
-		// schema error) has no field.
-		if e.Field != "" && e.Field != "<nil>" && !slices.Contains(paths, e.Field) {
+		if !slices.Contains(paths, e.Field) {
 			paths = append(paths, e.Field)
 		}
 	}
+	msg := what + ": " + strings.Join(msgs, "; ")
+	if skipped {
+		msg += " (the validation rules were not run on it: the API server runs them only on an object the schema accepts)"
+	}
 	return lifecycle.Finding{Severity: sev, Kind: lifecycle.FindingObjects, CRD: crd, Version: version, Rule: rule, Object: object,
-		Path: strings.Join(paths, ", "), Message: what + ": " + strings.Join(msgs, "; ")}
+		Path: strings.Join(paths, ", "), Message: msg}
+}
+
+// namedObjects is how many names a grouped finding shows before "and N
+// more"; -o json has every one.
+const namedObjects = 3
+
+// groupObjects makes one finding of every finding about objects that says
+// the same thing (severity, rule, version, path and message), in the order
+// first seen, with every object it is about: 500 objects missing a new
+// required field are one row, not 500.
+func groupObjects(found []lifecycle.Finding) []lifecycle.Finding {
+	type key struct {
+		sev                          lifecycle.Severity
+		rule, version, path, message string
+	}
+	index := map[key]int{}
+	var out []lifecycle.Finding
+	for _, f := range found {
+		k := key{f.Severity, f.Rule, f.Version, f.Path, f.Message}
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			g := f
+			g.Objects = nil
+			out = append(out, g)
+		}
+		out[i].Objects = append(out[i].Objects, f.Object)
+	}
+	for i := range out {
+		names := out[i].Objects
+		out[i].Count = len(names)
+		out[i].Object = strings.Join(names[:min(len(names), namedObjects)], ", ")
+		if len(names) > namedObjects {
+			out[i].Object += fmt.Sprintf(", and %d more", len(names)-namedObjects)
+		}
+	}
+	return out
 }

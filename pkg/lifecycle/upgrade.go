@@ -36,8 +36,13 @@ type Finding struct {
 	Version  string      `json:"version,omitempty"`
 	Rule     string      `json:"rule"`
 	Path     string      `json:"path,omitempty"`
-	// Object is the live object concerned (namespace/name), for objects.
+	// Object names the live objects concerned (namespace/name), for
+	// objects: the first few, and how many more.
 	Object string `json:"object,omitempty"`
+	// Objects are every live object the finding is about, and Count how
+	// many: one finding stands for every object with the same message.
+	Objects []string `json:"objects,omitempty"`
+	Count   int      `json:"count,omitempty"`
 	// Message says what would happen.
 	Message string `json:"message"`
 	// Fix is what to do instead, in order: commands or release steps.

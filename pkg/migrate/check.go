@@ -122,10 +122,13 @@ func checkOne(ctx context.Context, c Clients, n *apiextensionsv1.CustomResourceD
 func dryRunApply(ctx context.Context, client apiextensionsclient.Interface, live, n *apiextensionsv1.CustomResourceDefinition) (refusal, err error) {
 	api := client.ApiextensionsV1().CustomResourceDefinitions()
 	opts := DryRunServer.updateOptions("")
+	// As kubectl apply --server-side sends it: a field the API server does
+	// not know is refused, not dropped.
+	opts.FieldValidation = metav1.FieldValidationStrict
 	if live == nil {
 		c := n.DeepCopy()
 		c.ResourceVersion, c.Status = "", apiextensionsv1.CustomResourceDefinitionStatus{}
-		_, err = api.Create(ctx, c, metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: FieldManager})
+		_, err = api.Create(ctx, c, metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: FieldManager, FieldValidation: metav1.FieldValidationStrict})
 	} else {
 		u := live.DeepCopy()
 		u.Spec = *n.Spec.DeepCopy()

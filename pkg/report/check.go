@@ -49,9 +49,13 @@ func WriteCheck(w io.Writer, f Format, r CheckReport) error {
 		_, err := fmt.Fprintf(w, "%s checked against the %s: nothing found\n", crdCount(r.CRDs), r.Against)
 		return err
 	}
-	t := newTable(w, "SEVERITY", "CRD", "VERSION", "RULE", "PATH", "MESSAGE")
+	t := newTable(w, "SEVERITY", "CRD", "VERSION", "RULE", "PATH", "OBJECTS", "MESSAGE")
 	for _, fd := range r.Findings {
-		if err := t.Append(string(fd.Severity), fd.CRD, fd.Version, fd.Rule, fd.Path, fd.Message); err != nil {
+		objects := fd.Object
+		if fd.Count > 1 {
+			objects = fmt.Sprintf("%d: %s", fd.Count, fd.Object)
+		}
+		if err := t.Append(string(fd.Severity), fd.CRD, fd.Version, fd.Rule, fd.Path, objects, fd.Message); err != nil {
 			return err
 		}
 	}

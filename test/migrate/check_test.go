@@ -26,11 +26,10 @@ func gadgetSchema(edit func(spec *apiextensionsv1.JSONSchemaProps)) *apiextensio
 		Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": spec}}}
 }
 
-// Live objects against a tighter schema: exactly the objects that break
-// it, no others, and ratcheting respected: an object the new schema
-// refuses but an unchanged update lets through is a warning; one that even
-// an unchanged update is refused (a transition rule) is an error.
-func TestCheckValidatesLiveObjects(t *testing.T) {
+// liveGadgets starts a sandbox with a gadgets CRD (v1, gadgetSchema) and
+// its objects.
+func liveGadgets(t *testing.T, objs []fixtures.Object) (migrate.Clients, *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
 	sb := sandbox.StartT(t, sandbox.Options{})
 	cfg := sb.RestConfig()
 	cfg.QPS, cfg.Burst = -1, 0
@@ -47,15 +46,23 @@ func TestCheckValidatesLiveObjects(t *testing.T) {
 	if _, err := fx.CreateCRD(t.Context(), live); err != nil {
 		t.Fatal(err)
 	}
-	objs := []fixtures.Object{
+	if err := fx.CreateObjects(t.Context(), schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}, "Gadget", objs); err != nil {
+		t.Fatal(err)
+	}
+	return c, live
+}
+
+// Live objects against a tighter schema: exactly the objects that break
+// it, no others, and ratcheting respected: an object the new schema
+// refuses but an unchanged update lets through is a warning; one that even
+// an unchanged update is refused (a transition rule) is an error.
+func TestCheckValidatesLiveObjects(t *testing.T) {
+	c, live := liveGadgets(t, []fixtures.Object{
 		{Namespace: "a", Name: "clean", Spec: map[string]any{"name": "short", "replicas": int64(1)}},
 		{Namespace: "a", Name: "long-name", Spec: map[string]any{"name": "a-name-longer-than-ten", "replicas": int64(1)}},
 		{Namespace: "b", Name: "six", Spec: map[string]any{"name": "ok", "replicas": int64(6)}},
 		{Namespace: "b", Name: "nine", Spec: map[string]any{"name": "ok", "replicas": int64(9)}},
-	}
-	if err := fx.CreateObjects(t.Context(), schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}, "Gadget", objs); err != nil {
-		t.Fatal(err)
-	}
+	})
 	next := live.DeepCopy()
 	next.Spec.Versions[0].Schema = gadgetSchema(func(spec *apiextensionsv1.JSONSchemaProps) {
 		name := spec.Properties["name"]
@@ -96,5 +103,43 @@ func TestCheckValidatesLiveObjects(t *testing.T) {
 	slices.Sort(rules)
 	if strings.Join(rules, ",") != "maxLengthTightened,validationRuleAdded,validationRuleAdded" {
 		t.Errorf("schema findings %v", rules)
+	}
+}
+
+// A new required field on a CRD with many objects: one finding that names
+// the first objects and counts the rest, every name in the finding, and
+// no "<nil>: Invalid value: null" line of the API server's.
+func TestCheckGroupsObjectsThatFailAlike(t *testing.T) {
+	const n = 40
+	objs := make([]fixtures.Object, n)
+	for i := range objs {
+		objs[i] = fixtures.Object{Namespace: "a", Name: fmt.Sprintf("g-%02d", i), Spec: map[string]any{"name": "x", "replicas": int64(1)}}
+	}
+	c, live := liveGadgets(t, objs)
+	next := live.DeepCopy()
+	next.Spec.Versions[0].Schema = gadgetSchema(func(spec *apiextensionsv1.JSONSchemaProps) {
+		spec.Properties["owner"] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+		spec.Required = []string{"owner"}
+		spec.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.replicas <= 5"}}
+	})
+	found, err := migrate.CheckAgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, migrate.CheckOptions{Objects: true, PageSize: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objects []lifecycle.Finding
+	for _, f := range found {
+		if f.Kind == lifecycle.FindingObjects {
+			objects = append(objects, f)
+		}
+	}
+	if len(objects) != 1 {
+		t.Fatalf("%d findings about objects, want one for all %d: %+v", len(objects), n, objects)
+	}
+	f := objects[0]
+	if f.Count != n || len(f.Objects) != n || f.Object != "a/g-00, a/g-01, a/g-02, and 37 more" || f.Path != "spec.owner" {
+		t.Errorf("count %d, %d names, object %q, path %q", f.Count, len(f.Objects), f.Object, f.Path)
+	}
+	if strings.Contains(f.Message, "<nil>") || !strings.Contains(f.Message, "Required value") {
+		t.Errorf("message %q", f.Message)
 	}
 }
