@@ -25,6 +25,7 @@ type CheckOptions struct {
 	Recursive   bool
 	Output      string
 	Strict      bool
+	Policy      bool
 	NoObjects   bool
 
 	format  report.Format
@@ -73,6 +74,7 @@ warnings too), 1 the check itself failed.`,
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories given with -f and --against-file recursively")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|markdown|name|jsonpath=...|go-template=...")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "Exit 3 on warnings too")
+	cmd.Flags().BoolVar(&o.Policy, "policy", false, "For CRD authors: the release rules (one lifecycle step per release, no breaking schema change) are errors, not warnings")
 	completeValues(cmd, "output", "table", "json", "yaml", "markdown")
 	cmd.Flags().BoolVar(&o.NoObjects, "no-objects", false, "Do not validate live objects against the new schemas (only the CRDs are compared)")
 	return cmd
@@ -124,7 +126,7 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 	if o.oldCRDs != nil {
 		report.WriteWarnings(o.ErrOut, o.oldCRDs.Warnings)
 		against = "files"
-		findings = lifecycle.CheckFiles(o.oldCRDs.CRDs, o.newCRDs.CRDs)
+		findings = lifecycle.Consequence(lifecycle.CheckFiles(o.oldCRDs.CRDs, o.newCRDs.CRDs), nil, o.Policy)
 	} else {
 		var err error
 		mc, err := o.migrateClients()
@@ -135,7 +137,7 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 		bar := report.NewProgress(o.ErrOut, "validate live objects", isTerminal(o.ErrOut), false)
 		var mu sync.Mutex
 		per := map[string][2]int64{}
-		opts := migrate.CheckOptions{Objects: !o.NoObjects, PageSize: 500, Progress: func(crd string, done, total int64) {
+		opts := migrate.CheckOptions{Objects: !o.NoObjects, Policy: o.Policy, PageSize: 500, Progress: func(crd string, done, total int64) {
 			mu.Lock()
 			defer mu.Unlock()
 			per[crd] = [2]int64{done, total}

@@ -39,8 +39,11 @@ type ValidateOptions struct {
 // new to the cluster is read at the storage version when conversion is
 // None (nothing but apiVersion changes), and otherwise cannot be seen: a
 // warning says so.
-func ValidateObjects(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, opts ValidateOptions) ([]lifecycle.Finding, error) {
+//
+// It also returns how many objects were validated at each version.
+func ValidateObjects(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, opts ValidateOptions) ([]lifecycle.Finding, map[string]int64, error) {
 	var out []lifecycle.Finding
+	validated := map[string]int64{}
 	for _, v := range next.Spec.Versions {
 		if !v.Served || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 			continue
@@ -59,23 +62,24 @@ func ValidateObjects(ctx context.Context, dyn dynamic.Interface, live, next *api
 			}
 			readAt = lifecycle.StorageVersion(live)
 		}
-		found, err := validateVersion(ctx, dyn, live, next, v, readAt, opts)
+		found, n, err := validateVersion(ctx, dyn, live, next, v, readAt, opts)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, found...)
+		validated[v.Name] = n
 	}
-	return out, nil
+	return out, validated, nil
 }
 
-func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, readAt string, opts ValidateOptions) ([]lifecycle.Finding, error) {
+func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, readAt string, opts ValidateOptions) ([]lifecycle.Finding, int64, error) {
 	internal := &apiextensions.JSONSchemaProps{}
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", next.Name, v.Name, err)
+		return nil, 0, fmt.Errorf("%s %s: %w", next.Name, v.Name, err)
 	}
 	validator, err := newCRValidator(internal)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", next.Name, v.Name, err)
+		return nil, 0, fmt.Errorf("%s %s: %w", next.Name, v.Name, err)
 	}
 	structural := validator.structural
 	gvk := schema.GroupVersionKind{Group: next.Spec.Group, Version: v.Name, Kind: next.Spec.Names.Kind}
@@ -87,7 +91,7 @@ func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *api
 	for {
 		list, err := ri.List(ctx, metav1.ListOptions{Limit: max(opts.PageSize, 1), Continue: cont})
 		if err != nil {
-			return nil, fmt.Errorf("listing %s at %s: %w", live.Name, readAt, err)
+			return nil, 0, fmt.Errorf("listing %s at %s: %w", live.Name, readAt, err)
 		}
 		total := done + int64(len(list.Items))
 		if r := list.GetRemainingItemCount(); r != nil {
@@ -117,7 +121,7 @@ func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *api
 			}
 		}
 		if cont = list.GetContinue(); cont == "" {
-			return groupObjects(out), nil
+			return groupObjects(out), done, nil
 		}
 	}
 }

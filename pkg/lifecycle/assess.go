@@ -31,6 +31,9 @@ type Severity string
 const (
 	SeverityError   Severity = "error"
 	SeverityWarning Severity = "warning"
+	// SeverityNote: worth knowing, nothing will fail (check: a schema
+	// tightened that every live object passes).
+	SeverityNote Severity = "note"
 )
 
 // Problem is something about a CRD's versions a person should know.

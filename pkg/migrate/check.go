@@ -19,7 +19,10 @@ import (
 // CheckOptions tune CheckAgainstCluster.
 type CheckOptions struct {
 	// Objects validates every live object against the new schemas.
-	Objects  bool
+	Objects bool
+	// Policy keeps the release rules of a CRD author errors (see
+	// lifecycle.Consequence).
+	Policy   bool
 	PageSize int64
 	// Progress, when set, hears the objects validated of one CRD.
 	Progress func(crd string, done, total int64)
@@ -89,7 +92,7 @@ func checkOne(ctx context.Context, c Clients, n *apiextensionsv1.CustomResourceD
 	}
 	out = append(out, serverFindings(n.Name, server, out)...)
 	if live == nil {
-		return out, nil
+		return lifecycle.Consequence(out, nil, opts.Policy), nil
 	}
 	if gone := lifecycle.Unserved(live, n); len(gone) > 0 {
 		managers, err := cluster.VersionManagers(ctx, c.Metadata, live, gone, max(opts.PageSize, 1))
@@ -103,17 +106,21 @@ func checkOne(ctx context.Context, c Clients, n *apiextensionsv1.CustomResourceD
 		}
 	}
 	if !opts.Objects {
-		return out, nil
+		return lifecycle.Consequence(out, nil, opts.Policy), nil
 	}
 	vo := cluster.ValidateOptions{PageSize: max(opts.PageSize, 1)}
 	if opts.Progress != nil {
 		vo.Progress = func(done, total int64) { opts.Progress(n.Name, done, total) }
 	}
-	objs, err := cluster.ValidateObjects(ctx, c.Dynamic, live, n, vo)
+	objs, counts, err := cluster.ValidateObjects(ctx, c.Dynamic, live, n, vo)
 	if err != nil {
 		return nil, err
 	}
-	return append(out, objs...), nil
+	validated := map[string]int64{}
+	for v, count := range counts {
+		validated[n.Name+"/"+v] = count
+	}
+	return lifecycle.Consequence(append(out, objs...), validated, opts.Policy), nil
 }
 
 // dryRunApply sends the new CRD as a server-side dry run of what an apply

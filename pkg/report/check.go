@@ -17,6 +17,7 @@ type CheckReport struct {
 	CRDs     int                 `json:"crds"`
 	Errors   int                 `json:"errors"`
 	Warnings int                 `json:"warnings"`
+	Notes    int                 `json:"notes"`
 	Findings []lifecycle.Finding `json:"findings"`
 }
 
@@ -27,9 +28,12 @@ func NewCheckReport(against string, crds int, findings []lifecycle.Finding) Chec
 		r.Findings = []lifecycle.Finding{}
 	}
 	for _, f := range findings {
-		if f.Severity == lifecycle.SeverityError {
+		switch f.Severity {
+		case lifecycle.SeverityError:
 			r.Errors++
-		} else {
+		case lifecycle.SeverityNote:
+			r.Notes++
+		default:
 			r.Warnings++
 		}
 	}
@@ -75,7 +79,11 @@ func WriteCheck(w io.Writer, f Format, r CheckReport) error {
 			}
 		}
 	}
-	_, err := fmt.Fprintf(w, "\n%s checked against the %s: %d errors, %d warnings\n", crdCount(r.CRDs), r.Against, r.Errors, r.Warnings)
+	notes := ""
+	if r.Notes > 0 {
+		notes = fmt.Sprintf(", %d notes", r.Notes)
+	}
+	_, err := fmt.Fprintf(w, "\n%s checked against the %s: %d errors, %d warnings%s\n", crdCount(r.CRDs), r.Against, r.Errors, r.Warnings, notes)
 	return err
 }
 

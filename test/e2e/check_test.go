@@ -78,7 +78,8 @@ func TestCheckCatchesTheStoredVersionsTrap(t *testing.T) {
 // In CI, without a cluster: a pull request's manifests against the base
 // branch's, as release notes. The pair skips steps and tightens v1.
 func TestCheckFilesAsReleaseNotes(t *testing.T) {
-	r := offline(t, "check", "-f", "testdata/check/new.yaml", "--against-file", "testdata/check/old.yaml", "-o", "markdown").mustCode(t, 3)
+	// Release notes are a CRD author's: --policy keeps the release rules errors.
+	r := offline(t, "check", "-f", "testdata/check/new.yaml", "--against-file", "testdata/check/old.yaml", "-o", "markdown", "--policy").mustCode(t, 3)
 	golden := "testdata/check/release-notes.md"
 	if os.Getenv("UPDATE_GOLDEN") != "" {
 		if err := os.WriteFile(golden, []byte(r.stdout), 0o644); err != nil {
@@ -92,6 +93,11 @@ func TestCheckFilesAsReleaseNotes(t *testing.T) {
 	if r.stdout != string(want) {
 		t.Errorf("-o markdown differs from %s (UPDATE_GOLDEN=1 rewrites it):\n%s", golden, r.stdout)
 	}
+
+	// Without --policy the same pair breaks release rules a user of the
+	// CRD cannot act on: warnings, exit 0; 3 with --strict.
+	r = offline(t, "check", "-f", "testdata/check/new.yaml", "--against-file", "testdata/check/old.yaml").mustCode(t, 0)
+	contains(t, "the same pair without --policy", r.stdout, "0 errors, 7 warnings")
 
 	// Unchanged manifests: nothing to report, exit 0.
 	offline(t, "check", "-f", "testdata/check/old.yaml", "--against-file", "testdata/check/old.yaml").mustCode(t, 0)

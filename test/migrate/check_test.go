@@ -142,4 +142,22 @@ func TestCheckGroupsObjectsThatFailAlike(t *testing.T) {
 	if strings.Contains(f.Message, "<nil>") || !strings.Contains(f.Message, "Required value") {
 		t.Errorf("message %q", f.Message)
 	}
+
+	// A rule every live object passes fails nothing: a note that says so.
+	passing := live.DeepCopy()
+	passing.Spec.Versions[0].Schema = gadgetSchema(func(spec *apiextensionsv1.JSONSchemaProps) {
+		spec.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.replicas <= 5"}}
+	})
+	found, err = migrate.CheckAgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{passing}, migrate.CheckOptions{Objects: true, PageSize: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].Severity != lifecycle.SeverityNote || !strings.HasSuffix(found[0].Message, fmt.Sprintf("all %d live objects pass it", n)) {
+		t.Errorf("a rule every object passes: %+v", found)
+	}
+	// A CRD author's release rules keep it an error.
+	found, err = migrate.CheckAgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{passing}, migrate.CheckOptions{Objects: true, Policy: true, PageSize: 7})
+	if err != nil || len(found) != 1 || found[0].Severity != lifecycle.SeverityError {
+		t.Errorf("with Policy: %+v %v", found, err)
+	}
 }

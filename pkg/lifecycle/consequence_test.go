@@ -1,0 +1,45 @@
+package lifecycle
+
+import "testing"
+
+func TestConsequence(t *testing.T) {
+	schema := func(v string) Finding {
+		return Finding{Severity: SeverityError, Kind: FindingSchema, CRD: "w", Version: v, Rule: "validationRuleAdded", Message: "rule added"}
+	}
+	objects := Finding{Severity: SeverityWarning, Kind: FindingObjects, CRD: "w", Version: "v2", Rule: "objectInvalid"}
+	skip := Finding{Severity: SeverityError, Kind: FindingLifecycle, CRD: "w", Version: "v1", Rule: "unservedWithoutDeprecation"}
+	refused := Finding{Severity: SeverityError, Kind: FindingRejected, CRD: "w", Version: "v1", Rule: "storedVersionRemoved"}
+	loss := Finding{Severity: SeverityError, Kind: FindingSchema, CRD: "w", Version: "v1", Rule: "storageSwitchMayLoseData"}
+	for _, tc := range []struct {
+		name      string
+		in        []Finding
+		validated map[string]int64
+		policy    bool
+		want      []Severity
+		note      string
+	}{
+		{"a rule every live object passes is a note", []Finding{schema("v1")}, map[string]int64{"w/v1": 600}, false, []Severity{SeverityNote}, "rule added; all 600 live objects pass it"},
+		{"no live object at all", []Finding{schema("v1")}, map[string]int64{"w/v1": 0}, false, []Severity{SeverityNote}, "rule added; there is no live object"},
+		{"objects failing at that version: a warning beside them", []Finding{schema("v2"), objects}, map[string]int64{"w/v2": 10}, false, []Severity{SeverityWarning, SeverityWarning}, ""},
+		{"objects not seen (files): a warning", []Finding{schema("v1")}, nil, false, []Severity{SeverityWarning}, ""},
+		{"a release rule broken: a warning", []Finding{skip}, nil, false, []Severity{SeverityWarning}, ""},
+		{"what the API server refuses stays an error", []Finding{refused}, nil, false, []Severity{SeverityError}, ""},
+		{"a possible loss on re-store is a warning, never a note: migrate checks each object", []Finding{loss}, map[string]int64{"w/v1": 5}, false, []Severity{SeverityWarning}, ""},
+		{"policy keeps the rules errors", []Finding{schema("v1"), skip}, map[string]int64{"w/v1": 600}, true, []Severity{SeverityError, SeverityError}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Consequence(tc.in, tc.validated, tc.policy)
+			for i, f := range got {
+				if f.Severity != tc.want[i] {
+					t.Errorf("finding %d (%s): %s, want %s", i, f.Rule, f.Severity, tc.want[i])
+				}
+			}
+			if tc.note != "" && got[0].Message != tc.note {
+				t.Errorf("message %q, want %q", got[0].Message, tc.note)
+			}
+			if tc.in[0].Severity != SeverityError && tc.in[0].Kind == FindingSchema {
+				t.Error("the input was changed")
+			}
+		})
+	}
+}
