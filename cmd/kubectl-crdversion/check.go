@@ -54,7 +54,13 @@ its severity and the fix in order:
                removed, types changed, enum values removed, new required
                fields, tighter limits, new validation rules), and a storage
                switch that re-storing objects would lose data on
+  objects      (on a cluster) live objects the new schemas refuse, grouped
   deprecation  versions deprecated, unserved or removed (for release notes)
+
+The severity is the consequence: an error is what will fail (the apply is
+refused, a live object is refused now), a warning what may fail later or
+elsewhere, a note what fails nothing (a rule every live object passes).
+--policy, for CRD authors, keeps the release rules (lifecycle, schema) errors.
 
 -o markdown writes release-note sections: Deprecated APIs, Breaking changes,
 Upgrade steps. Nothing on the cluster is changed.
