@@ -120,6 +120,14 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	}
 	if len(o.Filenames) == 0 {
 		o.clusterMigrations(ctx, items)
+		// A migration pending is seen now: a later migrate on this machine
+		// counts its switch grace from here.
+		sightings := newSightings(o.configFlags)
+		for _, crd := range crds {
+			if lifecycle.MigrationPending(crd) {
+				sightings.Saw(crd)
+			}
+		}
 	}
 	if o.format == report.FormatWide {
 		o.count(ctx, crds, items)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -218,5 +220,25 @@ func TestPrintersLikeKubectl(t *testing.T) {
 		if r.stdout != tc.want || r.stderr != "" {
 			t.Errorf("kubectl crdversion %s: exit %d\nstdout %q\nwant   %q\nstderr %q", strings.Join(tc.args, " "), r.code, r.stdout, tc.want, r.stderr)
 		}
+	}
+}
+
+// status sees a pending migration for this machine: a migrate here later
+// counts its switch grace from that sight (kept in kubectl's cache
+// directory), not from its own start.
+func TestStatusRemembersAPendingMigration(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	cache := t.TempDir()
+	e.plugin("status", "--cache-dir", cache).mustCode(t, 3)
+	crd := e.crd("certificates.pki.example.com")
+	raw, err := os.ReadFile(filepath.Join(cache, "crdversion", "sightings", string(crd.UID)+".json"))
+	if err != nil {
+		t.Fatalf("no sighting kept: %v", err)
+	}
+	if !strings.Contains(string(raw), fmt.Sprintf(`"generation":%d,"storage":"v1"`, crd.Generation)) {
+		t.Errorf("sighting %s: want generation %d at v1", raw, crd.Generation)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "crdversion", "sightings", string(e.crd("clusterpolicies.policy.example.com").UID)+".json")); err == nil {
+		t.Error("a CRD with nothing pending was kept too")
 	}
 }
