@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -18,6 +20,7 @@ import (
 // CheckOptions holds what `kubectl crdversion check` needs.
 type CheckOptions struct {
 	configFlags *genericclioptions.ConfigFlags
+	contexts    *contextsFlag
 	genericiooptions.IOStreams
 
 	Filenames   []string
@@ -27,6 +30,7 @@ type CheckOptions struct {
 	Strict      bool
 	Policy      bool
 	NoObjects   bool
+	AllContexts bool
 
 	format  report.Format
 	newCRDs *manifest.Found
@@ -34,8 +38,8 @@ type CheckOptions struct {
 }
 
 // NewCmdCheck builds `kubectl crdversion check`.
-func NewCmdCheck(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &CheckOptions{configFlags: flags, IOStreams: streams}
+func NewCmdCheck(flags *genericclioptions.ConfigFlags, contexts *contextsFlag, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &CheckOptions{configFlags: flags, contexts: contexts, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "check -f NEW [--against-file OLD]",
 		Short: "Before an upgrade: what the API server will reject, which steps are skipped, which schema changes break clients",
@@ -83,6 +87,7 @@ warnings too), 1 the check itself failed.`,
 	cmd.Flags().BoolVar(&o.Policy, "policy", false, "For CRD authors: the release rules (one lifecycle step per release, no breaking schema change) are errors, not warnings")
 	completeValues(cmd, "output", "table", "json", "yaml", "markdown")
 	cmd.Flags().BoolVar(&o.NoObjects, "no-objects", false, "Do not validate live objects against the new schemas (only the CRDs are compared)")
+	cmd.Flags().BoolVar(&o.AllContexts, "all-contexts", false, "Check against every context of the kubeconfig at once (a fleet); --context given more than once checks those")
 	return cmd
 }
 
@@ -106,11 +111,63 @@ func (o *CheckOptions) Complete(cmd *cobra.Command, _ []string) error {
 	return nil
 }
 
-// migrateClients are the clients of the cluster check: four requests per
-// CRD, eight CRDs at a time, where a limit of 100/s would make 500 CRDs take
-// 20 s for no one's benefit.
-func (o *CheckOptions) migrateClients() (migrate.Clients, error) {
-	return passClients(o.configFlags)
+// checkCluster checks the new CRDs against the cluster of flags. Its
+// clients have no client-side limit: four requests per CRD, eight CRDs at
+// a time, where a limit of 100/s would make 500 CRDs take 20 s for no
+// one's benefit.
+func (o *CheckOptions) checkCluster(ctx context.Context, flags *genericclioptions.ConfigFlags, progress func(string, int64, int64)) ([]lifecycle.Finding, error) {
+	mc, err := passClients(flags)
+	if err != nil {
+		return nil, err
+	}
+	return migrate.CheckAgainstCluster(ctx, mc, o.newCRDs.CRDs, migrate.CheckOptions{Objects: !o.NoObjects, Policy: o.Policy, PageSize: 500, Progress: progress})
+}
+
+// progress shows the live objects validated on one cluster; CRDs are
+// checked several at a time, and the bar shows their sum.
+func (o *CheckOptions) progress() (func(string, int64, int64), func()) {
+	bar := report.NewProgress(o.ErrOut, "validate live objects", isTerminal(o.ErrOut), false)
+	var mu sync.Mutex
+	per := map[string][2]int64{}
+	return func(crd string, done, total int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		per[crd] = [2]int64{done, total}
+		var d, t int64
+		for _, p := range per {
+			d, t = d+p[0], t+p[1]
+		}
+		bar.Update(d, t)
+	}, bar.Finish
+}
+
+// checkFleet checks every context at once, four at a time. A cluster the
+// check cannot run on is an error row of its own, not the end of the
+// others: nothing is known of it, so nothing can be said to be safe there.
+func (o *CheckOptions) checkFleet(ctx context.Context, contexts []string) []lifecycle.Finding {
+	found := make([][]lifecycle.Finding, len(contexts))
+	var g errgroup.Group
+	g.SetLimit(4)
+	for i, name := range contexts {
+		g.Go(func() error {
+			f, err := o.checkCluster(ctx, inContext(o.configFlags, name), nil)
+			if err != nil {
+				f = []lifecycle.Finding{{Severity: lifecycle.SeverityError, Kind: lifecycle.FindingUnchecked, Rule: "clusterUnchecked",
+					Message: "the check could not run on this cluster: " + err.Error()}}
+			}
+			for j := range f {
+				f[j].Cluster = name
+			}
+			found[i] = f
+			return nil
+		})
+	}
+	_ = g.Wait()
+	var out []lifecycle.Finding
+	for _, f := range found {
+		out = append(out, f...)
+	}
+	return out
 }
 
 // Validate checks the input before anything is sent.
@@ -134,29 +191,20 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 		against = "files"
 		findings = lifecycle.Consequence(lifecycle.CheckFiles(o.oldCRDs.CRDs, o.newCRDs.CRDs), nil, o.Policy)
 	} else {
-		var err error
-		mc, err := o.migrateClients()
+		contexts, err := fleet(o.configFlags, o.contexts, o.AllContexts)
 		if err != nil {
 			return err
 		}
-		// CRDs are checked several at a time: the bar shows their sum.
-		bar := report.NewProgress(o.ErrOut, "validate live objects", isTerminal(o.ErrOut), false)
-		var mu sync.Mutex
-		per := map[string][2]int64{}
-		opts := migrate.CheckOptions{Objects: !o.NoObjects, Policy: o.Policy, PageSize: 500, Progress: func(crd string, done, total int64) {
-			mu.Lock()
-			defer mu.Unlock()
-			per[crd] = [2]int64{done, total}
-			var d, t int64
-			for _, p := range per {
-				d, t = d+p[0], t+p[1]
+		if len(contexts) > 0 {
+			against = fmt.Sprintf("%d clusters", len(contexts))
+			findings = o.checkFleet(ctx, contexts)
+		} else {
+			progress, finish := o.progress()
+			findings, err = o.checkCluster(ctx, o.configFlags, progress)
+			finish()
+			if err != nil {
+				return err
 			}
-			bar.Update(d, t)
-		}}
-		findings, err = migrate.CheckAgainstCluster(ctx, mc, o.newCRDs.CRDs, opts)
-		bar.Finish()
-		if err != nil {
-			return err
 		}
 	}
 	r := report.NewCheckReport(against, len(o.newCRDs.CRDs), findings)

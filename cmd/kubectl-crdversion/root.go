@@ -42,13 +42,14 @@ status.storedVersions.`,
 		return fmt.Errorf("%w%s%s --help' for usage.", err, usageHint, c.CommandPath())
 	})
 	flags.AddFlags(cmd.PersistentFlags())
+	contexts := wrapContexts(cmd.PersistentFlags())
 	addLogFlags(cmd)
 	cmd.AddCommand(
 		NewCmdStatus(flags, streams),
 		NewCmdPromote(flags, streams),
 		NewCmdRollback(flags, streams),
 		NewCmdVerify(flags, streams),
-		NewCmdCheck(flags, streams),
+		NewCmdCheck(flags, contexts, streams),
 		NewCmdUsage(flags, streams),
 		NewCmdMigrate(flags, streams),
 		NewCmdPrune(flags, streams),

@@ -25,11 +25,15 @@ const (
 	// FindingClients: field managers still writing a version the upgrade
 	// stops serving.
 	FindingClients FindingKind = "clients"
+	// FindingUnchecked: a cluster of a fleet the check could not run on.
+	FindingUnchecked FindingKind = "unchecked"
 )
 
 // Finding is one thing an upgrade to a new CRD manifest would do that a
 // person must know before applying it.
 type Finding struct {
+	// Cluster is the kubeconfig context checked, in a fleet.
+	Cluster  string      `json:"cluster,omitempty"`
 	Severity Severity    `json:"severity"`
 	Kind     FindingKind `json:"kind"`
 	CRD      string      `json:"crd"`

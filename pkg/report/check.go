@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
@@ -53,13 +54,22 @@ func WriteCheck(w io.Writer, f Format, r CheckReport) error {
 		_, err := fmt.Fprintf(w, "%s checked against the %s: nothing found\n", crdCount(r.CRDs), r.Against)
 		return err
 	}
-	t := newTable(w, "SEVERITY", "CRD", "VERSION", "RULE", "PATH", "OBJECTS", "MESSAGE")
+	header := []string{"SEVERITY", "CRD", "VERSION", "RULE", "PATH", "OBJECTS", "MESSAGE"}
+	fleet := slices.ContainsFunc(r.Findings, func(f lifecycle.Finding) bool { return f.Cluster != "" })
+	if fleet {
+		header = append([]string{"CLUSTER"}, header...)
+	}
+	t := newTable(w, header...)
 	for _, fd := range r.Findings {
 		objects := fd.Object
 		if fd.Count > 1 {
 			objects = fmt.Sprintf("%d: %s", fd.Count, fd.Object)
 		}
-		if err := t.Append(string(fd.Severity), fd.CRD, fd.Version, fd.Rule, fd.Path, objects, fd.Message); err != nil {
+		row := []string{string(fd.Severity), fd.CRD, fd.Version, fd.Rule, fd.Path, objects, fd.Message}
+		if fleet {
+			row = append([]string{fd.Cluster}, row...)
+		}
+		if err := t.Append(row...); err != nil {
 			return err
 		}
 	}
@@ -70,7 +80,11 @@ func WriteCheck(w io.Writer, f Format, r CheckReport) error {
 		if len(fd.Fix) == 0 {
 			continue
 		}
-		if _, err := fmt.Fprintf(w, "\nfix %s %s (%s):\n", fd.CRD, fd.Version, fd.Rule); err != nil {
+		where := fd.CRD
+		if fd.Cluster != "" {
+			where = fd.Cluster + ": " + where
+		}
+		if _, err := fmt.Fprintf(w, "\nfix %s %s (%s):\n", where, fd.Version, fd.Rule); err != nil {
 			return err
 		}
 		for i, step := range fd.Fix {
