@@ -3,15 +3,17 @@ SHELL   := /bin/bash
 VERSION ?= v0.1.0
 GO      ?= go
 BIN     := bin
-LDFLAGS := -s -w -X main.version=$(VERSION)
+# The same static build as the release archives (hack/dist.sh): no cgo,
+# no paths of this machine, no symbol tables.
+LDFLAGS := -s -w -X main.version=$(VERSION) -buildid=
 GOFLAGS_BUILD := -trimpath -ldflags "$(LDFLAGS)"
 
-.PHONY: all build sandbox fullsandbox fullsandbox-shell demo sandbox-shell test unit e2e lint fuzz dist bench bench-scale clean
+.PHONY: all build kubectl sandbox fullsandbox fullsandbox-shell demo sandbox-shell test unit e2e lint fuzz dist bench bench-scale clean
 
 all: build
 
 build: ## the plugin binary, bin/kubectl-crdversion
-	$(GO) build $(GOFLAGS_BUILD) -o $(BIN)/kubectl-crdversion ./cmd/kubectl-crdversion
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $(BIN)/kubectl-crdversion ./cmd/kubectl-crdversion
 
 # The tests, the sandbox and the bench live in a module of their own, test/,
 # so the plugin's module requires only what the plugin links.
@@ -20,7 +22,13 @@ TESTMOD := cd test &&
 sandbox: ## the in-process API server for the demo, bin/crdversion-sandbox
 	$(TESTMOD) $(GO) build -o ../$(BIN)/crdversion-sandbox ./cmd/crdversion-sandbox
 
+# kubectl from the test module's k8s.io/kubectl, for a machine that has none:
+# the demo runs the plugin through kubectl's plugin dispatch.
+kubectl: ## a kubectl, bin/kubectl (only make demo needs one, and only where PATH has none)
+	$(TESTMOD) $(GO) build -o ../$(BIN)/kubectl ./cmd/kubectl
+
 demo: build sandbox ## walk through the plugin against an in-process API server
+	@command -v kubectl >/dev/null || [ -x $(BIN)/kubectl ] || $(MAKE) --no-print-directory kubectl
 	./hack/demo.sh
 
 sandbox-shell: build sandbox ## keep a sandbox running to try commands by hand
@@ -47,7 +55,7 @@ lint: ## gofmt and go vet
 
 # The fuzz targets of the manifest readers and the offline editor: a few
 # seconds each in make test, FUZZTIME each in make fuzz.
-FUZZ_TARGETS := FuzzReadCRDs FuzzOfflineStep
+FUZZ_TARGETS := FuzzReadCRDs FuzzOfflineStep FuzzRewrite
 FUZZTIME     ?= 2m
 
 test: lint fullsandbox ## unit, end-to-end (the plugin through kubectl) and full-cluster tests, and a few seconds of each fuzz target

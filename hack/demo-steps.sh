@@ -2,19 +2,33 @@
 # The demo's steps, run by crdversion-sandbox with KUBECONFIG pointing at it.
 # kubectl finds the plugin on PATH, as it would after a krew install.
 set -uo pipefail
+# bin/ first: the plugin just built, and the kubectl make demo built where
+# PATH had none.
 export PATH="$PWD/bin:$PATH"
 
-step() {
+# Each step states the exit code it must end with; any other ends the demo
+# with a failure. step: 0, done. attention: 3, done and something needs
+# attention. refused: 1, bad input refused.
+expect() {
+	local want=$1
+	shift
 	printf '\n\033[1m$ %s\033[0m\n' "$*"
 	"$@"
 	local rc=$?
 	[ "$rc" -eq 0 ] || printf '(exit %d)\n' "$rc"
+	if [ "$rc" -ne "$want" ]; then
+		printf 'demo: this step should have ended with exit %d, not %d\n' "$want" "$rc" >&2
+		exit 1
+	fi
 }
+step() { expect 0 "$@"; }
+attention() { expect 3 "$@"; }
+refused() { expect 1 "$@"; }
 say() { printf '\n\033[36m# %s\033[0m\n' "$*"; }
 
 say "Every CRD in the cluster, its versions' stages and what to do next"
 step kubectl crdversion version
-step kubectl crdversion status
+attention kubectl crdversion status
 step kubectl crdversion status cert -o wide
 step kubectl crdversion status backups.storage.example.com -o yaml
 
@@ -24,7 +38,7 @@ step kubectl get certificates.v1alpha2.pki.example.com -n team-a web-0000
 say "Walk ClusterPolicy from v1 alone to v2 as storage"
 step kubectl crdversion promote clusterpolicies v2 --from-file hack/demo/clusterpolicies-v2.yaml
 say "Skipping a stage is refused, with the command to run instead"
-step kubectl crdversion promote clusterpolicies v2 --to deprecated
+refused kubectl crdversion promote clusterpolicies v2 --to deprecated
 say "bridge: every object must round-trip v1 -> v2 -> v1 through the API server first"
 step kubectl crdversion verify clusterpolicies
 step kubectl crdversion promote clusterpolicies v2
@@ -47,4 +61,4 @@ step kubectl crdversion promote clusterpolicies v2
 step kubectl crdversion status clusterpolicies
 
 say "Bad input is one error line and exit 1"
-step kubectl crdversion status no-such-thing
+refused kubectl crdversion status no-such-thing

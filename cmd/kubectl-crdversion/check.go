@@ -7,13 +7,12 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -82,10 +81,9 @@ warnings too), 1 the check itself failed.`,
 	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "CRD manifests to check: a file, a directory, or - for stdin (repeatable)")
 	cmd.Flags().StringSliceVar(&o.AgainstFile, "against-file", nil, "Compare with these manifests (file or directory) instead of the cluster")
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories given with -f and --against-file recursively")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|markdown|name|jsonpath=...|go-template=...")
+	addOutputFlag(cmd, &o.Output, report.FormatMarkdown)
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "Exit 3 on warnings too")
 	cmd.Flags().BoolVar(&o.Policy, "policy", false, "For CRD authors: the release rules (one lifecycle step per release, no breaking schema change) are errors, not warnings")
-	completeValues(cmd, "output", "table", "json", "yaml", "markdown")
 	cmd.Flags().BoolVar(&o.NoObjects, "no-objects", false, "Do not validate live objects against the new schemas (only the CRDs are compared)")
 	cmd.Flags().BoolVar(&o.AllContexts, "all-contexts", false, "Check against every context of the kubeconfig at once (a fleet); --context given more than once checks those")
 	return cmd
@@ -95,7 +93,7 @@ warnings too), 1 the check itself failed.`,
 // old ones.
 func (o *CheckOptions) Complete(cmd *cobra.Command, _ []string) error {
 	var err error
-	if o.format, err = report.ParseFormat(o.Output); err != nil {
+	if o.format, err = parseOutput(o.Output, report.FormatMarkdown); err != nil {
 		return err
 	}
 	if len(o.Filenames) == 0 {
@@ -120,7 +118,7 @@ func (o *CheckOptions) checkCluster(ctx context.Context, flags *genericclioption
 	if err != nil {
 		return nil, err
 	}
-	return migrate.CheckAgainstCluster(ctx, mc, o.newCRDs.CRDs, migrate.CheckOptions{Objects: !o.NoObjects, Policy: o.Policy, PageSize: 500, Progress: progress})
+	return check.AgainstCluster(ctx, mc, o.newCRDs.CRDs, check.Options{Objects: !o.NoObjects, Policy: o.Policy, PageSize: 500, Progress: progress})
 }
 
 // progress shows the live objects validated on one cluster; CRDs are
@@ -145,36 +143,22 @@ func (o *CheckOptions) progress() (func(string, int64, int64), func()) {
 // check cannot run on is an error row of its own, not the end of the
 // others: nothing is known of it, so nothing can be said to be safe there.
 func (o *CheckOptions) checkFleet(ctx context.Context, contexts []string) []lifecycle.Finding {
-	found := make([][]lifecycle.Finding, len(contexts))
-	var g errgroup.Group
-	g.SetLimit(4)
-	for i, name := range contexts {
-		g.Go(func() error {
-			f, err := o.checkCluster(ctx, inContext(o.configFlags, name), nil)
-			if err != nil {
-				f = []lifecycle.Finding{{Severity: lifecycle.SeverityError, Kind: lifecycle.FindingUnchecked, Rule: "clusterUnchecked",
-					Message: "the check could not run on this cluster: " + err.Error()}}
-			}
-			for j := range f {
-				f[j].Cluster = name
-			}
-			found[i] = f
-			return nil
-		})
-	}
-	_ = g.Wait()
-	var out []lifecycle.Finding
-	for _, f := range found {
-		out = append(out, f...)
-	}
-	return out
+	return overFleet(contexts, func(name string) []lifecycle.Finding {
+		f, err := o.checkCluster(ctx, inContext(o.configFlags, name), nil)
+		if err != nil {
+			f = []lifecycle.Finding{{Severity: lifecycle.SeverityError, Kind: lifecycle.FindingUnchecked, Rule: "clusterUnchecked",
+				Message: "the check could not run on this cluster: " + report.ErrorMessage(err)}}
+		}
+		for j := range f {
+			f[j].Cluster = name
+		}
+		return f
+	})
 }
 
 // Validate checks the input before anything is sent.
 func (o *CheckOptions) Validate() error {
 	switch {
-	case o.format == report.FormatWide:
-		return errors.New("-o wide is not supported here: use table, json, yaml or markdown")
 	case len(o.newCRDs.CRDs) == 0:
 		return errors.New("no CustomResourceDefinition in the manifests given with -f")
 	}

@@ -2,7 +2,12 @@ package main
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -22,26 +27,66 @@ import (
 //go:embed kubectl_complete-crdversion
 var completionShim string
 
-// NewCmdCompletion builds `kubectl crdversion completion`: the shim, with
-// the line that installs it beside the plugin (krew's bin directory too).
+// NewCmdCompletion builds `kubectl crdversion completion`: the shim, or
+// with --install the shim written beside the plugin.
 func NewCmdCompletion(streams genericiooptions.IOStreams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "completion",
-		Short: "Print the script that makes kubectl complete `kubectl crdversion ...`",
+	var install, uninstall bool
+	cmd := &cobra.Command{
+		Use:   "completion [--install | --uninstall]",
+		Short: "Print or install the script that makes kubectl complete `kubectl crdversion ...`",
 		Long: `Print kubectl_complete-crdversion, the script kubectl (1.26 and later) runs
 from PATH to complete the arguments of a plugin: commands, CRD names, versions
 of the named CRD, and flag values. kubectl's own shell completion
 (source <(kubectl completion bash), or zsh, fish, powershell) must be set up.
-Install it beside the plugin, which works for krew's bin directory too:
 
-  kubectl crdversion completion > "$(dirname "$(command -v kubectl-crdversion)")/kubectl_complete-crdversion"
-  chmod +x "$(dirname "$(command -v kubectl-crdversion)")/kubectl_complete-crdversion"`,
+--install writes it beside the plugin, in the directory of PATH kubectl finds
+kubectl-crdversion in (krew's bin directory after a krew install). krew removes
+only what it installed: before kubectl krew uninstall crdversion, run
+kubectl crdversion completion --uninstall.`,
+		Example: `  # Complete kubectl crdversion ... in every shell kubectl completes
+  kubectl crdversion completion --install`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			switch {
+			case install && uninstall:
+				return errors.New("--install and --uninstall cannot be used together")
+			case install || uninstall:
+				return installShim(streams, uninstall)
+			}
 			_, err := fmt.Fprint(streams.Out, completionShim)
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&install, "install", false, "Write the script beside the plugin, on PATH")
+	cmd.Flags().BoolVar(&uninstall, "uninstall", false, "Remove the script --install wrote")
+	return cmd
+}
+
+// installShim writes (or removes) the shim in the directory PATH holds the
+// plugin in: where kubectl found it, krew's bin directory included, whose
+// entry is a link into krew's store that must not be followed.
+func installShim(streams genericiooptions.IOStreams, uninstall bool) error {
+	plugin, err := exec.LookPath("kubectl-crdversion")
+	if err != nil {
+		return fmt.Errorf("kubectl-crdversion is not on PATH, so kubectl could not run the script either: %w", err)
+	}
+	shim := filepath.Join(filepath.Dir(plugin), "kubectl_complete-crdversion")
+	if uninstall {
+		if err := os.Remove(shim); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		_, err := fmt.Fprintf(streams.Out, "removed %s\n", shim)
+		return err
+	}
+	if err := os.WriteFile(shim, []byte(completionShim), 0o755); err != nil {
+		return err
+	}
+	// WriteFile keeps the mode of a file that was there.
+	if err := os.Chmod(shim, 0o755); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(streams.Out, "installed %s\nbefore kubectl krew uninstall crdversion (krew removes only what it installed): kubectl crdversion completion --uninstall\n", shim)
+	return err
 }
 
 // listCRDs lists the CRDs for a completion; any failure completes nothing

@@ -4,11 +4,12 @@ import (
 	"slices"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // contextsFlag remembers every --context given, where kubectl's flag keeps
-// the last: a command that takes a fleet (check) runs on each.
+// the last: a command that takes a fleet (check, status) runs on each.
 type contextsFlag struct {
 	pflag.Value
 	all []string
@@ -56,4 +57,24 @@ func inContext(flags *genericclioptions.ConfigFlags, name string) *genericcliopt
 	c.Impersonate, c.ImpersonateUID, c.ImpersonateGroup, c.ImpersonateUserExtra = flags.Impersonate, flags.ImpersonateUID, flags.ImpersonateGroup, flags.ImpersonateUserExtra
 	c.Timeout, c.DisableCompression, c.ProxyURL, c.WrapConfigFn = flags.Timeout, flags.DisableCompression, flags.ProxyURL, flags.WrapConfigFn
 	return c
+}
+
+// overFleet runs one for each context, four at a time, and joins what
+// they give in the contexts' order.
+func overFleet[T any](contexts []string, one func(name string) []T) []T {
+	found := make([][]T, len(contexts))
+	var g errgroup.Group
+	g.SetLimit(4)
+	for i, name := range contexts {
+		g.Go(func() error {
+			found[i] = one(name)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	var out []T
+	for _, f := range found {
+		out = append(out, f...)
+	}
+	return out
 }

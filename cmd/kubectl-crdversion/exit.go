@@ -9,6 +9,10 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -22,9 +26,20 @@ const (
 // usageHint starts the second line of a flag error.
 const usageHint = "\nSee '"
 
+// didYouMean starts cobra's suggestions for a mistyped command.
+const didYouMean = "\n\nDid you mean this?\n"
+
 // errAttention ends a command whose work finished but whose result needs a
 // person's attention: its output already says why, so nothing more is printed.
 var errAttention = errors.New("needs attention")
+
+// attentionError is a refusal whose words are the error's own: printed as
+// an error, it ends the command with exit 3, as a refusal does, not 1.
+type attentionError struct{ error }
+
+func (e attentionError) Unwrap() error { return e.error }
+
+func attention(err error) error { return attentionError{err} }
 
 // options is the shape of every command, as in kubectl: Complete fills in
 // from flags and arguments, Validate refuses bad input before anything is
@@ -59,10 +74,55 @@ func execute(ctx context.Context, cmd *cobra.Command, streams genericiooptions.I
 	}
 	// One line, as kubectl prints errors (an API error may span several),
 	// then the usage hint of a flag error on its own line, as kubectl does.
-	msg, hint, _ := strings.Cut(err.Error(), usageHint)
+	msg, hint, _ := strings.Cut(report.ErrorMessage(err), usageHint)
+	// cobra's "Did you mean this?" goes under the error, as kubectl prints it.
+	msg, suggestions, _ := strings.Cut(msg, didYouMean)
+	// A refused step ends with the one to take instead, as a command line.
+	var refusal *lifecycle.Refusal
+	var unknown *lifecycle.UnknownVersionError
+	switch {
+	case errors.As(err, &refusal) && refusal.Instead != nil && errors.As(err, &unknown):
+		msg += "; to introduce " + unknown.Version + ": " + report.Command(*refusal.Instead)
+	case errors.As(err, &refusal) && refusal.Instead != nil:
+		msg += "; run: " + report.Command(*refusal.Instead)
+	}
+	if h := hintFor(err); h != "" {
+		msg += " (" + h + ")"
+	}
 	fmt.Fprintf(streams.ErrOut, "error: %s\n", report.Printable(strings.Join(strings.Fields(msg), " ")))
+	if suggestions != "" {
+		fmt.Fprintf(streams.ErrOut, "%s%s\n", strings.TrimPrefix(didYouMean, "\n"), strings.TrimRight(suggestions, "\n"))
+	}
 	if hint != "" {
 		fmt.Fprintf(streams.ErrOut, "%s%s\n", strings.TrimPrefix(usageHint, "\n"), strings.TrimSpace(hint))
 	}
+	if errors.As(err, new(attentionError)) {
+		return exitAttention
+	}
 	return exitError
+}
+
+// hintFor is what the command line adds to an error of the library: the
+// flag, file or command that answers it, which a library caller does not
+// have.
+func hintFor(err error) string {
+	var forbidden *cluster.ForbiddenError
+	var jsonFile *manifest.JSONError
+	switch {
+	case errors.As(err, &forbidden):
+		return "the plugin's deploy/rbac/ holds a ClusterRole for each command"
+	case errors.As(err, &jsonFile):
+		return "kubectl create --dry-run=client -o yaml -f " + jsonFile.Path + " prints it as YAML"
+	case errors.Is(err, migrate.ErrClusterMigratorNotServed):
+		return "migrate without --via=cluster"
+	case errors.Is(err, migrate.ErrNotProven):
+		return "--via=plugin checks each object; --accept-loss re-stores anyway"
+	case errors.Is(err, migrate.ErrStorageMigrating):
+		return "--force migrates anyway"
+	case errors.Is(err, migrate.ErrChangedMeanwhile):
+		return "kubectl crdversion status shows where it stands"
+	case errors.Is(err, migrate.ErrClusterMigrating):
+		return "kubectl crdversion status follows it"
+	}
+	return ""
 }

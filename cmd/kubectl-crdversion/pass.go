@@ -46,19 +46,18 @@ type passOptions struct {
 // addFlags adds the flags of a pass over objects.
 func (o *passOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Most requests in flight: the pass adapts below it to what the API server takes, growing while throughput grows and backing off on 429")
-	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Pace the writes so the API server's tail latency, which every other client waits in, stays close to what it was when idle (slower; see README)")
+	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Pace the writes so the API server's tail latency, which every other client waits in, stays close to what it was when idle (slower; docs/commands.md#migrate)")
 	cmd.Flags().Int64Var(&o.PageSize, "page-size", migrate.DefaultPageSize, "Objects listed per request")
 	cmd.Flags().Float32Var(&o.QPS, "qps", 0, "Client-side cap on requests per second; 0: none, the pass adapts to what the API server takes and backs off on its 429s")
 	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests, with --qps")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", dryRunHelp)
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Go ahead although the CRD reports StorageMigrating=True (the cluster's own migrator at work)")
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|name|jsonpath=...|go-template=...")
+	addOutputFlag(cmd, &o.Output)
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", migrate.DefaultSwitchTimeout, "How long to wait for a storage version switch to take effect")
 	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version (twice the API server's request timeout); the prune waits it out and re-stores once more. 0: no wait")
 	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
 	completeValues(cmd, "dry-run", "none", "server")
-	completeValues(cmd, "output", "table", "json", "yaml")
 }
 
 // Complete builds clients with the rate limit asked for.
@@ -68,7 +67,7 @@ func (o *passOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.dryRun, err = migrate.ParseDryRun(o.DryRun); err != nil {
 		return err
 	}
-	if o.format, err = report.ParseFormat(o.Output); err != nil {
+	if o.format, err = parseOutput(o.Output); err != nil {
 		return err
 	}
 	if o.list, err = newClients(o.configFlags); err != nil {
@@ -97,8 +96,6 @@ func (o *passOptions) Validate() error {
 		return errors.New("--wait-timeout and --switch-grace must not be negative (--switch-grace=0: no wait)")
 	case o.QPS < 0 || o.Burst < 0:
 		return errors.New("--qps and --burst must not be negative (--qps 0: no client-side cap)")
-	case o.format == report.FormatWide || o.format == report.FormatMarkdown:
-		return fmt.Errorf("-o %s is not supported here: use json, yaml, name, jsonpath=... or go-template=...", o.format)
 	}
 	return nil
 }
@@ -160,7 +157,7 @@ func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomRes
 // the default).
 func (o *passOptions) switchGrace() time.Duration {
 	if o.SwitchGrace <= 0 {
-		return -1
+		return migrate.NoSwitchGrace
 	}
 	return o.SwitchGrace
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -12,9 +11,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
@@ -26,7 +25,9 @@ type PromoteOptions struct {
 	FromFile           string
 	DeprecationWarning string
 
-	manifest *apiextensionsv1.CustomResourceDefinition
+	// fromFile is the CRDs --from-file holds: one of them has the
+	// version to introduce.
+	fromFile []*apiextensionsv1.CustomResourceDefinition
 }
 
 // NewCmdPromote builds `kubectl crdversion promote`.
@@ -78,16 +79,27 @@ func (o *PromoteOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.FromFile == "" {
 		return nil
 	}
-	raw, err := os.ReadFile(o.FromFile)
+	found, err := manifest.ReadCRDs(cmd.Context(), []string{o.FromFile}, false, o.In)
 	if err != nil {
 		return err
 	}
-	o.manifest = &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(raw, o.manifest); err != nil {
-		return fmt.Errorf("%s is not a CustomResourceDefinition manifest: %w", o.FromFile, err)
+	if len(found.CRDs) == 0 {
+		return fmt.Errorf("%s holds no CustomResourceDefinition", o.FromFile)
 	}
-	if o.manifest.Kind != "CustomResourceDefinition" {
-		return fmt.Errorf("%s is not a CustomResourceDefinition manifest (kind %q)", o.FromFile, o.manifest.Kind)
+	o.fromFile = found.CRDs
+	return nil
+}
+
+// manifestFor is the CRD of --from-file named name; else, when it holds
+// one, that one, which the plan then refuses by its name.
+func (o *PromoteOptions) manifestFor(name string) *apiextensionsv1.CustomResourceDefinition {
+	for _, crd := range o.fromFile {
+		if crd.Name == name {
+			return crd
+		}
+	}
+	if len(o.fromFile) > 0 {
+		return o.fromFile[0]
 	}
 	return nil
 }
@@ -114,7 +126,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 					return nil, err
 				}
 			}
-			return lifecycle.PlanPromote(crd, version, lifecycle.Stage(o.To), lifecycle.PromoteOptions{Manifest: o.manifest, DeprecationWarning: o.DeprecationWarning, Offline: true})
+			return lifecycle.PlanPromote(crd, version, lifecycle.Stage(o.To), lifecycle.PromoteOptions{Manifest: o.manifestFor(crd.Name), DeprecationWarning: o.DeprecationWarning, Offline: true})
 		})
 	}
 	crd, err := o.target(ctx)
@@ -125,9 +137,17 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	version, next := o.Version, lifecycle.Stage(o.To)
+	if version == "" {
+		version, _ = lifecycle.InFlight(crd)
+	}
+	if next == "" {
+		_, _, next, _ = lifecycle.NextStage(crd, version, "", false)
+	}
+	o.holdFor(crd, next.EditsVersions())
 	bars := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
 	res, err := migrate.Promote(ctx, mc, crd.Name, migrate.PromoteOptions{
-		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifest, DeprecationWarning: o.DeprecationWarning,
+		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifestFor(crd.Name), DeprecationWarning: o.DeprecationWarning,
 		DryRun: o.dryRun, Progress: bars.Update,
 	})
 	bars.Finish()
@@ -157,6 +177,9 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 		}
 	}
 	p := res.Plan
+	if err == nil {
+		return o.heldBack(nil, lifecycle.PromoteTo(p.CRD, p.Pair.New, p.To).InFile("CRD_MANIFEST"))
+	}
 	switch {
 	case errors.Is(err, migrate.ErrSwitchedBack):
 		return fmt.Errorf("%s was not deprecated: re-storing the objects stored at %s at %s would lose data (above); %s is the storage version again and no object was re-stored, but a write at %s between the switch and the switch back went through %s, so it was stored without those fields (kubectl crdversion migrate %s re-stores such objects at %s after checking them)",

@@ -33,8 +33,8 @@ status.storedVersions.`,
 		PersistentPreRun: func(*cobra.Command, []string) {
 			rest.SetDefaultWarningHandler(rest.NewWarningWriter(streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true}))
 		},
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
+		// Not runnable: cobra prints the help for no command, and for a
+		// mistyped one says which commands are near it.
 	}
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
@@ -45,12 +45,13 @@ status.storedVersions.`,
 	contexts := wrapContexts(cmd.PersistentFlags())
 	addLogFlags(cmd)
 	cmd.AddCommand(
-		NewCmdStatus(flags, streams),
+		NewCmdStatus(flags, contexts, streams),
 		NewCmdPromote(flags, streams),
 		NewCmdRollback(flags, streams),
 		NewCmdVerify(flags, streams),
 		NewCmdCheck(flags, contexts, streams),
 		NewCmdUsage(flags, streams),
+		NewCmdConvert(flags, streams),
 		NewCmdMigrate(flags, streams),
 		NewCmdPrune(flags, streams),
 		NewCmdVersion(streams),

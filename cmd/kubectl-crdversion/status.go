@@ -26,23 +26,25 @@ const countWorkers = 8
 // StatusOptions holds what `kubectl crdversion status` needs.
 type StatusOptions struct {
 	configFlags *genericclioptions.ConfigFlags
+	contexts    *contextsFlag
 	genericiooptions.IOStreams
 
-	Names     []string
-	Selector  string
-	Group     string
-	Output    string
-	Filenames []string
-	Recursive bool
-	NoHeaders bool
+	Names       []string
+	Selector    string
+	Group       string
+	Output      string
+	Filenames   []string
+	Recursive   bool
+	NoHeaders   bool
+	AllContexts bool
 
 	format  report.Format
 	clients *clients
 }
 
 // NewCmdStatus builds `kubectl crdversion status`.
-func NewCmdStatus(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &StatusOptions{configFlags: flags, IOStreams: streams}
+func NewCmdStatus(flags *genericclioptions.ConfigFlags, contexts *contextsFlag, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &StatusOptions{configFlags: flags, contexts: contexts, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "status [CRD ...]",
 		Short: "Show every CRD version's flags, stage and the next step",
@@ -69,11 +71,11 @@ storedVersions entry missing from spec.versions.`,
 	}
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector on the CRDs (e.g. app=foo)")
 	cmd.Flags().StringVar(&o.Group, "group", "", "Only CRDs of this API group")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|wide|json|yaml|name|jsonpath=...|go-template=...")
-	completeValues(cmd, "output", "table", "wide", "json", "yaml")
+	addOutputFlag(cmd, &o.Output, report.FormatWide)
 	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "When using the default or wide output format, don't print headers")
 	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "Read CRDs from manifests instead of the cluster: a file, a directory, or - for stdin (repeatable)")
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories given with -f recursively")
+	cmd.Flags().BoolVar(&o.AllContexts, "all-contexts", false, "Every context of the kubeconfig at once (a fleet view); --context given more than once shows those")
 	return cmd
 }
 
@@ -81,7 +83,7 @@ storedVersions entry missing from spec.versions.`,
 func (o *StatusOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Names = args
 	var err error
-	if o.format, err = report.ParseFormat(o.Output); err != nil {
+	if o.format, err = parseOutput(o.Output, report.FormatWide); err != nil {
 		return err
 	}
 	if len(o.Filenames) > 0 {
@@ -96,9 +98,6 @@ func (o *StatusOptions) Validate() error {
 	if _, err := labels.Parse(o.Selector); err != nil {
 		return fmt.Errorf("invalid selector %q: %w", o.Selector, err)
 	}
-	if o.format == report.FormatMarkdown {
-		return errors.New("-o markdown is not supported here: use wide, json, yaml, name, jsonpath=... or go-template=...")
-	}
 	if len(o.Filenames) > 0 && o.format == report.FormatWide {
 		return errors.New("-o wide counts objects on a cluster: not with -f")
 	}
@@ -107,9 +106,37 @@ func (o *StatusOptions) Validate() error {
 
 // Run lists the CRDs once, assesses them and prints the report.
 func (o *StatusOptions) Run(ctx context.Context) error {
-	crds, err := o.load(ctx)
+	var items []report.StatusItem
+	contexts, err := fleet(o.configFlags, o.contexts, o.AllContexts && len(o.Filenames) == 0)
 	if err != nil {
 		return err
+	}
+	if len(contexts) > 0 && len(o.Filenames) == 0 {
+		items = o.fleetItems(ctx, contexts)
+	} else if items, err = o.items(ctx); err != nil {
+		return err
+	}
+	if len(items) == 0 && o.format != report.FormatJSON && o.format != report.FormatYAML {
+		fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions found.")
+	}
+	if err := report.WriteStatus(o.Out, o.format, items, o.NoHeaders); err != nil {
+		return err
+	}
+	for _, it := range items {
+		for _, p := range it.Problems {
+			if p.Severity == lifecycle.SeverityError {
+				return errAttention
+			}
+		}
+	}
+	return nil
+}
+
+// items assesses the CRDs of the files, or of the cluster o.clients talk to.
+func (o *StatusOptions) items(ctx context.Context) ([]report.StatusItem, error) {
+	crds, err := o.load(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if o.Group != "" {
 		crds = slices.DeleteFunc(crds, func(crd *apiextensionsv1.CustomResourceDefinition) bool { return crd.Spec.Group != o.Group })
@@ -132,20 +159,31 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	if o.format == report.FormatWide {
 		o.count(ctx, crds, items)
 	}
-	if len(items) == 0 && o.format != report.FormatJSON && o.format != report.FormatYAML {
-		fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions found.")
-	}
-	if err := report.WriteStatus(o.Out, o.format, items, o.NoHeaders); err != nil {
-		return err
-	}
-	for _, it := range items {
-		for _, p := range it.Problems {
-			if p.Severity == lifecycle.SeverityError {
-				return errAttention
-			}
+	return items, nil
+}
+
+// fleetItems assesses every context's CRDs, four clusters at a time, each
+// item naming its cluster. A cluster that cannot be read is an item of its
+// own with the error, not the end of the others.
+func (o *StatusOptions) fleetItems(ctx context.Context, contexts []string) []report.StatusItem {
+	return overFleet(contexts, func(name string) []report.StatusItem {
+		one := *o
+		c, err := newClients(inContext(o.configFlags, name))
+		var items []report.StatusItem
+		if err == nil {
+			one.clients = c
+			items, err = one.items(ctx)
 		}
-	}
-	return nil
+		if err != nil {
+			items = []report.StatusItem{{Assessment: lifecycle.Assessment{Versions: []lifecycle.Version{},
+				Problems: []lifecycle.Problem{{Severity: lifecycle.SeverityError, Message: "status could not be read from this cluster: " + report.ErrorMessage(err)}},
+				Next:     lifecycle.Next{Action: lifecycle.ActionFix, Reason: "reach the cluster and look again"}}}}
+		}
+		for j := range items {
+			items[j].Cluster = name
+		}
+		return items
+	})
 }
 
 // clusterMigrations adds each CRD's newest StorageVersionMigration; a

@@ -29,7 +29,15 @@ type stepOptions struct {
 	DryRun   string
 	Output   string
 	Filename string
+	// ShowManagedFields keeps managedFields in -o json|yaml, as kubectl's
+	// flag of that name: without it they are left out, as kubectl does.
+	ShowManagedFields bool
+	// Force edits the live CRD even where a GitOps tool syncs it.
+	Force bool
 
+	// held is the GitOps tool that kept this step off the live CRD: it
+	// was planned only, for its manifest.
+	held    *lifecycle.GitOps
 	args    []string
 	dryRun  migrate.DryRun
 	format  report.Format
@@ -42,10 +50,11 @@ type stepPlanner func(crd *apiextensionsv1.CustomResourceDefinition, version str
 
 func (o *stepOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none", "client" (print the plan, change nothing) or "server" (the API server validates the change, nothing is persisted)`)
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json|yaml|name|jsonpath=...|go-template=... prints the resulting CRD")
+	addOutputFlag(cmd, &o.Output)
+	cmd.Flags().BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "If true, keep the managedFields when printing objects in JSON or YAML format.")
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "CRD manifest file to change in place instead of the cluster (comments, key order and other documents are kept)")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "Edit the live CRD even when Argo CD or Flux syncs it from a manifest (its next sync reverts the edit)")
 	completeValues(cmd, "dry-run", "none", "client", "server")
-	completeValues(cmd, "output", "json", "yaml")
 }
 
 // Complete reads the flags and, for a cluster, builds the clients.
@@ -55,7 +64,7 @@ func (o *stepOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.dryRun, err = migrate.ParseDryRun(o.DryRun); err != nil {
 		return err
 	}
-	if o.format, err = report.ParseFormat(o.Output); err != nil {
+	if o.format, err = parseOutput(o.Output); err != nil {
 		return err
 	}
 	if o.Filename != "" {
@@ -75,8 +84,6 @@ func (o *stepOptions) Complete(cmd *cobra.Command, args []string) error {
 // Validate checks the flags before anything is sent.
 func (o *stepOptions) Validate() error {
 	switch {
-	case o.format == report.FormatWide || o.format == report.FormatMarkdown:
-		return fmt.Errorf("-o %s is not supported here: use json, yaml, name, jsonpath=... or go-template=...", o.format)
 	case o.Filename != "" && o.dryRun == migrate.DryRunServer:
 		return errors.New("--dry-run=server needs a cluster: with -f use --dry-run=client")
 	}
@@ -106,9 +113,39 @@ func (o *stepOptions) run(ctx context.Context, plan stepPlanner) error {
 	if err != nil {
 		return err
 	}
-	return o.apply(ctx, crd.Name, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+	o.holdFor(crd, true)
+	err = o.apply(ctx, crd.Name, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return plan(crd, o.Version)
 	})
+	return o.heldBack(err, lifecycle.Step{Op: lifecycle.OpRollback, CRD: crd.Name, Version: o.Version}.InFile("CRD_MANIFEST"))
+}
+
+// holdFor keeps a step that edits spec.versions off a CRD that Argo CD or
+// Flux syncs (its next sync would revert it): the step is planned only,
+// as a client dry run, unless --force or a dry run was asked for.
+func (o *stepOptions) holdFor(crd *apiextensionsv1.CustomResourceDefinition, editsVersions bool) {
+	if o.Force || o.dryRun != migrate.DryRunNone || !editsVersions {
+		return
+	}
+	if o.held = lifecycle.GitOpsOwner(crd); o.held != nil {
+		o.dryRun = migrate.DryRunClient
+	}
+}
+
+// heldBack ends a step kept off the live CRD: the plan printed is the
+// change to make in the manifest, and in says how to make it there. A new
+// version is no step of a file (its schema is the author's to write): the
+// plan's version is added to the manifest by hand.
+func (o *stepOptions) heldBack(err error, in *lifecycle.Step) error {
+	if err != nil || o.held == nil {
+		return err
+	}
+	how := report.Command(*in) + " writes it there"
+	if in.Op == lifecycle.OpPromote && in.To == lifecycle.StageIntroduced {
+		how = fmt.Sprintf("add %s, as --from-file has it, to the versions of that manifest", in.Version)
+	}
+	fmt.Fprintf(o.Out, "\n%s; %s (--force edits the live CRD anyway)\n", o.held.Reverts(in.CRD), how)
+	return errAttention
 }
 
 // apply runs the step and reports it: the plan for people (or the CRD for
@@ -136,10 +173,13 @@ func (o *stepOptions) reportStep(name string, res *migrate.StepResult) error {
 	if res.Replans > 0 {
 		fmt.Fprintf(o.ErrOut, "warning: %s changed while this step was planned; re-planned %d time(s) against the change\n", name, res.Replans)
 	}
-	if w := lifecycle.OwnersWarning(lifecycle.VersionsOwners(res.Before, migrate.FieldManager)); w != "" {
-		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	if w := lifecycle.OwnersWarning(lifecycle.VersionsOwners(res.Before, migrate.FieldManager)); w != nil {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", report.Advice(*w))
 	}
 	how := map[migrate.DryRun]string{migrate.DryRunNone: "applied", migrate.DryRunClient: "dry run: nothing sent", migrate.DryRunServer: "server dry run: validated, not persisted"}[o.dryRun]
+	if o.held != nil {
+		how = "not applied: " + o.held.Tool + " syncs this CRD"
+	}
 	return o.report(res.Plan, res.After, how)
 }
 
@@ -148,7 +188,7 @@ func (o *stepOptions) report(p *lifecycle.Plan, after *apiextensionsv1.CustomRes
 		if err := report.WritePlan(o.ErrOut, p, how); err != nil {
 			return err
 		}
-		return report.WriteCRD(o.Out, o.format, after)
+		return report.WriteCRD(o.Out, o.format, after, o.ShowManagedFields)
 	}
 	return report.WritePlan(o.Out, p, how)
 }

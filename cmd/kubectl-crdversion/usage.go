@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -11,9 +10,9 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 )
 
 // UsageOptions holds what `kubectl crdversion usage` needs.
@@ -63,9 +62,8 @@ before blocking or removing it), 1 the command failed.`,
 		ValidArgsFunction: completeCRDNames(flags),
 		RunE:              runE(o),
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|name|jsonpath=...|go-template=...")
+	addOutputFlag(cmd, &o.Output)
 	cmd.Flags().Int64Var(&o.PageSize, "page-size", migrate.DefaultPageSize, "Objects listed per request")
-	completeValues(cmd, "output", "table", "json", "yaml")
 	return cmd
 }
 
@@ -74,7 +72,7 @@ before blocking or removing it), 1 the command failed.`,
 func (o *UsageOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Names = args
 	var err error
-	if o.format, err = report.ParseFormat(o.Output); err != nil {
+	if o.format, err = parseOutput(o.Output); err != nil {
 		return err
 	}
 	if o.clients, err = newClients(o.configFlags); err != nil {
@@ -95,8 +93,6 @@ func (o *UsageOptions) Complete(cmd *cobra.Command, args []string) error {
 // Validate checks the flags before anything is sent.
 func (o *UsageOptions) Validate() error {
 	switch {
-	case o.format == report.FormatWide || o.format == report.FormatMarkdown:
-		return fmt.Errorf("-o %s is not supported here: use json, yaml, name, jsonpath=... or go-template=...", o.format)
 	case o.PageSize < 1:
 		return errors.New("--page-size must be at least 1")
 	}
@@ -109,7 +105,7 @@ func (o *UsageOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := cluster.Usage(ctx, o.metrics, o.clients.metadata, crds, o.PageSize)
+	res, err := usage.Read(ctx, o.metrics, o.clients.metadata, crds, o.PageSize)
 	if err != nil {
 		return err
 	}

@@ -56,10 +56,9 @@ Exit status is 0 when every object round-trips, 3 when some do not.`,
 		ValidArgsFunction: completeCRDThenVersions(flags, 0),
 		RunE:              runE(o),
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: table|json|yaml|name|jsonpath=...|go-template=...")
+	addOutputFlag(cmd, &o.Output)
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Most checks in flight: the check adapts below it to what the API server takes")
 	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Pace the checks so the API server's tail latency stays close to what it was when idle (slower)")
-	completeValues(cmd, "output", "table", "json", "yaml")
 	return cmd
 }
 
@@ -67,7 +66,7 @@ Exit status is 0 when every object round-trips, 3 when some do not.`,
 func (o *VerifyOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.CRD, o.Versions = args[0], args[1:]
 	var err error
-	if o.format, err = report.ParseFormat(o.Output); err != nil {
+	if o.format, err = parseOutput(o.Output); err != nil {
 		return err
 	}
 	o.clients, err = newClients(o.configFlags)
@@ -77,8 +76,6 @@ func (o *VerifyOptions) Complete(cmd *cobra.Command, args []string) error {
 // Validate checks the flags before anything is sent.
 func (o *VerifyOptions) Validate() error {
 	switch {
-	case o.format == report.FormatWide || o.format == report.FormatMarkdown:
-		return fmt.Errorf("-o %s is not supported here: use json, yaml, name, jsonpath=... or go-template=...", o.format)
 	case o.Concurrency < 1 || o.Concurrency > migrate.MaxConcurrency:
 		return fmt.Errorf("--concurrency must be between 1 and %d, not %d", migrate.MaxConcurrency, o.Concurrency)
 	}
@@ -95,7 +92,7 @@ func (o *VerifyOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	bar := report.NewProgress(o.ErrOut, "verify "+crds[0].Name, isTerminal(o.ErrOut), false)
+	bar := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
 	result, err := migrate.Verify(ctx, c, crds[0], migrate.VerifyOptions{Versions: o.Versions, Concurrency: o.Concurrency, Gentle: o.Gentle, Record: true, Progress: bar.Update})
 	bar.Finish()
 	if err != nil {

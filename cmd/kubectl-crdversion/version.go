@@ -21,15 +21,14 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Print the plugin's version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			f, err := report.ParseFormat(output)
+			f, err := parseOutput(output)
 			if err != nil {
 				return err
 			}
 			return report.WriteVersion(streams.Out, f, buildVersion())
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: json|yaml")
-	completeValues(cmd, "output", "json", "yaml")
+	addOutputFlag(cmd, &output)
 	return cmd
 }
 

@@ -3,10 +3,12 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 )
@@ -85,4 +87,75 @@ func Describe(perms []Permission) string {
 		s[i] = p.String()
 	}
 	return strings.Join(s, ", ")
+}
+
+// ForbiddenError: the user lacks a permission the operation needs; it was
+// found before anything was written, by asking the API server.
+type ForbiddenError struct {
+	Operation string
+	CRD       string
+	Missing   []Permission
+}
+
+func (e *ForbiddenError) Error() string {
+	return fmt.Sprintf("you may not %s %s: missing permission to %s; nothing was written",
+		e.Operation, e.CRD, Describe(e.Missing))
+}
+
+const crdGroup, crdResource = "apiextensions.k8s.io", "customresourcedefinitions"
+
+// CRDPermission is verb on CustomResourceDefinitions (a subresource, one
+// name, or "" for any).
+func CRDPermission(verb, subresource, name string) Permission {
+	return Permission{Verb: verb, Group: crdGroup, Resource: crdResource, Subresource: subresource, Name: name}
+}
+
+func objectsPermission(crd *apiextensionsv1.CustomResourceDefinition, verb string) Permission {
+	return Permission{Verb: verb, Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}
+}
+
+// Access is what an operation needs the API server to allow.
+type Access struct {
+	// Op names the operation in a refusal ("migrate").
+	Op   string
+	Need []Permission
+	// ObjectVerbs are needed on the CRD's objects in every namespace.
+	ObjectVerbs []string
+	// WriteVerbs are needed on them too, but for a namespaced CRD not in
+	// every namespace: a user may be allowed them in some only, and a pass
+	// then reports each object it may not write (and prunes nothing). Its
+	// list is always across namespaces, so list is never among them.
+	WriteVerbs []string
+}
+
+// RequireAccess asks, before anything is written, whether the user may do
+// what a needs: each of need, and the verbs on the CRD's objects in every
+// namespace. notify hears of permissions a partial pass goes on without.
+func RequireAccess(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, a Access, notify func(string)) error {
+	if c.Access == nil {
+		return nil
+	}
+	perms := append([]Permission{}, a.Need...)
+	for _, v := range append(append([]string{}, a.ObjectVerbs...), a.WriteVerbs...) {
+		perms = append(perms, objectsPermission(crd, v))
+	}
+	missing, ok := Missing(ctx, c.Access, perms)
+	if !ok || len(missing) == 0 {
+		return nil
+	}
+	var hard, soft []Permission
+	for _, p := range missing {
+		if slices.Contains(a.WriteVerbs, p.Verb) && p.Group == crd.Spec.Group && p.Resource == crd.Spec.Names.Plural && crd.Spec.Scope == apiextensionsv1.NamespaceScoped {
+			soft = append(soft, p)
+		} else {
+			hard = append(hard, p)
+		}
+	}
+	if len(hard) > 0 {
+		return &ForbiddenError{Operation: a.Op, CRD: crd.Name, Missing: missing}
+	}
+	if notify != nil {
+		notify(fmt.Sprintf("%s: you may not %s in every namespace: each object you may not write is reported as failed, and storedVersions is not pruned", crd.Name, Describe(soft)))
+	}
+	return nil
 }

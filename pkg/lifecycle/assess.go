@@ -62,16 +62,12 @@ const (
 
 // Next is the step a person can act on.
 type Next struct {
-	Action  Action `json:"action"`
+	Action Action `json:"action"`
+	// Command is Step as a command line, for a document's readers: filled
+	// in where status is printed (pkg/report), never here.
 	Command string `json:"command,omitempty"`
 	Reason  string `json:"reason"`
-}
-
-func (n Next) String() string {
-	if n.Command == "" {
-		return fmt.Sprintf("%s: %s", n.Action, n.Reason)
-	}
-	return fmt.Sprintf("%s: %s (%s)", n.Action, n.Command, n.Reason)
+	Step    *Step  `json:"step,omitempty"`
 }
 
 // Assessment is everything status says about one CRD.
@@ -95,7 +91,10 @@ type Assessment struct {
 	// includes storedVersions entries missing from spec.versions.
 	Versions []Version `json:"versions"`
 	Problems []Problem `json:"problems"`
-	Next     Next      `json:"next"`
+	// GitOps is the tool that syncs the CRD from Git, when one does: the
+	// next step is then taken in its manifest.
+	GitOps *GitOps `json:"gitOps,omitempty"`
+	Next   Next    `json:"next"`
 }
 
 // Assess infers every version's stage, the CRD's problems and its next step.
@@ -129,7 +128,7 @@ func Assess(crd *apiextensionsv1.CustomResourceDefinition) Assessment {
 		a.Versions = append(a.Versions, ver)
 	}
 	for _, name := range crd.Status.StoredVersions {
-		if specVersion(crd, name) == nil {
+		if SpecVersion(crd, name) == nil {
 			a.Versions = append(a.Versions, Version{Name: name, Stored: true, Stage: StageMissing})
 		}
 	}
@@ -143,7 +142,12 @@ func Assess(crd *apiextensionsv1.CustomResourceDefinition) Assessment {
 		return 0
 	})
 	a.Problems = problems(a)
+	a.GitOps = GitOpsOwner(crd)
 	a.Next = nextStep(a)
+	if s := a.Next.Step; a.GitOps != nil && s != nil && s.Op == OpPromote && s.To.EditsVersions() {
+		a.Next.Step = s.InFile("CRD_MANIFEST")
+		a.Next.Reason += fmt.Sprintf("; in the manifest %s syncs, as a live edit would be reverted", a.GitOps.Tool)
+	}
 	return a
 }
 
@@ -247,32 +251,31 @@ func nextStep(a Assessment) Next {
 	for _, v := range a.Versions {
 		byStage[v.Stage] = append(byStage[v.Stage], v.Name)
 	}
-	migrate := "kubectl crdversion migrate " + crd
 	switch {
 	case len(a.storageVersions()) != 1:
-		return Next{ActionFix, "", "edit the manifest: " + badStorage(a.storageVersions())}
+		return Next{Action: ActionFix, Reason: "edit the manifest: " + badStorage(a.storageVersions())}
 	case a.Migrating:
-		return Next{ActionWait, "", "the cluster's storage version migrator is migrating this resource; check again when StorageMigrating is False"}
+		return Next{Action: ActionWait, Reason: "the cluster's storage version migrator is migrating this resource; check again when StorageMigrating is False"}
 	case len(byStage[StageMissing]) > 0:
-		return Next{ActionRun, migrate, fmt.Sprintf("re-store every object at %s and prune %s from storedVersions", a.StorageVersion, strings.Join(byStage[StageMissing], ", "))}
+		return Next{Action: ActionRun, Step: Migrate(crd), Reason: fmt.Sprintf("re-store every object at %s and prune %s from storedVersions", a.StorageVersion, strings.Join(byStage[StageMissing], ", "))}
 	case len(pending) > 0:
-		return Next{ActionRun, migrate, fmt.Sprintf("objects may still be stored at %s", strings.Join(pending, ", "))}
+		return Next{Action: ActionRun, Step: Migrate(crd), Reason: fmt.Sprintf("objects may still be stored at %s", strings.Join(pending, ", "))}
 	case len(byStage[StageIntroduced]) > 0:
 		v := byStage[StageIntroduced][0]
-		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to bridge", crd, v), fmt.Sprintf("checks that every object round-trips %s→%s→%s, then records bridge", v, a.StorageVersion, v)}
+		return Next{Action: ActionReady, Step: PromoteTo(crd, v, StageBridge), Reason: fmt.Sprintf("checks that every object round-trips %s→%s→%s, then records bridge", v, a.StorageVersion, v)}
 	case len(byStage[StageBridge]) > 0:
 		v := byStage[StageBridge][0]
-		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to deprecated", crd, v), fmt.Sprintf("make %s the storage version and deprecate %s", v, a.StorageVersion)}
+		return Next{Action: ActionReady, Step: PromoteTo(crd, v, StageDeprecated), Reason: fmt.Sprintf("make %s the storage version and deprecate %s", v, a.StorageVersion)}
 	case len(byStage[StageServed]) > 0:
-		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to deprecated", crd, a.StorageVersion), fmt.Sprintf("deprecate %s so clients are warned", strings.Join(byStage[StageServed], ", "))}
+		return Next{Action: ActionReady, Step: PromoteTo(crd, a.StorageVersion, StageDeprecated), Reason: fmt.Sprintf("deprecate %s so clients are warned", strings.Join(byStage[StageServed], ", "))}
 	case len(byStage[StageDeprecated]) > 0:
-		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to blocked", crd, a.StorageVersion), fmt.Sprintf("stop serving %s", strings.Join(byStage[StageDeprecated], ", "))}
+		return Next{Action: ActionReady, Step: PromoteTo(crd, a.StorageVersion, StageBlocked), Reason: fmt.Sprintf("stop serving %s", strings.Join(byStage[StageDeprecated], ", "))}
 	case len(byStage[StageBlocked]) > 0:
-		return Next{ActionReady, fmt.Sprintf("kubectl crdversion promote %s %s --to removed", crd, a.StorageVersion), fmt.Sprintf("remove %s from spec.versions", strings.Join(byStage[StageBlocked], ", "))}
+		return Next{Action: ActionReady, Step: PromoteTo(crd, a.StorageVersion, StageRemoved), Reason: fmt.Sprintf("remove %s from spec.versions", strings.Join(byStage[StageBlocked], ", "))}
 	case len(a.Versions) == 1:
-		return Next{ActionNone, "", "one version, nothing to do"}
+		return Next{Action: ActionNone, Reason: "one version, nothing to do"}
 	default:
-		return Next{ActionNone, "", "versions are consistent"}
+		return Next{Action: ActionNone, Reason: "versions are consistent"}
 	}
 }
 
@@ -290,7 +293,7 @@ func StorageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 // DeprecationWarning is the text a client receives for deprecated version v:
 // the CRD's own warning, or the default the API server composes.
 func DeprecationWarning(crd *apiextensionsv1.CustomResourceDefinition, v string) string {
-	if sv := specVersion(crd, v); sv != nil && sv.DeprecationWarning != nil {
+	if sv := SpecVersion(crd, v); sv != nil && sv.DeprecationWarning != nil {
 		return *sv.DeprecationWarning
 	}
 	msg := fmt.Sprintf("%s/%s %s is deprecated", crd.Spec.Group, v, crd.Spec.Names.Kind)
@@ -306,13 +309,20 @@ func DeprecationWarning(crd *apiextensionsv1.CustomResourceDefinition, v string)
 	return msg
 }
 
-func specVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinitionVersion {
+// SpecVersion is the version of that name in spec.versions, or nil.
+func SpecVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinitionVersion {
 	for i := range crd.Spec.Versions {
 		if crd.Spec.Versions[i].Name == name {
 			return &crd.Spec.Versions[i]
 		}
 	}
 	return nil
+}
+
+// ConvertsByWebhook says whether the CRD's versions are converted by a
+// webhook; otherwise (None) they differ only in apiVersion.
+func ConvertsByWebhook(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	return conversionStrategy(crd) == string(apiextensionsv1.WebhookConverter)
 }
 
 func conversionStrategy(crd *apiextensionsv1.CustomResourceDefinition) string {

@@ -51,74 +51,73 @@ func TestAssessStages(t *testing.T) {
 		crd        *apiextensionsv1.CustomResourceDefinition
 		stages     string // "version=stage ..." in priority order
 		action     Action
-		command    string
+		next       *Step
 		problemSub string // a problem message must contain this; "" means no problems
 	}{
 		{
-			name:    "single version",
-			crd:     crd([]string{"v1"}, "v1:served,storage"),
-			stages:  "v1=storage",
-			action:  ActionNone,
-			command: "",
+			name:   "single version",
+			crd:    crd([]string{"v1"}, "v1:served,storage"),
+			stages: "v1=storage",
+			action: ActionNone,
 		},
 		{
-			name:    "introduced: newer served, not storage, not verified",
-			crd:     crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"),
-			stages:  "v1=introduced v1beta1=storage",
-			action:  ActionReady,
-			command: "kubectl crdversion promote widgets.example.com v1 --to bridge",
+			name:   "introduced: newer served, not storage, not verified",
+			crd:    crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"),
+			stages: "v1=introduced v1beta1=storage",
+			action: ActionReady,
+			next:   PromoteTo("widgets.example.com", "v1", StageBridge),
 		},
 		{
-			name:    "bridge: verified against current storage, schemas and conversion",
-			crd:     verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", nil),
-			stages:  "v1=bridge v1beta1=storage",
-			action:  ActionReady,
-			command: "kubectl crdversion promote widgets.example.com v1 --to deprecated",
+			name:   "bridge: verified against current storage, schemas and conversion",
+			crd:    verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", nil),
+			stages: "v1=bridge v1beta1=storage",
+			action: ActionReady,
+			next:   PromoteTo("widgets.example.com", "v1", StageDeprecated),
 		},
 		{
 			name: "stale verification: schema changed since",
 			crd: verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", func(c *apiextensionsv1.CustomResourceDefinition) {
 				c.Spec.Versions[1].Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}
 			}),
-			stages:  "v1=introduced v1beta1=storage",
-			action:  ActionReady,
-			command: "kubectl crdversion promote widgets.example.com v1 --to bridge",
+			stages: "v1=introduced v1beta1=storage",
+			action: ActionReady,
+			next:   PromoteTo("widgets.example.com", "v1", StageBridge),
 		},
 		{
-			name:    "stale verification: against another storage version",
-			crd:     verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1alpha1", nil),
-			stages:  "v1=introduced v1beta1=storage",
-			action:  ActionReady,
-			command: "kubectl crdversion promote widgets.example.com v1 --to bridge",
+			name:   "stale verification: against another storage version",
+			crd:    verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1alpha1", nil),
+			stages: "v1=introduced v1beta1=storage",
+			action: ActionReady,
+			next:   PromoteTo("widgets.example.com", "v1", StageBridge),
 		},
 		{
 			name:       "deprecated, migration pending",
 			crd:        crd([]string{"v1beta1", "v1"}, "v1beta1:served,deprecated", "v1:served,storage"),
 			stages:     "v1=storage v1beta1=deprecated",
 			action:     ActionRun,
-			command:    "kubectl crdversion migrate widgets.example.com",
+			next:       Migrate("widgets.example.com"),
 			problemSub: "migration pending: objects may still be stored at v1beta1",
 		},
 		{
-			name:    "deprecated, migrated",
-			crd:     crd([]string{"v1"}, "v1beta1:served,deprecated", "v1:served,storage"),
-			stages:  "v1=storage v1beta1=deprecated",
-			action:  ActionReady,
-			command: "kubectl crdversion promote widgets.example.com v1 --to blocked",
+			name:   "deprecated, migrated",
+			crd:    crd([]string{"v1"}, "v1beta1:served,deprecated", "v1:served,storage"),
+			stages: "v1=storage v1beta1=deprecated",
+			action: ActionReady,
+			next:   PromoteTo("widgets.example.com", "v1", StageBlocked),
 		},
 		{
-			name:    "blocked",
-			crd:     crd([]string{"v1"}, "v1beta1:deprecated", "v1:served,storage"),
-			stages:  "v1=storage v1beta1=blocked",
-			action:  ActionReady,
-			command: "kubectl crdversion promote widgets.example.com v1 --to removed",
+			name:   "blocked",
+			crd:    crd([]string{"v1"}, "v1beta1:deprecated", "v1:served,storage"),
+			stages: "v1=storage v1beta1=blocked",
+			action: ActionReady,
+			next:   PromoteTo("widgets.example.com", "v1", StageRemoved),
 		},
 		{
 			name:       "blocked but still stored",
 			crd:        crd([]string{"v1beta1", "v1"}, "v1beta1:-", "v1:served,storage"),
 			stages:     "v1=storage v1beta1=blocked",
 			action:     ActionRun,
-			command:    "kubectl crdversion migrate widgets.example.com",
+			next:       Migrate("widgets.example.com"),
 			problemSub: "migration pending",
 		},
 		{
@@ -126,7 +125,7 @@ func TestAssessStages(t *testing.T) {
 			crd:        crd([]string{"v1"}, "v1beta1:served", "v1:served,storage"),
 			stages:     "v1=storage v1beta1=served",
 			action:     ActionReady,
-			command:    "kubectl crdversion promote widgets.example.com v1 --to deprecated",
+			next:       PromoteTo("widgets.example.com", "v1", StageDeprecated),
 			problemSub: "v1beta1 is served and older than storage version v1 but not deprecated",
 		},
 		{
@@ -134,7 +133,7 @@ func TestAssessStages(t *testing.T) {
 			crd:        crd([]string{"v1alpha1", "v1"}, "v1:served,storage"),
 			stages:     "v1=storage v1alpha1=missing",
 			action:     ActionRun,
-			command:    "kubectl crdversion migrate widgets.example.com",
+			next:       Migrate("widgets.example.com"),
 			problemSub: "status.storedVersions names v1alpha1, which is missing from spec.versions",
 		},
 		{
@@ -159,11 +158,11 @@ func TestAssessStages(t *testing.T) {
 			problemSub: "no version has storage: true; exactly one must",
 		},
 		{
-			name:    "three versions, order by priority not by spec",
-			crd:     crd([]string{"v1"}, "v2alpha1:served", "v1:served,storage", "v1beta1:served,deprecated"),
-			stages:  "v1=storage v1beta1=deprecated v2alpha1=served",
-			action:  ActionReady,
-			command: "kubectl crdversion promote widgets.example.com v1 --to deprecated",
+			name:   "three versions, order by priority not by spec",
+			crd:    crd([]string{"v1"}, "v2alpha1:served", "v1:served,storage", "v1beta1:served,deprecated"),
+			stages: "v1=storage v1beta1=deprecated v2alpha1=served",
+			action: ActionReady,
+			next:   PromoteTo("widgets.example.com", "v1", StageDeprecated),
 			// v2alpha1 has lower priority than GA v1, so serving it undeprecated is flagged.
 			problemSub: "v2alpha1 is served and older than storage version v1",
 		},
@@ -177,8 +176,8 @@ func TestAssessStages(t *testing.T) {
 			if s := strings.Join(got, " "); s != tc.stages {
 				t.Errorf("stages = %q, want %q", s, tc.stages)
 			}
-			if a.Next.Action != tc.action || a.Next.Command != tc.command {
-				t.Errorf("next = %+v, want %s %q", a.Next, tc.action, tc.command)
+			if a.Next.Action != tc.action || !sameStep(a.Next.Step, tc.next) {
+				t.Errorf("next = %+v (step %+v), want %s %+v", a.Next, a.Next.Step, tc.action, tc.next)
 			}
 			if tc.problemSub == "" && len(a.Problems) > 0 {
 				t.Errorf("unexpected problems: %+v", a.Problems)
@@ -188,6 +187,10 @@ func TestAssessStages(t *testing.T) {
 			}
 		})
 	}
+}
+
+func sameStep(got, want *Step) bool {
+	return got == nil && want == nil || got != nil && want != nil && *got == *want
 }
 
 func hasProblem(a Assessment, sub string) bool {

@@ -1,6 +1,9 @@
 package lifecycle
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Consequence sets each finding's severity by what the upgrade does to
 // the people who apply it, as check reports by default: an error is what
@@ -14,10 +17,15 @@ import "fmt"
 // author (N → N+1, no breaking schema change) stay errors, as the rules
 // themselves say.
 func Consequence(found []Finding, validated map[string]int64, policy bool) []Finding {
-	failing := map[string]bool{}
+	// The paths where live objects fail, by CRD and version: a schema
+	// change elsewhere is not what they fail on.
+	failing := map[string][]string{}
 	for _, f := range found {
 		if f.Kind == FindingObjects && f.Severity != SeverityNote {
-			failing[f.CRD+"/"+f.Version] = true
+			k := f.CRD + "/" + f.Version
+			for p := range strings.SplitSeq(f.Path, ", ") {
+				failing[k] = append(failing[k], genericPath(p))
+			}
 		}
 	}
 	out := make([]Finding, len(found))
@@ -28,7 +36,7 @@ func Consequence(found []Finding, validated map[string]int64, policy bool) []Fin
 		}
 		out[i].Severity = SeverityWarning
 		n, seen := validated[f.CRD+"/"+f.Version]
-		if f.Kind == FindingSchema && f.Rule != "storageSwitchMayLoseData" && seen && !failing[f.CRD+"/"+f.Version] {
+		if f.Kind == FindingSchema && f.Rule != "storageSwitchMayLoseData" && seen && !related(genericPath(f.Path), failing[f.CRD+"/"+f.Version]) {
 			out[i].Severity = SeverityNote
 			out[i].Message = f.Message + "; " + allObjects(n)
 		}
@@ -44,4 +52,44 @@ func allObjects(n int64) string {
 		return "the one live object passes it"
 	}
 	return fmt.Sprintf("all %d live objects pass it", n)
+}
+
+// genericPath writes an object's field path as a schema path: an index or
+// a map key becomes [*] (the schema's ".*" of a map too); the root is "".
+func genericPath(p string) string {
+	if p == "(root)" || p == "<nil>" {
+		return ""
+	}
+	var b strings.Builder
+	for len(p) > 0 {
+		i := strings.IndexByte(p, '[')
+		if i < 0 {
+			b.WriteString(p)
+			break
+		}
+		b.WriteString(p[:i])
+		end := strings.IndexByte(p[i:], ']')
+		if end < 0 {
+			b.WriteString(p[i:])
+			break
+		}
+		b.WriteString("[*]")
+		p = p[i+end+1:]
+	}
+	return strings.ReplaceAll(b.String(), ".*", "[*]")
+}
+
+// related says whether a schema change at path can be what an object
+// failing at one of paths fails on: the same field, one inside the other,
+// or the whole object.
+func related(path string, paths []string) bool {
+	within := func(inner, outer string) bool {
+		return outer == "" || inner == outer || strings.HasPrefix(inner, outer+".") || strings.HasPrefix(inner, outer+"[")
+	}
+	for _, p := range paths {
+		if within(path, p) || within(p, path) {
+			return true
+		}
+	}
+	return false
 }

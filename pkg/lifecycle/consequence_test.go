@@ -7,6 +7,8 @@ func TestConsequence(t *testing.T) {
 		return Finding{Severity: SeverityError, Kind: FindingSchema, CRD: "w", Version: v, Rule: "validationRuleAdded", Message: "rule added"}
 	}
 	objects := Finding{Severity: SeverityWarning, Kind: FindingObjects, CRD: "w", Version: "v2", Rule: "objectInvalid"}
+	at := func(f Finding, path string) Finding { f.Path = path; return f }
+	tls := at(objects, "spec.listeners[0].tls.mode, spec.labels[app]")
 	skip := Finding{Severity: SeverityError, Kind: FindingLifecycle, CRD: "w", Version: "v1", Rule: "unservedWithoutDeprecation"}
 	refused := Finding{Severity: SeverityError, Kind: FindingRejected, CRD: "w", Version: "v1", Rule: "storedVersionRemoved"}
 	loss := Finding{Severity: SeverityError, Kind: FindingSchema, CRD: "w", Version: "v1", Rule: "storageSwitchMayLoseData"}
@@ -21,6 +23,12 @@ func TestConsequence(t *testing.T) {
 		{"a rule every live object passes is a note", []Finding{schema("v1")}, map[string]int64{"w/v1": 600}, false, []Severity{SeverityNote}, "rule added; all 600 live objects pass it"},
 		{"no live object at all", []Finding{schema("v1")}, map[string]int64{"w/v1": 0}, false, []Severity{SeverityNote}, "rule added; there is no live object"},
 		{"objects failing at that version: a warning beside them", []Finding{schema("v2"), objects}, map[string]int64{"w/v2": 10}, false, []Severity{SeverityWarning, SeverityWarning}, ""},
+		{"objects failing elsewhere: a note all the same", []Finding{at(schema("v2"), "spec.replicas"), tls}, map[string]int64{"w/v2": 10}, false, []Severity{SeverityNote, SeverityWarning}, "rule added; all 10 live objects pass it"},
+		{"objects failing inside the changed field: a warning", []Finding{at(schema("v2"), "spec.listeners[*]"), tls}, map[string]int64{"w/v2": 10}, false, []Severity{SeverityWarning, SeverityWarning}, ""},
+		{"objects failing on a field the change is inside: a warning", []Finding{at(schema("v2"), "spec.listeners[*].tls.mode.x"), tls}, map[string]int64{"w/v2": 10}, false, []Severity{SeverityWarning, SeverityWarning}, ""},
+		{"a map's values: a warning", []Finding{at(schema("v2"), "spec.labels.*"), tls}, map[string]int64{"w/v2": 10}, false, []Severity{SeverityWarning, SeverityWarning}, ""},
+		{"a rule on the whole object: a warning", []Finding{at(schema("v2"), "(root)"), tls}, map[string]int64{"w/v2": 10}, false, []Severity{SeverityWarning, SeverityWarning}, ""},
+		{"a prefix that is not a parent: a note", []Finding{at(schema("v2"), "spec.listener"), tls}, map[string]int64{"w/v2": 10}, false, []Severity{SeverityNote, SeverityWarning}, ""},
 		{"objects not seen (files): a warning", []Finding{schema("v1")}, nil, false, []Severity{SeverityWarning}, ""},
 		{"a release rule broken: a warning", []Finding{skip}, nil, false, []Severity{SeverityWarning}, ""},
 		{"what the API server refuses stays an error", []Finding{refused}, nil, false, []Severity{SeverityError}, ""},

@@ -46,7 +46,7 @@ func diffVersions(before, after *apiextensionsv1.CustomResourceDefinition) []Cha
 
 	var out []Change
 	for _, n := range ordered {
-		b, a := specVersion(before, n), specVersion(after, n)
+		b, a := SpecVersion(before, n), SpecVersion(after, n)
 		switch {
 		case b == nil:
 			out = append(out, Change{n, FieldVersion, "", "added"})

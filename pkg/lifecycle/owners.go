@@ -26,7 +26,7 @@ var knownTools = map[string]string{
 	"kustomize-controller":          "Flux",
 	"helm-controller":               "Flux",
 	"kubectl-client-side-apply":     "kubectl apply",
-	"kubectl":                       "kubectl apply --server-side",
+	"kubectl":                       "kubectl apply, server-side",
 }
 
 // VersionsOwners lists the field managers other than self that own
@@ -53,10 +53,11 @@ func VersionsOwners(crd *apiextensionsv1.CustomResourceDefinition, self string) 
 }
 
 // OwnersWarning tells the user that the owners' next sync reverts a live
-// change of spec.versions, and that the manifest is where it belongs.
-func OwnersWarning(owners []Owner) string {
+// change of spec.versions, and that the manifest is where it belongs; nil
+// without owners.
+func OwnersWarning(owners []Owner) *Advice {
 	if len(owners) == 0 {
-		return ""
+		return nil
 	}
 	names := make([]string, len(owners))
 	for i, o := range owners {
@@ -65,6 +66,57 @@ func OwnersWarning(owners []Owner) string {
 			names[i] = fmt.Sprintf("%s (%s)", o.Manager, o.Tool)
 		}
 	}
-	return fmt.Sprintf("spec.versions is managed by %s: its next sync or upgrade reverts this change; make the same edit in the CRD manifest it applies (kubectl crdversion promote -f FILE does it offline)",
+	w := advise(PromoteFile("FILE"), "spec.versions is managed by %s: its next sync or upgrade reverts this change; make the same edit in the CRD manifest it applies, offline",
 		strings.Join(names, ", "))
+	return &w
+}
+
+// GitOps is the GitOps tool that syncs a CRD from a manifest in Git, and
+// what tells: a live edit of spec.versions is reverted at its next sync.
+type GitOps struct {
+	Tool string `json:"tool"`
+	// Evidence is the label, annotation or field manager that tells.
+	Evidence string `json:"evidence"`
+}
+
+// gitOpsMarks are the labels and annotations Argo CD and Flux put on what
+// they apply.
+var gitOpsMarks = []struct{ key, tool string }{
+	{"argocd.argoproj.io/tracking-id", "Argo CD"},
+	{"argocd.argoproj.io/instance", "Argo CD"},
+	{"kustomize.toolkit.fluxcd.io/name", "Flux"},
+	{"helm.toolkit.fluxcd.io/name", "Flux"},
+}
+
+// GitOpsOwner says which GitOps tool syncs the CRD, from its labels and
+// annotations (Argo CD's tracking annotation or label, Flux's kustomize and
+// helm labels) or from that tool's field manager owning spec.versions; nil
+// when none does. Argo CD's default label, app.kubernetes.io/instance,
+// counts only beside an Argo CD field manager: Helm charts set it too.
+func GitOpsOwner(crd *apiextensionsv1.CustomResourceDefinition) *GitOps {
+	for _, m := range gitOpsMarks {
+		if v, ok := crd.Annotations[m.key]; ok {
+			return &GitOps{Tool: m.tool, Evidence: fmt.Sprintf("annotation %s=%s", m.key, v)}
+		}
+		if v, ok := crd.Labels[m.key]; ok {
+			return &GitOps{Tool: m.tool, Evidence: fmt.Sprintf("label %s=%s", m.key, v)}
+		}
+	}
+	for _, o := range VersionsOwners(crd, "") {
+		if o.Tool == "Argo CD" || o.Tool == "Flux" {
+			return &GitOps{Tool: o.Tool, Evidence: "field manager " + o.Manager}
+		}
+	}
+	for _, mf := range crd.ManagedFields {
+		if v, ok := crd.Labels["app.kubernetes.io/instance"]; ok && knownTools[mf.Manager] == "Argo CD" {
+			return &GitOps{Tool: "Argo CD", Evidence: fmt.Sprintf("label app.kubernetes.io/instance=%s, field manager %s", v, mf.Manager)}
+		}
+	}
+	return nil
+}
+
+// Reverts says what the owner's next sync does to a live edit, and where
+// the change belongs instead.
+func (g GitOps) Reverts(crd string) string {
+	return fmt.Sprintf("%s is synced by %s (%s): a live edit of spec.versions would be reverted at its next sync, so the change belongs in the CRD manifest it syncs", crd, g.Tool, g.Evidence)
 }

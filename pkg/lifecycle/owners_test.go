@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -28,7 +29,38 @@ func TestVersionsOwners(t *testing.T) {
 			t.Errorf("owner %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if w := OwnersWarning(got); w == "" || OwnersWarning(nil) != "" {
-		t.Errorf("warning %q", w)
+	if w := OwnersWarning(got); w == nil || !sameStep(w.Step, PromoteFile("FILE")) || OwnersWarning(nil) != nil {
+		t.Errorf("warning %+v", w)
+	}
+}
+
+func TestGitOpsOwner(t *testing.T) {
+	argoManager := []metav1.ManagedFieldsEntry{{Manager: "argocd-controller", Operation: metav1.ManagedFieldsOperationUpdate}}
+	cases := []struct {
+		name        string
+		labels      map[string]string
+		annotations map[string]string
+		managers    []metav1.ManagedFieldsEntry
+		want        string
+	}{
+		{"none", nil, nil, nil, ""},
+		{"argo tracking annotation", nil, map[string]string{"argocd.argoproj.io/tracking-id": "shop:apiextensions.k8s.io/CustomResourceDefinition:/widgets"}, nil, "Argo CD"},
+		{"argo instance label", map[string]string{"argocd.argoproj.io/instance": "shop"}, nil, nil, "Argo CD"},
+		{"flux kustomization", map[string]string{"kustomize.toolkit.fluxcd.io/name": "infra", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}, nil, nil, "Flux"},
+		{"flux helm release", map[string]string{"helm.toolkit.fluxcd.io/name": "shop"}, nil, nil, "Flux"},
+		{"helm's instance label alone", map[string]string{"app.kubernetes.io/instance": "shop", "app.kubernetes.io/managed-by": "Helm"}, nil, nil, ""},
+		{"instance label beside argo's manager", map[string]string{"app.kubernetes.io/instance": "shop"}, nil, argoManager, "Argo CD"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Labels: tc.labels, Annotations: tc.annotations, ManagedFields: tc.managers}}
+			got := GitOpsOwner(crd)
+			switch {
+			case tc.want == "" && got != nil:
+				t.Fatalf("got %+v, want none", got)
+			case tc.want != "" && (got == nil || got.Tool != tc.want):
+				t.Fatalf("got %+v, want %s", got, tc.want)
+			}
+		})
 	}
 }

@@ -18,20 +18,40 @@ type Pair struct {
 }
 
 // Refusal is a transition the model does not allow, with why and what to run
-// instead. The plugin prints it as one line and exits 1.
+// instead. The plugin prints it as one line, the step spelled out, and
+// exits 1.
 type Refusal struct {
-	Reason  string
-	Instead string
+	Reason string
+	// Instead is nil when no command of the plugin gets any further.
+	Instead *Step
+	// Err, when set, is the typed error the reason says.
+	Err error
 }
 
-func (r *Refusal) Error() string {
-	if r.Instead == "" {
-		return r.Reason
+func (r *Refusal) Error() string { return r.Reason }
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// UnknownVersionError names a version the CRD does not have.
+type UnknownVersionError struct {
+	CRD     string
+	Version string
+	// Has is the CRD's versions, in spec order.
+	Has []string
+}
+
+func (e *UnknownVersionError) Error() string {
+	return fmt.Sprintf("%s has no version %s; it has %s", e.CRD, e.Version, strings.Join(e.Has, ", "))
+}
+
+func unknownVersion(crd *apiextensionsv1.CustomResourceDefinition, v string) *UnknownVersionError {
+	e := &UnknownVersionError{CRD: crd.Name, Version: v}
+	for _, ver := range crd.Spec.Versions {
+		e.Has = append(e.Has, ver.Name)
 	}
-	return fmt.Sprintf("%s; run: %s", r.Reason, r.Instead)
+	return e
 }
 
-func refuse(instead, format string, args ...any) *Refusal {
+func refuse(instead *Step, format string, args ...any) *Refusal {
 	return &Refusal{Reason: fmt.Sprintf(format, args...), Instead: instead}
 }
 
@@ -44,7 +64,7 @@ func PairStage(crd *apiextensionsv1.CustomResourceDefinition, name string) (Pair
 	if err != nil {
 		return Pair{}, "", err
 	}
-	v := specVersion(crd, name)
+	v := SpecVersion(crd, name)
 	switch {
 	case v == nil:
 		return Pair{Old: storage, New: name}, StageAbsent, nil
@@ -52,9 +72,9 @@ func PairStage(crd *apiextensionsv1.CustomResourceDefinition, name string) (Pair
 		old := newestOlder(crd, name)
 		if old == nil {
 			if len(crd.Spec.Versions) == 1 {
-				return Pair{}, "", refuse("", "%s is the only version of %s: introduce a newer one with --from-file", name, crd.Name)
+				return Pair{}, "", refuse(Introduce(crd.Name, "NEW_VERSION", "CRD_MANIFEST"), "%s is the only version of %s: introduce a newer one", name, crd.Name)
 			}
-			return Pair{}, "", refuse(fmt.Sprintf("kubectl crdversion promote %s %s", crd.Name, newestNewer(crd, name)),
+			return Pair{}, "", refuse(Promote(crd.Name, newestNewer(crd, name)),
 				"%s is the storage version and every other version is newer: promote the newer one", name)
 		}
 		pair := Pair{Old: old.Name, New: name}
@@ -68,11 +88,11 @@ func PairStage(crd *apiextensionsv1.CustomResourceDefinition, name string) (Pair
 			return pair, StageServed, nil
 		}
 	case !v.Served:
-		return Pair{}, "", refuse("", "%s is not served: only a served version can take over from %s", name, storage)
+		return Pair{}, "", refuse(nil, "%s is not served: only a served version can take over from %s", name, storage)
 	case v.Deprecated:
-		return Pair{}, "", refuse("", "%s is deprecated: only a version that is not deprecated can take over from %s", name, storage)
+		return Pair{}, "", refuse(nil, "%s is deprecated: only a version that is not deprecated can take over from %s", name, storage)
 	case !Newer(name, storage):
-		return Pair{}, "", refuse(fmt.Sprintf("kubectl crdversion promote %s %s", crd.Name, storage),
+		return Pair{}, "", refuse(Promote(crd.Name, storage),
 			"%s is older than storage version %s: promote moves a newer version forward", name, storage)
 	case isBridged(crd, name, storage):
 		return Pair{Old: storage, New: name}, StageBridge, nil
@@ -89,7 +109,7 @@ func singleStorage(crd *apiextensionsv1.CustomResourceDefinition) (string, error
 		}
 	}
 	if len(storage) != 1 {
-		return "", refuse("", "%s has %d storage versions (%s), exactly one is allowed: fix the CRD first", crd.Name, len(storage), strings.Join(storage, ", "))
+		return "", refuse(nil, "%s has %d storage versions (%s), exactly one is allowed: fix the CRD first", crd.Name, len(storage), strings.Join(storage, ", "))
 	}
 	return storage[0], nil
 }

@@ -15,7 +15,7 @@ type Plan struct {
 	To      Stage    `json:"to"`
 	Changes []Change `json:"changes"`
 	// Notes say what the step means for objects and clients, and what next.
-	Notes []string `json:"notes,omitempty"`
+	Notes []Advice `json:"notes,omitempty"`
 	// After is the CRD with the step applied; nil only for refusals.
 	After *apiextensionsv1.CustomResourceDefinition `json:"-"`
 }
@@ -57,13 +57,13 @@ func NextStage(crd *apiextensionsv1.CustomResourceDefinition, name string, to St
 		next = StageDeprecated
 	}
 	if !ok {
-		return Pair{}, "", "", refuse("", "%s has no stage after %s", name, from)
+		return Pair{}, "", "", refuse(nil, "%s has no stage after %s", name, from)
 	}
 	if to != "" && to != next {
 		if !slices.Contains(Stages, to) {
-			return Pair{}, "", "", refuse("", "unknown stage %q: stages are %s", to, stageList())
+			return Pair{}, "", "", refuse(nil, "unknown stage %q: stages are %s", to, stageList())
 		}
-		return Pair{}, "", "", refuse(promoteCommand(crd.Name, name, next),
+		return Pair{}, "", "", refuse(promoteStep(crd.Name, name, next),
 			"%s is %s; the next stage is %s, not %s: stages are taken one at a time", name, from, next, to)
 	}
 	return pair, from, next, nil
@@ -74,6 +74,9 @@ func PlanPromote(crd *apiextensionsv1.CustomResourceDefinition, name string, to 
 	pair, from, next, err := NextStage(crd, name, to, opts.Offline)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Manifest != nil && next != StageIntroduced {
+		return nil, refuse(PromoteTo(crd.Name, pair.New, next), "a CRD manifest is taken only to introduce a version, and %s is in %s already (its next stage is %s)", pair.New, crd.Name, next)
 	}
 	p := &Plan{CRD: crd.Name, Pair: pair, From: from, To: next, After: crd.DeepCopy()}
 	if err := p.promote(crd, opts); err != nil {
@@ -95,26 +98,26 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		if opts.Manifest.Spec.Conversion != nil {
 			after.Spec.Conversion = opts.Manifest.Spec.Conversion.DeepCopy()
 		}
-		p.Notes = append(p.Notes, fmt.Sprintf("%s is served next to %s; %s stays the storage version", nu, old, old),
-			fmt.Sprintf("next: kubectl crdversion promote %s %s --to bridge (checks the round trip first)", crd.Name, nu))
+		p.Notes = append(p.Notes, advise(nil, "%s is served next to %s; %s stays the storage version", nu, old, old),
+			advise(PromoteTo(crd.Name, nu, StageBridge), "next, check the round trip and record bridge"))
 	case StageBridge:
 		rec := opts.Verification
 		if rec == nil || rec.From != old {
-			return refuse(fmt.Sprintf("kubectl crdversion promote %s %s --to bridge", crd.Name, nu),
+			return refuse(PromoteTo(crd.Name, nu, StageBridge),
 				"bridge needs a passed round-trip check of %s against %s", nu, old)
 		}
 		stamped := *rec
 		stamped.Fingerprint = Fingerprint(after, old, nu)
 		setVerification(after, nu, stamped)
-		p.Notes = append(p.Notes, fmt.Sprintf("%s round-trip %s→%s→%s without loss; %s→%s→%s (what re-storing objects at %s makes permanent) is checked by the next step, right after the switch", Objects(rec.Objects), nu, old, nu, old, nu, old, nu))
+		p.Notes = append(p.Notes, advise(nil, "%s round-trip %s→%s→%s without loss; %s→%s→%s (what re-storing objects at %s makes permanent) is checked by the next step, right after the switch", Objects(rec.Objects), nu, old, nu, old, nu, old, nu))
 	case StageDeprecated:
-		if !specVersion(after, nu).Served {
-			return refuse("", "%s is not served: deprecating %s would leave clients no version to move to", nu, old)
+		if !SpecVersion(after, nu).Served {
+			return refuse(nil, "%s is not served: deprecating %s would leave clients no version to move to", nu, old)
 		}
-		o := specVersion(after, old)
+		o := SpecVersion(after, old)
 		switched := p.From != StageServed
 		if switched {
-			specVersion(after, nu).Storage, o.Storage = true, false
+			SpecVersion(after, nu).Storage, o.Storage = true, false
 		}
 		o.Deprecated = true
 		warning := opts.DeprecationWarning
@@ -122,24 +125,24 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 			warning = fmt.Sprintf("%s/%s %s is deprecated; use %s/%s %s", crd.Spec.Group, old, crd.Spec.Names.Kind, crd.Spec.Group, nu, crd.Spec.Names.Kind)
 		}
 		o.DeprecationWarning = &warning
-		p.Notes = append(p.Notes, fmt.Sprintf("clients of %s now get the warning %q", old, warning))
+		p.Notes = append(p.Notes, advise(nil, "clients of %s now get the warning %q", old, warning))
 		if switched {
-			p.Notes = append(p.Notes, fmt.Sprintf("objects are written at %s from now on; those stored at %s must be re-stored: kubectl crdversion migrate %s", nu, old, crd.Name))
+			p.Notes = append(p.Notes, advise(Migrate(crd.Name), "objects are written at %s from now on; those stored at %s must be re-stored", nu, old))
 		}
 		if p.From == StageIntroduced {
-			p.Notes = append(p.Notes, fmt.Sprintf("bridge is checked on the cluster, not in a file: before this manifest is applied, run kubectl crdversion promote %s %s --to bridge there", crd.Name, nu))
+			p.Notes = append(p.Notes, advise(PromoteTo(crd.Name, nu, StageBridge), "bridge is checked on the cluster, not in a file: before this manifest is applied, run this there"))
 		}
 	case StageBlocked:
-		specVersion(after, old).Served = false
-		p.Notes = append(p.Notes, fmt.Sprintf("requests for %s now fail with 404; objects stay readable through %s", old, nu))
+		SpecVersion(after, old).Served = false
+		p.Notes = append(p.Notes, advise(nil, "requests for %s now fail with 404; objects stay readable through %s", old, nu))
 	case StageRemoved:
 		if slices.Contains(crd.Status.StoredVersions, old) {
-			return refuse(fmt.Sprintf("kubectl crdversion migrate %s", crd.Name),
+			return refuse(Migrate(crd.Name),
 				"%s is still in status.storedVersions: objects may be stored at it; migrate (which prunes storedVersions) before removing it", old)
 		}
 		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == old })
 		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
-		p.Notes = append(p.Notes, fmt.Sprintf("%s is gone; managedFields entries naming it break server-side apply: promote cleans them on the cluster (or: kubectl crdversion migrate %s --clean-managed-fields)", old, crd.Name))
+		p.Notes = append(p.Notes, advise(CleanManagedFields(crd.Name), "%s is gone; managedFields entries naming it break server-side apply: promote cleans them on the cluster; by hand", old))
 	}
 	return nil
 }
@@ -161,32 +164,32 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string) (*
 	after, old, nu := p.After, pair.Old, pair.New
 	switch from {
 	case StageAbsent:
-		return nil, refuse("", "%s is not in spec.versions: nothing to roll back", nu)
+		return nil, refuse(nil, "%s is not in spec.versions: nothing to roll back", nu)
 	case StageIntroduced:
 		if slices.Contains(crd.Status.StoredVersions, nu) {
-			return nil, refuse(fmt.Sprintf("kubectl crdversion migrate %s", crd.Name),
+			return nil, refuse(Migrate(crd.Name),
 				"%s is in status.storedVersions: objects may be stored at it, so it cannot be removed before they are re-stored at %s", nu, old)
 		}
 		p.To = StageAbsent
 		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == nu })
 		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
-		p.Notes = append(p.Notes, fmt.Sprintf("%s is no longer served; clients using it get 404", nu))
+		p.Notes = append(p.Notes, advise(nil, "%s is no longer served; clients using it get 404", nu))
 	case StageBridge:
 		p.To = StageIntroduced
 		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
 	case StageDeprecated, StageServed:
 		p.To = StageBridge
-		o := specVersion(after, old)
+		o := SpecVersion(after, old)
 		o.Storage, o.Deprecated, o.DeprecationWarning = true, false, nil
-		specVersion(after, nu).Storage = false
+		SpecVersion(after, nu).Storage = false
 		// Objects written at old from now on were never checked: the
 		// old→new→old record no longer covers every object stored at old.
 		delete(after.Annotations, VerifiedAnnotationPrefix+old)
 		p.Notes = append(p.Notes,
-			fmt.Sprintf("objects written since %s became storage are stored at %s; re-store them at %s: kubectl crdversion migrate %s", nu, nu, old, crd.Name))
+			advise(Migrate(crd.Name), "objects written since %s became storage are stored at %s; re-store them at %s", nu, nu, old))
 	case StageBlocked:
 		p.To = StageDeprecated
-		specVersion(after, old).Served = true
+		SpecVersion(after, old).Served = true
 	}
 	p.Changes = diffVersions(crd, p.After)
 	return p, nil
@@ -210,23 +213,26 @@ func InFlight(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
 	}
 	switch len(names) {
 	case 0:
-		return "", refuse("", "%s has one version and nothing to roll back; a removed version cannot be brought back by the plugin (its schema is gone): re-add it from your manifest", crd.Name)
+		return "", refuse(nil, "%s has one version and nothing to roll back; a removed version cannot be brought back by the plugin (its schema is gone): re-add it from your manifest", crd.Name)
 	case 1:
 		return names[0], nil
 	}
-	return "", refuse("", "%s has several versions in flight (%v): name the one to roll back", crd.Name, names)
+	return "", refuse(nil, "%s has several versions in flight (%v): name the one to roll back", crd.Name, names)
 }
 
 func manifestVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, manifest *apiextensionsv1.CustomResourceDefinition) (apiextensionsv1.CustomResourceDefinitionVersion, error) {
 	if manifest == nil {
-		return apiextensionsv1.CustomResourceDefinitionVersion{}, refuse("", "introducing %s needs its schema: pass --from-file with a CRD manifest holding %s", name, name)
+		// Most often a typo; else a version to introduce, whose schema is
+		// in a manifest.
+		unknown := unknownVersion(crd, name)
+		return apiextensionsv1.CustomResourceDefinitionVersion{}, &Refusal{Reason: unknown.Error(), Instead: Introduce(crd.Name, name, "CRD_MANIFEST"), Err: unknown}
 	}
 	if manifest.Name != crd.Name {
-		return apiextensionsv1.CustomResourceDefinitionVersion{}, refuse("", "the manifest is CRD %s, not %s", manifest.Name, crd.Name)
+		return apiextensionsv1.CustomResourceDefinitionVersion{}, refuse(nil, "the manifest is CRD %s, not %s", manifest.Name, crd.Name)
 	}
-	v := specVersion(manifest, name)
+	v := SpecVersion(manifest, name)
 	if v == nil {
-		return apiextensionsv1.CustomResourceDefinitionVersion{}, refuse("", "the manifest for %s has no version %s", crd.Name, name)
+		return apiextensionsv1.CustomResourceDefinitionVersion{}, refuse(nil, "the manifest for %s has no version %s", crd.Name, name)
 	}
 	out := *v.DeepCopy()
 	out.Served, out.Storage, out.Deprecated, out.DeprecationWarning = true, false, false, nil
@@ -241,11 +247,11 @@ func setVerification(crd *apiextensionsv1.CustomResourceDefinition, v string, re
 	crd.Annotations[k] = val
 }
 
-func promoteCommand(crd, name string, to Stage) string {
+func promoteStep(crd, name string, to Stage) *Step {
 	if to == StageIntroduced {
-		return fmt.Sprintf("kubectl crdversion promote %s %s --from-file CRD_MANIFEST", crd, name)
+		return Introduce(crd, name, "CRD_MANIFEST")
 	}
-	return fmt.Sprintf("kubectl crdversion promote %s %s --to %s", crd, name, to)
+	return PromoteTo(crd, name, to)
 }
 
 func stageList() string {

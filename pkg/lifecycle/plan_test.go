@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,22 +40,26 @@ func TestPlanPromote(t *testing.T) {
 		from    Stage
 		changes string
 		refusal string // substring of the refusal; "" means the plan must succeed
-		instead string
+		instead *Step
 	}{
 		{name: "introduce from manifest", crd: crd([]string{"v1beta1"}, "v1beta1:served,storage"), version: "v1",
 			opts: PromoteOptions{Manifest: manifestWith("v1beta1:served,storage", "v1:served,storage")},
 			from: StageAbsent, changes: "v1.version:>added"},
 		{name: "introduce without manifest", crd: crd([]string{"v1beta1"}, "v1beta1:served,storage"), version: "v1",
-			refusal: "introducing v1 needs its schema: pass --from-file"},
+			refusal: "widgets.example.com has no version v1; it has v1beta1", instead: Introduce("widgets.example.com", "v1", "CRD_MANIFEST")},
+		{name: "a manifest for a step that is not introducing", crd: introduced(), version: "v1",
+			opts:    PromoteOptions{Manifest: manifestWith("v1beta1:served,storage", "v1:served")},
+			refusal: "a CRD manifest is taken only to introduce a version, and v1 is in widgets.example.com already (its next stage is bridge)",
+			instead: PromoteTo("widgets.example.com", "v1", StageBridge)},
 		{name: "introduce: manifest lacks the version", crd: crd([]string{"v1beta1"}, "v1beta1:served,storage"), version: "v2",
 			opts: PromoteOptions{Manifest: manifestWith("v1:served")}, refusal: "has no version v2"},
 		{name: "bridge with a passed check", crd: introduced(), version: "v1", opts: PromoteOptions{Verification: passed},
 			from: StageIntroduced, changes: "v1.annotation:>verified"},
 		{name: "bridge without a check", crd: introduced(), version: "v1",
-			refusal: "bridge needs a passed round-trip check", instead: "kubectl crdversion promote widgets.example.com v1 --to bridge"},
+			refusal: "bridge needs a passed round-trip check", instead: PromoteTo("widgets.example.com", "v1", StageBridge)},
 		{name: "bridge with a check against another storage version", crd: introduced(), version: "v1",
 			opts: PromoteOptions{Verification: &Verification{From: "v1alpha1"}}, refusal: "bridge needs a passed round-trip check",
-			instead: "kubectl crdversion promote widgets.example.com v1 --to bridge"},
+			instead: PromoteTo("widgets.example.com", "v1", StageBridge)},
 		{name: "deprecate: switch storage, default warning", crd: bridged(), version: "v1", from: StageBridge,
 			changes: "v1.storage:false>true v1beta1.storage:true>false v1beta1.deprecated:false>true v1beta1.deprecationWarning:>example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget"},
 		{name: "deprecate: own warning", crd: bridged(), version: "v1", opts: PromoteOptions{DeprecationWarning: "gone in 2027"}, from: StageBridge,
@@ -66,34 +71,34 @@ func TestPlanPromote(t *testing.T) {
 		{name: "remove", crd: crd([]string{"v1"}, "v1beta1:deprecated", "v1:served,storage"), version: "v1",
 			from: StageBlocked, changes: "v1beta1.version:present>"},
 		{name: "remove while still in storedVersions", crd: crd([]string{"v1beta1", "v1"}, "v1beta1:deprecated", "v1:served,storage"), version: "v1",
-			refusal: "v1beta1 is still in status.storedVersions", instead: "kubectl crdversion migrate widgets.example.com"},
+			refusal: "v1beta1 is still in status.storedVersions", instead: Migrate("widgets.example.com")},
 		{name: "skip a stage", crd: introduced(), version: "v1", to: StageDeprecated,
-			refusal: "v1 is introduced; the next stage is bridge, not deprecated", instead: "kubectl crdversion promote widgets.example.com v1 --to bridge"},
+			refusal: "v1 is introduced; the next stage is bridge, not deprecated", instead: PromoteTo("widgets.example.com", "v1", StageBridge)},
 		{name: "skip from bridge", crd: bridged(), version: "v1", to: StageBlocked,
-			refusal: "the next stage is deprecated, not blocked", instead: "kubectl crdversion promote widgets.example.com v1 --to deprecated"},
+			refusal: "the next stage is deprecated, not blocked", instead: PromoteTo("widgets.example.com", "v1", StageDeprecated)},
 		{name: "unknown stage", crd: introduced(), version: "v1", to: "gone", refusal: `unknown stage "gone"`},
 		{name: "block the storage version", crd: introduced(), version: "v1beta1", to: StageBlocked,
-			refusal: "v1beta1 is the storage version and every other version is newer", instead: "kubectl crdversion promote widgets.example.com v1"},
+			refusal: "v1beta1 is the storage version and every other version is newer", instead: Promote("widgets.example.com", "v1")},
 		{name: "deprecate towards an unserved version", crd: crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:-"), version: "v1",
 			refusal: "v1 is not served"},
 		{name: "deprecate when the new storage version is not served", crd: crd([]string{"v1"}, "v1beta1:served", "v1:storage"), version: "v1",
 			refusal: "v1 is not served: deprecating v1beta1 would leave clients no version"},
 		{name: "older version than storage", crd: crd([]string{"v1"}, "v1beta1:served,deprecated", "v1:served,storage", "v1alpha1:served"), version: "v1alpha1",
-			refusal: "v1alpha1 is older than storage version v1", instead: "kubectl crdversion promote widgets.example.com v1"},
+			refusal: "v1alpha1 is older than storage version v1", instead: Promote("widgets.example.com", "v1")},
 		{name: "two storage versions", crd: crd([]string{"v1"}, "v1beta1:served,storage", "v1:served,storage"), version: "v1",
 			refusal: "has 2 storage versions (v1beta1, v1)"},
 		{name: "one version", crd: crd([]string{"v1"}, "v1:served,storage"), version: "v1",
-			refusal: "v1 is the only version of widgets.example.com"},
+			refusal: "v1 is the only version of widgets.example.com", instead: Introduce("widgets.example.com", "NEW_VERSION", "CRD_MANIFEST")},
 		{name: "a version that does not exist, to a late stage", crd: introduced(), version: "v2", to: StageBlocked,
-			refusal: "v2 is absent; the next stage is introduced, not blocked", instead: "kubectl crdversion promote widgets.example.com v2 --from-file CRD_MANIFEST"},
+			refusal: "v2 is absent; the next stage is introduced, not blocked", instead: Introduce("widgets.example.com", "v2", "CRD_MANIFEST")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := tc.crd.DeepCopy()
 			p, err := PlanPromote(tc.crd, tc.version, tc.to, tc.opts)
 			if tc.refusal != "" {
 				r, ok := err.(*Refusal)
-				if !ok || !strings.Contains(r.Reason, tc.refusal) || r.Instead != tc.instead {
-					t.Fatalf("got plan %+v, err %v; want refusal %q instead %q", p, err, tc.refusal, tc.instead)
+				if !ok || !strings.Contains(r.Reason, tc.refusal) || !sameStep(r.Instead, tc.instead) {
+					t.Fatalf("got plan %+v, err %v (instead %+v); want refusal %q instead %+v", p, err, r.Instead, tc.refusal, tc.instead)
 				}
 				return
 			}
@@ -157,8 +162,8 @@ func TestPlanRollback(t *testing.T) {
 			if p.To != tc.to || changes(p) != tc.changes {
 				t.Errorf("to %s changes %s\nwant to %s changes %s", p.To, changes(p), tc.to, tc.changes)
 			}
-			if tc.noteWant != "" && !strings.Contains(strings.Join(p.Notes, "\n"), tc.noteWant) {
-				t.Errorf("notes %q lack %q", p.Notes, tc.noteWant)
+			if tc.noteWant != "" && !slices.ContainsFunc(p.Notes, func(n Advice) bool { return strings.Contains(n.Text, tc.noteWant) }) {
+				t.Errorf("notes %+v lack %q", p.Notes, tc.noteWant)
 			}
 			if _, stage, err := PairStage(p.After, p.Pair.New); p.To != StageAbsent && (err != nil || stage != p.To) {
 				t.Errorf("after rollback %s is %s (%v), want %s", p.Pair.New, stage, err, p.To)

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strconv"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
@@ -34,7 +33,7 @@ func SchemaProof(crd *apiextensionsv1.CustomResourceDefinition, old, new string)
 	if crd.Spec.PreserveUnknownFields {
 		return false, "spec.preserveUnknownFields is true: the server does not prune by the schemas, so they prove nothing"
 	}
-	ov, nv := specVersion(crd, old), specVersion(crd, new)
+	ov, nv := SpecVersion(crd, old), SpecVersion(crd, new)
 	switch {
 	case ov == nil:
 		return false, fmt.Sprintf("%s is not in spec.versions", old)
@@ -190,10 +189,11 @@ func (p proof) additional(path string, o, n *apiextensionsv1.JSONSchemaPropsOrBo
 var plainKey = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
 
 // child is path's property k in the dotted form people write, bracketed
-// where k would not read as one name.
+// as JSONPath does (metadata.annotations['a.b/c']) where k would not read
+// as one name.
 func child(path, k string) string {
 	if !plainKey.MatchString(k) {
-		return path + "[" + strconv.Quote(k) + "]"
+		return path + "['" + k + "']"
 	}
 	if path == "" {
 		return k

@@ -29,3 +29,8 @@ var Stages = []Stage{StageIntroduced, StageBridge, StageDeprecated, StageBlocked
 // StageRemoved is the last step: the old version is gone from spec.versions.
 // No version is ever shown in it, since it no longer exists.
 const StageRemoved Stage = "removed"
+
+// EditsVersions says whether reaching the stage edits spec.versions, which
+// a GitOps tool syncing the CRD would put back: every stage but bridge,
+// which records a check of the cluster's objects.
+func (s Stage) EditsVersions() bool { return s != StageBridge }

@@ -50,7 +50,7 @@ type Finding struct {
 	// Message says what would happen.
 	Message string `json:"message"`
 	// Fix is what to do instead, in order: commands or release steps.
-	Fix []string `json:"fix,omitempty"`
+	Fix []Advice `json:"fix,omitempty"`
 }
 
 // storedVersionsMessage is the API server's own rejection of a CRD that
@@ -91,24 +91,30 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 	if old.Spec.Scope != new.Spec.Scope {
 		out = append(out, Finding{Severity: SeverityError, Kind: FindingRejected, CRD: new.Name, Rule: "scopeChanged",
 			Message: fmt.Sprintf("spec.scope: Invalid value: %q: field is immutable (it is %s)", new.Spec.Scope, old.Spec.Scope),
-			Fix:     []string{"keep spec.scope as it is; a resource cannot change scope (a new CRD under another name can)"}})
+			Fix:     []Advice{advise(nil, "keep spec.scope as it is; a resource cannot change scope (a new CRD under another name can)")}})
 	}
 	newStorage := StorageVersion(new)
 	for i, v := range stored {
-		if specVersion(new, v) != nil {
+		if SpecVersion(new, v) != nil {
 			continue
 		}
 		f := Finding{Severity: SeverityError, Kind: FindingRejected, CRD: new.Name, Version: v, Rule: "storedVersionRemoved",
 			Message: "the API server refuses the update: " + storedVersionsMessage(i, v)}
 		if StorageVersion(old) == v {
-			f.Fix = []string{
-				fmt.Sprintf("first release a CRD that keeps %s (deprecated) with %s as the storage version, and apply it", v, newStorage),
-				"kubectl crdversion migrate " + new.Name + " (re-stores every object at " + newStorage + " and prunes " + v + " from storedVersions)",
-				"then apply this manifest"}
+			// No release in between served both: the cluster takes the
+			// bridge itself, each step checked on its objects.
+			if SpecVersion(old, newStorage) == nil {
+				f.Fix = append(f.Fix, advise(Introduce(new.Name, newStorage, "NEW_MANIFEST"), "add %s to the live CRD from this manifest", newStorage))
+			}
+			f.Fix = append(f.Fix,
+				advise(PromoteTo(new.Name, newStorage, StageBridge), "check that every object survives %s→%s→%s (one that would not is named: fix it, or recreate it at %s)", v, newStorage, v, newStorage),
+				advise(PromoteTo(new.Name, newStorage, StageDeprecated), "make %s the storage version", newStorage),
+				advise(Migrate(new.Name), "re-store every object at %s and prune %s from storedVersions", newStorage, v),
+				advise(nil, "then apply this manifest"))
 		} else {
-			f.Fix = []string{
-				"kubectl crdversion migrate " + new.Name + " (re-stores every object at " + StorageVersion(old) + " and prunes " + v + " from storedVersions)",
-				"then apply this manifest"}
+			f.Fix = []Advice{
+				advise(Migrate(new.Name), "re-store every object at %s and prune %s from storedVersions", StorageVersion(old), v),
+				advise(nil, "then apply this manifest")}
 		}
 		out = append(out, f)
 	}
@@ -123,14 +129,14 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 func removedMaybeStored(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []Finding {
 	var out []Finding
 	for _, o := range old.Spec.Versions {
-		if specVersion(new, o.Name) != nil || slices.Contains(stored, o.Name) {
+		if SpecVersion(new, o.Name) != nil || slices.Contains(stored, o.Name) {
 			continue
 		}
 		out = append(out, Finding{Severity: SeverityWarning, Kind: FindingRejected, CRD: new.Name, Version: o.Name, Rule: "removedVersionMayBeStored",
 			Message: fmt.Sprintf("%s is removed from spec.versions: on a cluster whose status.storedVersions still names it (objects were stored at it under an older release, and no migration pruned it), the API server refuses this CRD", o.Name),
-			Fix: []string{
-				fmt.Sprintf("on every cluster, before applying: kubectl crdversion migrate %s (re-stores every object at %s and prunes %s from storedVersions; it does nothing where storedVersions no longer names it)", new.Name, StorageVersion(old), o.Name),
-				"or check against each cluster, which reads its storedVersions: kubectl crdversion check -f NEW"}})
+			Fix: []Advice{
+				advise(Migrate(new.Name), "on every cluster, before applying, re-store every object at %s and prune %s from storedVersions (nothing happens where storedVersions no longer names it)", StorageVersion(old), o.Name),
+				advise(CheckFile("NEW"), "or check against each cluster, which reads its storedVersions")}})
 	}
 	return out
 }
@@ -139,42 +145,45 @@ func removedMaybeStored(old, new *apiextensionsv1.CustomResourceDefinition, stor
 // release: each step exists so clients and stored objects can follow.
 func lifecycleSkips(old, new *apiextensionsv1.CustomResourceDefinition) []Finding {
 	var out []Finding
-	add := func(v, rule, msg string, fix ...string) {
+	add := func(v, rule, msg string, fix ...Advice) {
 		out = append(out, Finding{Severity: SeverityError, Kind: FindingLifecycle, CRD: new.Name, Version: v, Rule: rule, Message: msg, Fix: fix})
 	}
 	oldStorage, newStorage := StorageVersion(old), StorageVersion(new)
 	if newStorage != oldStorage && newStorage != "" {
-		if o := specVersion(old, newStorage); o == nil || !o.Served {
+		if o := SpecVersion(old, newStorage); o == nil || !o.Served {
 			add(newStorage, "storageWithoutBridge",
 				fmt.Sprintf("the storage version switches from %s to %s, which the current CRD does not serve: no release served both, so no round trip was checked and clients of %s had no time to move", oldStorage, newStorage, oldStorage),
-				fmt.Sprintf("release 1: serve %s beside %s, storage unchanged (kubectl crdversion promote %s %s --from-file NEW_MANIFEST), then --to bridge", newStorage, oldStorage, new.Name, newStorage),
-				fmt.Sprintf("release 2: make %s the storage version and deprecate %s (kubectl crdversion promote %s %s --to deprecated)", newStorage, oldStorage, new.Name, newStorage))
+				advise(Introduce(new.Name, newStorage, "NEW_MANIFEST"), "release 1: serve %s beside %s, storage unchanged", newStorage, oldStorage),
+				advise(PromoteTo(new.Name, newStorage, StageBridge), "then check the round trip and record bridge"),
+				advise(PromoteTo(new.Name, newStorage, StageDeprecated), "release 2: make %s the storage version and deprecate %s", newStorage, oldStorage))
 		}
-		if n := specVersion(new, oldStorage); n != nil && !n.Served {
+		if n := SpecVersion(new, oldStorage); n != nil && !n.Served {
 			add(oldStorage, "storageSwitchAndUnserve",
 				fmt.Sprintf("%s stops being the storage version and stops being served in the same release: two steps at once", oldStorage),
-				fmt.Sprintf("release 1: switch storage to %s and deprecate %s", newStorage, oldStorage),
-				fmt.Sprintf("release 2: stop serving %s (kubectl crdversion promote %s %s --to blocked)", oldStorage, new.Name, newStorage))
+				advise(nil, "release 1: switch storage to %s and deprecate %s", newStorage, oldStorage),
+				advise(PromoteTo(new.Name, newStorage, StageBlocked), "release 2: stop serving %s", oldStorage))
 		}
 	}
 	for _, o := range old.Spec.Versions {
-		n := specVersion(new, o.Name)
+		n := SpecVersion(new, o.Name)
 		switch {
 		case n == nil && o.Served && o.Deprecated:
 			add(o.Name, "removedWhileServed",
 				fmt.Sprintf("%s is removed while the current CRD still serves it: its clients get 404 with no release in between", o.Name),
-				fmt.Sprintf("release 1: stop serving %s (served: false; kubectl crdversion promote %s %s --to blocked)", o.Name, new.Name, newStorage),
-				"release 2: remove it, once kubectl crdversion migrate has pruned it from storedVersions")
+				advise(PromoteTo(new.Name, newStorage, StageBlocked), "release 1: stop serving %s (served: false)", o.Name),
+				advise(Migrate(new.Name), "before removing it, prune it from storedVersions"),
+				advise(nil, "release 2: remove it"))
 		case n == nil && o.Served:
 			add(o.Name, "removedWhileServed",
 				fmt.Sprintf("%s is removed while the current CRD still serves it, never deprecated: its clients get 404 with no warning", o.Name),
-				fmt.Sprintf("release 1: deprecate %s, then release 2: stop serving it (served: false)", o.Name),
-				"release 3: remove it, once kubectl crdversion migrate has pruned it from storedVersions")
+				advise(nil, "release 1: deprecate %s, then release 2: stop serving it (served: false)", o.Name),
+				advise(Migrate(new.Name), "before removing it, prune it from storedVersions"),
+				advise(nil, "release 3: remove it"))
 		case n != nil && o.Served && !n.Served && !o.Deprecated:
 			add(o.Name, "unservedWithoutDeprecation",
 				fmt.Sprintf("%s stops being served without ever having been deprecated: its clients were never warned", o.Name),
-				fmt.Sprintf("release 1: deprecate %s (deprecated: true, a deprecationWarning naming its replacement)", o.Name),
-				fmt.Sprintf("release 2: stop serving %s", o.Name))
+				advise(nil, "release 1: deprecate %s (deprecated: true, a deprecationWarning naming its replacement)", o.Name),
+				advise(nil, "release 2: stop serving %s", o.Name))
 		}
 	}
 	return out
@@ -188,7 +197,7 @@ func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 		out = append(out, Finding{Severity: SeverityWarning, Kind: FindingDeprecation, CRD: new.Name, Version: v, Rule: rule, Message: msg})
 	}
 	for _, o := range old.Spec.Versions {
-		n := specVersion(new, o.Name)
+		n := SpecVersion(new, o.Name)
 		replacement := replacementFor(new, o.Name)
 		switch {
 		case n == nil:
@@ -223,7 +232,7 @@ func replacementFor(crd *apiextensionsv1.CustomResourceDefinition, v string) str
 func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding {
 	var out []Finding
 	for _, o := range old.Spec.Versions {
-		n := specVersion(new, o.Name)
+		n := SpecVersion(new, o.Name)
 		if n == nil || !o.Served || !n.Served {
 			continue
 		}
@@ -236,22 +245,22 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 		}
 	}
 	oldStorage, newStorage := StorageVersion(old), StorageVersion(new)
-	if oldStorage == newStorage || specVersion(new, newStorage) == nil || specVersion(old, oldStorage) == nil {
+	if oldStorage == newStorage || SpecVersion(new, newStorage) == nil || SpecVersion(old, oldStorage) == nil {
 		return out
 	}
 	// Compare old's storage schema as it is today with new's storage schema:
 	// the objects stored now were written under the former.
 	pair := new.DeepCopy()
-	pair.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{*specVersion(old, oldStorage).DeepCopy(), *specVersion(new, newStorage).DeepCopy()}
+	pair.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{*SpecVersion(old, oldStorage).DeepCopy(), *SpecVersion(new, newStorage).DeepCopy()}
 	if ok, why := SchemaProof(pair, oldStorage, newStorage); !ok {
 		sev := SeverityError
 		if conversionStrategy(new) == string(apiextensionsv1.WebhookConverter) {
 			sev = SeverityWarning // not a finding about the schemas: only the webhook knows
 		}
 		out = append(out, Finding{Severity: sev, Kind: FindingSchema, CRD: new.Name, Version: oldStorage, Rule: "storageSwitchMayLoseData",
-			Message: fmt.Sprintf("re-storing objects stored at %s at %s (kubectl crdversion migrate, after this upgrade) is not proven lossless: %s", oldStorage, newStorage, why),
-			Fix: []string{fmt.Sprintf("after applying, kubectl crdversion migrate %s checks %s→%s→%s on each object as it re-stores it, and leaves as it is every object that would lose data", new.Name, oldStorage, newStorage, oldStorage),
-				"or carry the field into the new version's schema (or through the conversion webhook)"}})
+			Message: fmt.Sprintf("re-storing objects stored at %s at %s (what migrate does after this upgrade) is not proven lossless: %s", oldStorage, newStorage, why),
+			Fix: []Advice{advise(Migrate(new.Name), "after applying, re-store the objects, each checked %s→%s→%s first, leaving as it is every object that would lose data", oldStorage, newStorage, oldStorage),
+				advise(nil, "or carry the field into the new version's schema (or through the conversion webhook)")}})
 	}
 	return out
 }
@@ -261,7 +270,7 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 func Unserved(old, new *apiextensionsv1.CustomResourceDefinition) []string {
 	var out []string
 	for _, o := range old.Spec.Versions {
-		if n := specVersion(new, o.Name); o.Served && (n == nil || !n.Served) {
+		if n := SpecVersion(new, o.Name); o.Served && (n == nil || !n.Served) {
 			out = append(out, o.Name)
 		}
 	}

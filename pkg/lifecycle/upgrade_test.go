@@ -23,7 +23,7 @@ func TestCheckUpgrade(t *testing.T) {
 		for _, f := range fields {
 			spec.Properties[f] = apiextensionsv1.JSONSchemaProps{Type: "string"}
 		}
-		specVersion(c, v).Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+		SpecVersion(c, v).Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 			Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": spec}}}
 		return c
 	}
@@ -93,7 +93,31 @@ func TestCheckUpgradeQuotesTheAPIServer(t *testing.T) {
 	if len(fs) == 0 || !strings.HasSuffix(fs[0].Message, want) {
 		t.Fatalf("finding %+v\nwant the message to end %q", fs, want)
 	}
-	if len(fs[0].Fix) != 2 || !strings.HasPrefix(fs[0].Fix[0], "kubectl crdversion migrate widgets.example.com") {
-		t.Errorf("fix %q", fs[0].Fix)
+	if len(fs[0].Fix) != 2 || !sameStep(fs[0].Fix[0].Step, Migrate("widgets.example.com")) {
+		t.Errorf("fix %+v", fs[0].Fix)
+	}
+}
+
+// A release that removes the live storage version with no release between
+// that served both leaves no upstream manifest to bridge with: the fix
+// takes the bridge on the cluster, each step a command of the plugin.
+func TestRemovedStorageVersionFixBridgesOnTheCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		old   *apiextensionsv1.CustomResourceDefinition
+		first *Step
+		steps int
+	}{
+		{"the new version is not served yet: added from the manifest", crd(nil, "v1alpha2:served,storage"), Introduce("widgets.example.com", "v1alpha3", "NEW_MANIFEST"), 5},
+		{"the new version is served already: bridge first", crd(nil, "v1alpha2:served,storage", "v1alpha3:served"), PromoteTo("widgets.example.com", "v1alpha3", StageBridge), 4},
+	} {
+		fs := CheckUpgrade(tc.old, crd(nil, "v1alpha3:served,storage"), []string{"v1alpha2"})
+		if len(fs) == 0 || fs[0].Rule != "storedVersionRemoved" {
+			t.Fatalf("%s: %+v", tc.name, fs)
+		}
+		fix := fs[0].Fix
+		if len(fix) != tc.steps || !sameStep(fix[0].Step, tc.first) || !sameStep(fix[len(fix)-2].Step, Migrate("widgets.example.com")) {
+			t.Errorf("%s: fix %+v", tc.name, fix)
+		}
 	}
 }

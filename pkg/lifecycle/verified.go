@@ -76,7 +76,7 @@ func recordAt(crd *apiextensionsv1.CustomResourceDefinition, key string) (Verifi
 // conversion settings.
 func Fingerprint(crd *apiextensionsv1.CustomResourceDefinition, a, b string) string {
 	part := func(name string) any {
-		if v := specVersion(crd, name); v != nil {
+		if v := SpecVersion(crd, name); v != nil {
 			return []any{v.Name, v.Schema, v.Subresources}
 		}
 		return nil

@@ -2,16 +2,11 @@ package manifest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
-
-// Stdin is the -f argument that means standard input, as in kubectl.
-const Stdin = "-"
 
 // Found is what ReadCRDs found: the CRDs, in the order read, and warnings
 // about files it skipped.
@@ -53,48 +48,15 @@ func ReadCRDs(ctx context.Context, paths []string, recursive bool, stdin io.Read
 		}
 		return nil
 	}
-	for _, p := range paths {
-		if p == Stdin {
-			src, err := readBounded(ctx, "stdin", func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil })
-			if err != nil {
-				return nil, err
-			}
-			f := &File{Path: "<stdin>"}
-			if err := f.parse(src); err != nil {
-				return nil, fmt.Errorf("<stdin>: %w", err)
-			}
-			if err := add(f); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		info, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		if !info.IsDir() {
-			f, err := readFile(ctx, p)
-			if err != nil {
-				return nil, err
-			}
-			if err := add(f); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		err = walkManifests(p, recursive, func(path string) error {
-			f, err := readFile(ctx, path)
-			var unreadable ioError
-			switch {
-			case errors.As(err, &unreadable):
-				return err
-			case err != nil:
-				found.Warnings = append(found.Warnings, err.Error()+" (skipped)")
-				return nil
-			}
-			return add(f)
-		})
-		if err != nil {
+	files, warnings, err := readInputs(ctx, paths, recursive, stdin, func(path string, inDir bool, _ []byte, err error) (string, bool) {
+		return fmt.Sprintf("%s: %v (skipped)", path, err), inDir
+	})
+	if err != nil {
+		return nil, err
+	}
+	found.Warnings = warnings
+	for _, f := range files {
+		if err := add(f); err != nil {
 			return nil, err
 		}
 	}

@@ -40,7 +40,7 @@ func (c CRD) apply(ch lifecycle.Change, p *lifecycle.Plan) error {
 		return fmt.Errorf("adding a version to a manifest is not done offline: add %s and its schema to the file, then promote it on the cluster", ch.Version)
 	case ch.Field == lifecycle.FieldAnnotation:
 		if ch.To != "" {
-			return fmt.Errorf("the bridge record needs the cluster's objects: run kubectl crdversion promote %s %s --to bridge against the cluster", p.CRD, ch.Version)
+			return &lifecycle.Refusal{Reason: "the bridge record needs the cluster's objects: take this step on the cluster", Instead: lifecycle.PromoteTo(p.CRD, ch.Version, lifecycle.StageBridge)}
 		}
 		return c.deleteAnnotation(lifecycle.VerifiedAnnotationPrefix + ch.Version)
 	case item == nil:

@@ -18,11 +18,11 @@ func (c CRD) Editable() error {
 	trimmed := bytes.TrimSpace(src)
 	switch {
 	case c.Item >= 0:
-		return fmt.Errorf("%s holds %s in a List (document %d, item %d): promote -f edits a CRD that is a document of its own; split the List (one document per CRD) and run again", c.File.Path, c.Obj.Name, c.Index+1, c.Item+1)
+		return fmt.Errorf("%s holds %s in a List (document %d, item %d): a CRD is edited in place only as a document of its own; split the List (one document per CRD) and run again", c.File.Path, c.Obj.Name, c.Index+1, c.Item+1)
 	case strings.EqualFold(filepath.Ext(c.File.Path), ".json") || bytes.HasPrefix(trimmed, []byte("{")) || bytes.HasPrefix(trimmed, []byte("[")):
-		return fmt.Errorf("%s is JSON: promote -f edits YAML in place; convert it (kubectl create --dry-run=client -o yaml -f %s) or make the change by hand", c.File.Path, c.File.Path)
+		return &JSONError{Path: c.File.Path}
 	case bytes.Contains(src, []byte("\r\n")):
-		return fmt.Errorf("%s has CRLF line endings: promote -f edits LF files in place; convert it (dos2unix %s) and run again", c.File.Path, c.File.Path)
+		return fmt.Errorf("%s has CRLF line endings: only LF files are edited in place; convert it (dos2unix %s) and run again", c.File.Path, c.File.Path)
 	}
 	doc := root(c.File.docs[c.Index])
 	nodes := map[string]*yaml.Node{
@@ -53,5 +53,13 @@ func (c CRD) Editable() error {
 func flow(n *yaml.Node) bool { return n != nil && n.Style&yaml.FlowStyle != 0 }
 
 func flowError(path, where string, n *yaml.Node) error {
-	return fmt.Errorf("%s:%d: %s is written in flow style ({...} or [...]): promote -f edits block-style YAML in place; write it in block style and run again", path, n.Line, where)
+	return fmt.Errorf("%s:%d: %s is written in flow style ({...} or [...]): only block-style YAML is edited in place; write it in block style and run again", path, n.Line, where)
+}
+
+// JSONError refuses a JSON manifest. It is a type of its own so that the
+// command line, which knows the tools at hand, can add how to convert it.
+type JSONError struct{ Path string }
+
+func (e *JSONError) Error() string {
+	return fmt.Sprintf("%s is JSON: only YAML is edited in place; convert it to YAML, or make the change by hand", e.Path)
 }

@@ -137,3 +137,86 @@ func FuzzReadCRDs(f *testing.F) {
 		}
 	})
 }
+
+// checkRewrite is the object editor's property: for any file the parser
+// accepts and any of a few edits to its first object, the rewrite either
+// is refused, leaving the file as it was, or the file decodes to exactly
+// the edited object, every other document as before.
+func checkRewrite(t *testing.T, content string, edit uint8) {
+	f := &File{Path: "x.yaml"}
+	if f.parse([]byte(content)) != nil {
+		return
+	}
+	objs, err := f.Objects()
+	if err != nil || len(objs) == 0 {
+		return
+	}
+	obj := objs[0]
+	want, _ := jsonObject(obj.Obj)
+	spec, _ := want["spec"].(map[string]any)
+	switch edit % 4 {
+	case 0:
+		want["apiVersion"] = "example.com/v2"
+	case 1:
+		for k := range spec {
+			delete(spec, k)
+			break
+		}
+	case 2:
+		if spec == nil {
+			spec = map[string]any{}
+			want["spec"] = spec
+		}
+		spec["added"] = map[string]any{"port": "80", "list": []any{"a", json.Number("1")}}
+	case 3:
+		want["spec"] = "a string now"
+	}
+	before := decodedDocs(t, f)
+	src := bytes.Clone(f.Bytes())
+	if err := obj.Rewrite(want); err != nil {
+		if !bytes.Equal(src, f.Bytes()) {
+			t.Fatalf("a refused rewrite changed the file:\n%q\n→\n%q", src, f.Bytes())
+		}
+		return
+	}
+	again := &File{Path: "x.yaml"}
+	if err := again.parse(f.Bytes()); err != nil {
+		t.Fatalf("the rewrite left a file that does not parse: %v\n%q", err, f.Bytes())
+	}
+	got, err := again.Objects()
+	if err != nil || len(got) != len(objs) {
+		t.Fatalf("the rewrite left %d objects (%v), want %d\n%q", len(got), err, len(objs), f.Bytes())
+	}
+	w, _ := normalize(want)
+	g, _ := normalize(got[0].Obj)
+	wj, _ := json.Marshal(w)
+	gj, _ := json.Marshal(g)
+	if !bytes.Equal(wj, gj) {
+		t.Fatalf("the rewritten object is not the one asked for:\ngot  %s\nwant %s\nfile %q", gj, wj, f.Bytes())
+	}
+	after := decodedDocs(t, again)
+	for i := range before {
+		if i != obj.Index && before[i] != after[i] {
+			t.Fatalf("document %d changed:\n%s\n→\n%s", i+1, before[i], after[i])
+		}
+	}
+}
+
+func FuzzRewrite(f *testing.F) {
+	for _, s := range offlineSeeds() {
+		for e := range uint8(4) {
+			f.Add(s, e)
+		}
+	}
+	for _, s := range []string{
+		"apiVersion: a/v1 # c\nkind: W\nspec:\n  x: 1\n  y: [1, 2]\n",
+		"kind: W\nspec:\n  l:\n  - a: 1\n    b: 2\n---\nkind: Other\n",
+		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: a/v1\n  kind: W\n  spec: {x: 1}\n",
+		"kind: W\r\nspec:\r\n  x: |\r\n    text\r\n",
+	} {
+		for e := range uint8(4) {
+			f.Add(s, e)
+		}
+	}
+	f.Fuzz(checkRewrite)
+}

@@ -93,9 +93,9 @@ func (f *File) insertLine(at int, text string) error {
 		return fmt.Errorf("cannot insert at line %d of %d", at, len(lines))
 	}
 	if at > 1 && trimBreak(lines[at-2]) == lines[at-2] {
-		lines[at-2] += "\n"
+		lines[at-2] += f.newline()
 	}
-	out := append(append(lines[:at-1:at-1], text+"\n"), lines[at-1:]...)
+	out := append(append(lines[:at-1:at-1], text+f.newline()), lines[at-1:]...)
 	f.src = []byte(strings.Join(out, ""))
 	return nil
 }

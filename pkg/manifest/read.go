@@ -35,7 +35,7 @@ type CRD struct {
 // ReadEditable reads the CRDs of a file, or of every .yaml/.yml/.json file
 // below a directory, each with the file it is in, to edit in place.
 func ReadEditable(ctx context.Context, path string) ([]CRD, error) {
-	info, err := os.Stat(path)
+	info, err := statPath(path)
 	if err != nil {
 		return nil, err
 	}
@@ -75,12 +75,11 @@ func walkManifests(dir string, recursive bool, fn func(path string) error) error
 	})
 }
 
-// readFile reads and parses one file. An error reading it is an ioError;
-// one parsing it is not.
+// readFile reads and parses one file.
 func readFile(ctx context.Context, path string) (*File, error) {
-	src, err := readBounded(ctx, path, func() (io.ReadCloser, error) { return os.Open(path) })
+	src, err := readBounded(ctx, path, opener(path))
 	if err != nil {
-		return nil, ioError{err}
+		return nil, err
 	}
 	f := &File{Path: path}
 	if err := f.parse(src); err != nil {
@@ -106,12 +105,6 @@ func (f *File) parse(src []byte) error {
 	f.src, f.docs = src, docs
 	return nil
 }
-
-// ioError is a file that could not be read, as opposed to one read that
-// does not parse.
-type ioError struct{ error }
-
-func (e ioError) Unwrap() error { return e.error }
 
 // CRDs lists the apiextensions.k8s.io/v1 CRDs in the file, Lists unwrapped.
 // A document or a CRD that does not decode strictly is an error naming the
@@ -142,6 +135,16 @@ func (f *File) CRDs() ([]CRD, error) {
 		}
 	}
 	return out, nil
+}
+
+// statPath is os.Stat, with a path that does not exist said as kubectl's
+// -f says it.
+func statPath(path string) (os.FileInfo, error) {
+	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("the path %q does not exist", path)
+	}
+	return info, err
 }
 
 // Write saves the file, keeping its permissions.

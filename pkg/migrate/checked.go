@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -98,7 +99,7 @@ func checkObject(ctx context.Context, dyn dynamic.Interface, at func(string) sch
 			}
 		}
 		var diffs []FieldDiff
-		err := attempt(ctx, opts, func(wctx context.Context) (err error) {
+		err := opts.run.Attempt(ctx, func(wctx context.Context) (err error) {
 			diffs, err = sendBack(wctx, r, obj, schemas[i])
 			return err
 		})
@@ -125,13 +126,13 @@ func sendBack(ctx context.Context, r dynamic.ResourceInterface, obj *unstructure
 	if err != nil {
 		return nil, err
 	}
-	return diffFields("", comparable(obj), comparable(back), s), nil
+	return lifecycle.DiffFields("", comparable(obj), comparable(back), s), nil
 }
 
 // readAt reads the object anew, with the pass's retries.
 func readAt(ctx context.Context, r dynamic.ResourceInterface, name string, opts RestoreOptions) (*unstructured.Unstructured, error) {
 	var obj *unstructured.Unstructured
-	err := attempt(ctx, opts, func(wctx context.Context) (err error) {
+	err := opts.run.Attempt(ctx, func(wctx context.Context) (err error) {
 		obj, err = r.Get(wctx, name, metav1.GetOptions{})
 		return err
 	})

@@ -23,6 +23,9 @@ type Planner func(*apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, e
 // resourceVersion it read. A conflict means someone else changed the CRD:
 // the step is re-planned against their change, never written over it.
 func ApplyStep(ctx context.Context, client apiextensionsclient.Interface, name string, dryRun DryRun, plan Planner) (*StepResult, error) {
+	if err := dryRun.check(false); err != nil {
+		return nil, err
+	}
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	res := &StepResult{}
 	for {
@@ -37,8 +40,8 @@ func ApplyStep(ctx context.Context, client apiextensionsclient.Interface, name s
 		// A re-plan goes no further than the step its user saw planned:
 		// two "next step"s at once must not take two steps.
 		if first := res.Plan; first != nil && (first.Pair != p.Pair || first.From != p.From || first.To != p.To) {
-			return nil, fmt.Errorf("%w: %s: %s of %s was planned from %s, and is now %s (another client's step?): nothing was written; look again (kubectl crdversion status %s)",
-				ErrChangedMeanwhile, name, first.To, first.Pair.New, first.From, p.From, name)
+			return nil, fmt.Errorf("%w: %s: %s of %s was planned from %s, and is now %s (another client's step?): nothing was written; look at its stages again",
+				ErrChangedMeanwhile, name, first.To, first.Pair.New, first.From, p.From)
 		}
 		res.Plan, res.Before = p, crd
 		if dryRun == DryRunClient {

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -28,10 +29,13 @@ const (
 
 // Errors a caller can branch on (errors.Is) and put into a condition.
 var (
-	// ErrClusterMigrating: the CRD reports StorageMigrating=True, the
-	// cluster's own storage version migrator is at work (Options.Force goes
-	// ahead).
+	// ErrClusterMigrating: the cluster's own storage version migrator is
+	// at work on the CRD.
 	ErrClusterMigrating = errors.New("the cluster's storage version migrator is at work")
+	// ErrStorageMigrating: the CRD reports StorageMigrating=True; it is an
+	// ErrClusterMigrating, and Options.Force goes ahead (a migration of the
+	// cluster's own that is under way is never forced).
+	ErrStorageMigrating = fmt.Errorf("StorageMigrating=True: %w", ErrClusterMigrating)
 	// ErrSwitchNotInEffect: discovery did not report the new storage
 	// version within the timeout; nothing was written.
 	ErrSwitchNotInEffect = errors.New("the storage version switch is not in effect")

@@ -1,9 +1,12 @@
 package migrate
 
 import (
+	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 )
 
 // DryRun is kubectl's --dry-run: none, client (nothing sent) or server
@@ -29,7 +32,27 @@ func ParseDryRun(s string) (DryRun, error) {
 
 // FieldManager is the name the plugin's writes are recorded under in
 // managedFields.
-const FieldManager = "kubectl-crdversion"
+const FieldManager = cluster.FieldManager
+
+// ErrInvalidDryRun: a DryRun that is none of none, client, server (or ""):
+// refused before anything is sent, since it is unclear whether the caller
+// meant a write.
+var ErrInvalidDryRun = errors.New(`invalid dry run: must be "none", "server" or "client"`)
+
+// check refuses an invalid value, and with passes (a pass over objects, a
+// prune: nothing to show without sending) "client" too.
+func (d DryRun) check(passes bool) error {
+	switch d {
+	case "", DryRunNone, DryRunServer:
+		return nil
+	case DryRunClient:
+		if passes {
+			return ErrClientDryRun
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: %q", ErrInvalidDryRun, string(d))
+}
 
 // persists reports a run whose writes are persisted; the zero value is none.
 func (d DryRun) persists() bool { return d == "" || d == DryRunNone }

@@ -3,7 +3,6 @@ package migrate
 import (
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,29 +47,4 @@ func apiStatus(err error) (metav1.Status, bool) {
 		return metav1.Status{}, false
 	}
 	return status.Status(), true
-}
-
-// isConversionFailure tells a failing conversion webhook: the API server
-// answers 500 with the webhook named in the message.
-func isConversionFailure(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "conversion webhook")
-}
-
-// isTransient tells errors worth retrying: the server is busy, restarting
-// or unreachable for a moment. A conversion failure is not retried: rule 7
-// wants writing to stop, not to hammer a broken webhook. Nor is any other
-// 500: it is about the object (too large for etcd, say) and would fail again.
-func isTransient(err error) bool {
-	if err == nil || isConversionFailure(err) {
-		return false
-	}
-	if apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsServiceUnavailable(err) {
-		return true
-	}
-	var netErr net.Error
-	if errors.As(err, &netErr) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "connection reset") || strings.Contains(msg, "EOF")
 }

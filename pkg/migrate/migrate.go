@@ -8,51 +8,31 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-
 	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
-	svmclient "k8s.io/client-go/kubernetes/typed/storagemigration/v1"
-	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// Clients are what a migration talks to the API server with.
-type Clients struct {
-	CRDs      apiextensionsclient.Interface
-	Dynamic   dynamic.Interface
-	Metadata  metadata.Interface
-	Discovery discovery.DiscoveryInterface
-	// FreshDiscovery, when set, gives a discovery client on connections of
-	// its own and a func that closes them: each read of the storage switch
-	// may then reach another API server behind a load balancer.
-	FreshDiscovery func() (discovery.DiscoveryInterface, func(), error)
-	// Access, when set, asks the API server (SelfSubjectAccessReview)
-	// before anything is written whether the user may do it all.
-	Access authorizationclient.SelfSubjectAccessReviewsGetter
-	// Migrations, when set, creates and follows the cluster's own
-	// StorageVersionMigrations (MigrateViaCluster).
-	Migrations svmclient.StoragemigrationV1Interface
+// Clients are what a migration talks to the API server with (NewClients
+// builds them; every package of the plugin shares the one bundle).
+type Clients = cluster.Clients
 
-	// throttles counts 429 answers (NewClients counts them), for the
-	// adaptive limit.
-	throttles *atomic.Int64
-}
+// NewClients builds every client a migration needs from one config, with
+// no client-side rate limit unless the config sets one (cluster.NewClients).
+func NewClients(cfg *rest.Config) (Clients, error) { return cluster.NewClients(cfg) }
 
 // restoreOptions are opts for a pass over objects through c.
-func (c Clients) restoreOptions(opts RestoreOptions) RestoreOptions {
-	if c.throttles != nil {
-		opts.throttled = c.throttles.Load
-	}
+func restoreOptions(c Clients, opts RestoreOptions) RestoreOptions {
+	opts.throttled = c.Throttled
 	return opts
 }
 
@@ -77,7 +57,7 @@ type Options struct {
 	AcceptLoss bool
 	// SwitchGrace is how long after the storage switch a write that began
 	// before it may still land at the old version (0: DefaultSwitchGrace;
-	// negative: none). The prune waits it out and re-stores once more.
+	// NoSwitchGrace: none). The prune waits it out and re-stores once more.
 	SwitchGrace time.Duration
 	// Sightings say when the storage switch can have happened at the
 	// latest (nil: what this process has seen; see Sightings).
@@ -102,12 +82,12 @@ const nothingToPrune = "storedVersions already holds only the storage version"
 // every object once more; the CRD did not change meanwhile; prune.
 func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
-	opts.RestoreOptions = c.restoreOptions(opts.RestoreOptions)
-	if opts.DryRun == DryRunClient {
-		return nil, ErrClientDryRun
+	opts.RestoreOptions = restoreOptions(c, opts.RestoreOptions)
+	if err := opts.DryRun.check(true); err != nil {
+		return nil, err
 	}
 	log := opts.Log.WithValues("crd", name)
-	p, err := prepare(ctx, c, name, opts, log, access{op: "migrate", objectVerbs: []string{"list"}, writeVerbs: []string{"patch"}})
+	p, err := prepare(ctx, c, name, opts, log, cluster.Access{Op: "migrate", ObjectVerbs: []string{"list"}, WriteVerbs: []string{"patch"}})
 	switch {
 	case err != nil:
 		return nil, err
@@ -133,7 +113,10 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	}
 	passStart := time.Now()
 	res.RestoreResult = *pass()
-	describeChecks(res, p.check, checked.Load()+res.Lost, losses)
+	// The objects checked are the first pass's: a second pass checks them
+	// again, and may add losses, never objects.
+	objects := checked.Load() + res.Lost
+	describeChecks(res, p.check, objects, losses)
 	log.Info("re-store pass done", "rewritten", res.Rewritten, "unchanged", res.Unchanged, "lost", res.Lost, "failed", res.Failed, "stopped", res.StopReason)
 	if opts.CleanManagedFields {
 		res.ManagedFields = CleanManagedFields(ctx, c.Metadata, crd, opts.RestoreOptions)
@@ -144,7 +127,7 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		// the grace is over: re-store once more after it, before pruning.
 		if grace.wait(ctx, "re-storing once more before pruning") {
 			res.Settle = pass()
-			describeChecks(res, p.check, checked.Load()+res.Lost+res.Settle.Lost, losses)
+			describeChecks(res, p.check, objects, losses)
 		} else {
 			res.Settle = &RestoreResult{Failures: []Failure{}, StopReason: results.StopInterrupted, Stopped: "interrupted while waiting out the switch grace: not pruned; run again"}
 		}
@@ -153,7 +136,7 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	case opts.DryRun == DryRunServer:
 		res.PruneReason, res.PruneSkipped = results.PruneDryRun, "dry run: nothing was re-stored, so nothing is proven"
 	case !opts.Prune:
-		res.PruneReason, res.PruneSkipped = results.PruneDisabled, "--prune=false"
+		res.PruneReason, res.PruneSkipped = results.PruneDisabled, "not asked to prune"
 	case !res.Complete():
 		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "not every object was re-stored"
 	case res.Settle != nil && !res.Settle.Complete():
@@ -185,7 +168,7 @@ func describeChecks(res *Result, versions []string, n int64, losses []Loss) {
 		}
 		switch {
 		case len(pr.Losses) > 0:
-			pr.Detail = fmt.Sprintf("%s loses data on %d of %s: those were not re-stored (--accept-loss re-stores them anyway)", t, len(pr.Losses), lifecycle.Objects(n))
+			pr.Detail = fmt.Sprintf("%s loses data on %d of %s: those were not re-stored", t, len(pr.Losses), lifecycle.Objects(n))
 		default:
 			pr.Detail = fmt.Sprintf("%s checked on each of %s as it was re-stored, through the API server: a dry run at %s, then the write at the resourceVersion checked", t, lifecycle.Objects(n), pr.Version)
 		}
@@ -209,7 +192,7 @@ type prepared struct {
 // prepare runs the phases before any object is re-stored. A CRD the
 // cluster's migrator is at work on is refused without Force. a is what the
 // caller needs allowed, besides the prune's write when it will prune.
-func prepare(ctx context.Context, c Clients, name string, opts Options, log logr.Logger, a access) (*prepared, error) {
+func prepare(ctx context.Context, c Clients, name string, opts Options, log logr.Logger, a cluster.Access) (*prepared, error) {
 	p := &prepared{start: time.Now()}
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -220,7 +203,7 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 	res := &Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, Proofs: []Proof{}}
 	res.StoredVersionsAfter = res.StoredVersions
 	if lifecycle.StorageMigrating(crd) && !opts.Force {
-		return p, fmt.Errorf("%s has StorageMigrating=True: %w on it; let it finish, or pass --force", crd.Name, ErrClusterMigrating)
+		return p, fmt.Errorf("%s has %w on it; let it finish, or force the migration", crd.Name, ErrStorageMigrating)
 	}
 	for _, v := range crd.Status.StoredVersions {
 		if v == res.Storage {
@@ -230,19 +213,21 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 		if !known {
 			pr.By = results.ProofObjects
 			p.check = append(p.check, v)
-			// Reading and sending back at v: the user's rights to do so are
-			// asked for with the rest.
-			a.objectVerbs = append(slices.Clone(a.objectVerbs), "get", "update")
 		}
 		res.Proofs = append(res.Proofs, pr)
 	}
+	if len(p.check) > 0 {
+		// Reading and sending back at an old version: the user's rights to
+		// do so are asked for with the rest.
+		a.ObjectVerbs = append(slices.Clone(a.ObjectVerbs), "get", "update")
+	}
 	if opts.Prune && opts.DryRun.persists() {
-		a.need = append(slices.Clone(a.need), crdPermission("update", "status", name))
+		a.Need = append(slices.Clone(a.Need), cluster.CRDPermission("update", "status", name))
 	}
 	// Both only read, and a refusal ends the wait for the switch: at a
 	// distance their round trips add up.
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return requireAccess(gctx, c, crd, a, opts.Notify) })
+	g.Go(func() error { return cluster.RequireAccess(gctx, c, crd, a, opts.Notify) })
 	g.Go(func() error { return WaitForSwitch(gctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout) })
 	if err := g.Wait(); err != nil {
 		return p, err
@@ -251,7 +236,7 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 	if err := probeConversion(ctx, c.Dynamic, crd); err != nil {
 		return p, err
 	}
-	log.Info("conversion answers", "webhook", crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter)
+	log.Info("conversion answers", "webhook", lifecycle.ConvertsByWebhook(crd))
 	p.res = res
 	for _, pr := range res.Proofs {
 		log.Info("old→new→old", "version", pr.Version, "by", pr.By, "detail", pr.Detail)
@@ -335,7 +320,7 @@ func (g grace) wait(ctx context.Context, then string) bool {
 // of those reads needs a conversion. Without a webhook there is nothing to
 // prove.
 func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
-	if crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.WebhookConverter {
+	if !lifecycle.ConvertsByWebhook(crd) {
 		return nil
 	}
 	for _, v := range crd.Spec.Versions {
@@ -372,8 +357,8 @@ type PruneResult struct {
 // and storedVersions gained nothing but the storage version. Otherwise it
 // says why not and leaves it.
 func Prune(ctx context.Context, client apiextensionsclient.Interface, started *apiextensionsv1.CustomResourceDefinition, opts PruneOptions) (*PruneResult, error) {
-	if opts.DryRun == DryRunClient {
-		return nil, ErrClientDryRun
+	if err := opts.DryRun.check(true); err != nil {
+		return nil, err
 	}
 	if opts.FieldManager == "" {
 		opts.FieldManager = FieldManager
@@ -412,7 +397,7 @@ func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (Pru
 	case fresh.Generation != started.Generation:
 		return results.PruneCRDChanged, fmt.Sprintf("the CRD was changed during the migration (generation %d → %d): run it again", started.Generation, fresh.Generation)
 	case lifecycle.StorageMigrating(fresh):
-		return results.PruneClusterMigrating, fmt.Sprintf("the cluster's storage version migrator is at work on this CRD (StorageMigrating=True): when it is done, kubectl crdversion prune %s", fresh.Name)
+		return results.PruneClusterMigrating, "the cluster's storage version migrator is at work on this CRD (StorageMigrating=True): when it is done, prune again"
 	}
 	for _, v := range fresh.Status.StoredVersions {
 		if v != storage && !slices.Contains(started.Status.StoredVersions, v) {
@@ -437,14 +422,14 @@ func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (Pru
 // on trust.
 func PruneUnproven(ctx context.Context, c Clients, name string, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
-	if opts.DryRun == DryRunClient {
-		return nil, ErrClientDryRun
+	if err := opts.DryRun.check(true); err != nil {
+		return nil, err
 	}
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
-	if err := requireAccess(ctx, c, crd, access{op: "prune", need: []cluster.Permission{crdPermission("update", "status", name)}}, opts.Notify); err != nil {
+	if err := cluster.RequireAccess(ctx, c, crd, cluster.Access{Op: "prune", Need: []cluster.Permission{cluster.CRDPermission("update", "status", name)}}, opts.Notify); err != nil {
 		return nil, err
 	}
 	if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout); err != nil {

@@ -83,6 +83,9 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 		}
 		return func(done, total int64) { opts.Progress(task, done, total) }
 	}
+	if err := opts.DryRun.check(false); err != nil {
+		return res, err
+	}
 	if opts.DryRun != DryRunClient {
 		if err := promoteAccess(ctx, c, name, opts); err != nil {
 			return res, err
@@ -101,7 +104,7 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 			return nil, err
 		} else if next == lifecycle.StageBridge && verified == nil {
 			// Once: a re-plan after a conflict reuses the check.
-			if verified, err = bridgeCheck(ctx, c, crd, version, opts, res, progress); err != nil {
+			if verified, err = bridgeCheck(ctx, c, crd, version, opts, res); err != nil {
 				return nil, err
 			}
 		}
@@ -127,13 +130,12 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 
 // bridgeCheck is the check the bridge step needs: verify's record of it
 // while that holds, or a check of every object now.
-func bridgeCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, version string, opts PromoteOptions, res *PromoteResult, progress func(string) func(int64, int64)) (*lifecycle.Verification, error) {
+func bridgeCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, version string, opts PromoteOptions, res *PromoteResult) (*lifecycle.Verification, error) {
 	if rec, ok := recordedCheck(ctx, c, crd, version, opts.PageSize); ok {
 		res.Reused = &rec
 		return &rec, nil
 	}
-	v, err := Verify(ctx, c, crd, VerifyOptions{Versions: []string{version}, Concurrency: opts.Concurrency, PageSize: opts.PageSize,
-		Progress: progress(fmt.Sprintf("verify %s→%s→%s", version, lifecycle.StorageVersion(crd), version))})
+	v, err := Verify(ctx, c, crd, VerifyOptions{Versions: []string{version}, Concurrency: opts.Concurrency, PageSize: opts.PageSize, Progress: opts.Progress})
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s through %s: %w", crd.Name, version, err)
 	}
@@ -156,7 +158,7 @@ func recordedCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomRe
 	if pageSize <= 0 {
 		pageSize = DefaultPageSize
 	}
-	set, err := objectSetOf(ctx, c.Metadata, gvr, pageSize)
+	set, err := cluster.ObjectSetOf(ctx, c.Metadata, gvr, pageSize)
 	return rec, err == nil && set == rec.ObjectSet
 }
 
@@ -184,7 +186,7 @@ func promoteCleanManagedFields(ctx context.Context, c Clients, name string, opts
 	if err != nil {
 		return err
 	}
-	res.ManagedFields = CleanManagedFields(ctx, c.Metadata, crd, c.restoreOptions(RestoreOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
+	res.ManagedFields = CleanManagedFields(ctx, c.Metadata, crd, restoreOptions(c, RestoreOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
 		Progress: progress("clean managedFields of " + name)}))
 	if !res.ManagedFields.Complete() {
 		return fmt.Errorf("%w (%s)", ErrManagedFieldsLeft, res.ManagedFields.Stopped)
@@ -202,7 +204,7 @@ func promoteAccess(ctx context.Context, c Clients, name string, opts PromoteOpti
 	if err != nil {
 		return err
 	}
-	a := access{op: "promote", need: []cluster.Permission{crdPermission("update", "", name)}}
+	a := cluster.Access{Op: "promote", Need: []cluster.Permission{cluster.CRDPermission("update", "", name)}}
 	version := opts.Version
 	if version == "" {
 		version, _ = lifecycle.InFlight(crd)
@@ -212,11 +214,11 @@ func promoteAccess(ctx context.Context, c Clients, name string, opts PromoteOpti
 		switch next {
 		case lifecycle.StageDeprecated:
 			if ok, _ := lifecycle.SchemaProof(crd, lifecycle.StorageVersion(crd), version); !ok {
-				a.objectVerbs = []string{"list", "get", "update"}
+				a.ObjectVerbs = []string{"list", "get", "update"}
 			}
 		case lifecycle.StageRemoved:
-			a.writeVerbs = []string{"patch"}
+			a.WriteVerbs = []string{"patch"}
 		}
 	}
-	return requireAccess(ctx, c, crd, a, nil)
+	return cluster.RequireAccess(ctx, c, crd, a, nil)
 }

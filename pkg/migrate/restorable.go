@@ -48,7 +48,11 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 		}
 		p, known := proofByCRD(crd, v, false)
 		if !known {
-			vr, err := Verify(ctx, c, crd, VerifyOptions{Versions: []string{v}, Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize, Progress: opts.Progress})
+			vo := VerifyOptions{Versions: []string{v}, Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize}
+			if opts.Progress != nil {
+				vo.Progress = func(_ string, done, total int64) { opts.Progress(done, total) }
+			}
+			vr, err := Verify(ctx, c, crd, vo)
 			if err != nil {
 				return nil, fmt.Errorf("checking %s on the objects of %s: %w", trip(v, storage), crd.Name, err)
 			}
@@ -85,7 +89,7 @@ func proofByCRD(crd *apiextensionsv1.CustomResourceDefinition, v string, acceptL
 	case ok:
 		p.By, p.Detail = results.ProofSchema, trip(v, storage)+" proven by the schemas: "+why
 	case acceptLoss:
-		p.By, p.Detail = results.ProofWaived, "not checked: --accept-loss"
+		p.By, p.Detail = results.ProofWaived, "not checked: loss accepted"
 	case !served(crd, v):
 		p.By = results.ProofUnserved
 		p.Detail = fmt.Sprintf("%s is not served, so no client reads its objects at it and %s cannot be checked (%s); "+
@@ -118,7 +122,7 @@ func recordCheck(ctx context.Context, client apiextensionsclient.Interface, crd 
 	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: nil}}})
 	if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, crd.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
-		return fmt.Errorf("this check failed, and the earlier passing one recorded on %s (annotation %s) could not be removed, so promote --to bridge would trust it: remove it by hand: %w", crd.Name, key, err)
+		return fmt.Errorf("this check failed, and the earlier passing one recorded on %s (annotation %s) could not be removed, so the step to bridge would trust it: remove it by hand: %w", crd.Name, key, err)
 	}
 	return nil
 }

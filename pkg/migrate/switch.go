@@ -99,3 +99,9 @@ func WaitForSwitch(ctx context.Context, disc discovery.DiscoveryInterface, fresh
 // request timeout (60 s by default). A write stalled that long (a slow
 // admission or conversion webhook) lands at the old version.
 const DefaultSwitchGrace = 2 * time.Minute
+
+// NoSwitchGrace as Options.SwitchGrace waits for nothing after a switch:
+// for a caller that knows no write can be under way across it. The zero
+// value means DefaultSwitchGrace, the safe choice for a caller that did not
+// think about it.
+const NoSwitchGrace time.Duration = -1

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -34,10 +33,10 @@ type VerifyOptions struct {
 	// objects it covered: promote --to bridge takes it instead of checking
 	// again while nothing changed.
 	Record bool
-	// Progress, when set, is called after each check (one object at one
-	// version) with the count done and the estimated total. Calls come
-	// from many goroutines.
-	Progress func(done, total int64)
+	// Progress, when set, hears each version's pass: its task ("verify
+	// v1beta1→v1→v1beta1"), the objects checked at that version and their
+	// estimated total. Calls come from many goroutines.
+	Progress func(task string, done, total int64)
 }
 
 // Verify runs the conversion round trip of the conversion KEP on the
@@ -56,7 +55,7 @@ func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 	}
 	// A dry-run update needs the update verb: RBAC cannot tell it from a
 	// write. Objects the user may not check would read as losses.
-	if err := requireAccess(ctx, c, crd, access{op: "check old→new→old on", objectVerbs: []string{"list", "get", "update"}}, nil); err != nil {
+	if err := cluster.RequireAccess(ctx, c, crd, cluster.Access{Op: "check old→new→old on", ObjectVerbs: []string{"list", "get", "update"}}, nil); err != nil {
 		return nil, err
 	}
 	res := &VerifyResult{Storage: lifecycle.StorageVersion(crd), Versions: opts.Versions, Losses: []Loss{}}
@@ -86,86 +85,58 @@ func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 		schemas[v] = schemaOf(crd, v)
 	}
 	var (
-		mu    sync.Mutex
-		done  atomic.Int64 // checks, one object at one version
-		total atomic.Int64
-		g     = newGate(opts.Concurrency, opts.Gentle, c.restoreOptions(RestoreOptions{}).throttled, nil)
+		mu   sync.Mutex
+		task string // the version's pass under way: set between runs
+		po   = pass.Options{Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize, RetryFor: DefaultRetryFor, Throttled: c.Throttled}
 	)
+	if opts.Progress != nil {
+		po.Progress = func(done, total int64) { opts.Progress(task, done, total) }
+	}
+	p := pass.New(po)
 	res.Objects = -1
 	for i, v := range res.Versions {
 		var checked, skipped int64
-		set := newObjectSet()
+		set := cluster.NewObjectSet()
 		lossesBefore := len(res.Losses)
-		err := func() error {
-			vctx, cancel := context.WithCancelCause(ctx)
-			defer cancel(nil)
-			var wg sync.WaitGroup
-			defer wg.Wait()
-			var listed int64
-			base := done.Load()
-			ri := c.Dynamic.Resource(gvr(v))
-			_, err := cluster.ListPages(vctx, c.Metadata, gvr(v), opts.PageSize, func(p cluster.Page) error {
-				listed += int64(len(p.Items))
-				known := listed
-				if p.Remaining != nil {
-					known += *p.Remaining
-				}
-				// Later versions are estimated at this one's count.
-				total.Store(max(total.Load(), base+known*int64(len(res.Versions)-i)))
-				for _, item := range p.Items {
-					set.add(&item.ObjectMeta)
-					if !g.acquire(vctx) {
-						return context.Cause(vctx)
-					}
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						began := time.Now()
-						loss, skip, err := roundTrip(vctx, ri.Namespace(item.Namespace), gvr(v).GroupResource(), item.Namespace, item.Name, schemas[v])
-						g.release(time.Since(began))
-						if err != nil {
-							cancel(err)
-							return
-						}
-						mu.Lock()
-						switch {
-						case skip:
-							skipped++
-						case loss != nil:
-							loss.Version = v
-							res.Losses = append(res.Losses, *loss)
-							checked++
-						default:
-							checked++
-						}
-						mu.Unlock()
-						// Outside the lock: a slow callback must not stall the checks.
-						if n := done.Add(1); opts.Progress != nil {
-							opts.Progress(n, max(total.Load(), n))
-						}
-					}()
-				}
-				return nil
-			})
-			wg.Wait()
-			if cause := context.Cause(vctx); cause != nil && ctx.Err() == nil {
-				return cause
+		task = "verify " + res.RoundTrips[i]
+		ri := c.Dynamic.Resource(gvr(v))
+		st := pass.Run(ctx, p, hashing(addresses(c.Metadata, gvr(v)), set), func(ctx context.Context, it item) error {
+			loss, skip, err := roundTrip(ctx, p, ri.Namespace(it.Namespace), gvr(v).GroupResource(), it.Namespace, it.Name, schemas[v])
+			if err != nil {
+				return err
 			}
-			return err
-		}()
-		if err != nil {
-			return nil, err
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case skip:
+				skipped++
+			case loss != nil:
+				loss.Version = v
+				res.Losses = append(res.Losses, *loss)
+				checked++
+			default:
+				checked++
+			}
+			return nil
+		})
+		switch {
+		case st.Halted != nil:
+			return nil, st.Halted
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case st.ListErr != nil:
+			return nil, st.ListErr
 		}
 		if opts.Record && v != res.Storage {
 			// A check that did not pass takes back an earlier record: the
 			// webhook may have changed behind the same configuration.
-			rec := lifecycle.Verification{From: res.Storage, Objects: checked, ObjectSet: set.sum()}
+			rec := lifecycle.Verification{From: res.Storage, Objects: checked, ObjectSet: set.Sum()}
 			passed := skipped == 0 && len(res.Losses) == lossesBefore
 			// Only a pass may go unrecorded: a failed check that cannot take
 			// back an earlier passing record would leave promote --to bridge
 			// trusting it.
 			if err := recordCheck(ctx, c.CRDs, crd, v, rec, passed); passed && apierrors.IsForbidden(err) {
-				res.NotRecorded = "the check was not recorded on the CRD (you may not patch it): promote --to bridge checks again"
+				res.NotRecorded = "the check was not recorded on the CRD (you may not patch it): the step to bridge checks again"
 			} else if err != nil {
 				return nil, err
 			}
@@ -188,7 +159,7 @@ func reverseTrip(crd *apiextensionsv1.CustomResourceDefinition, storage, v strin
 	if ok, _ := lifecycle.SchemaProof(crd, storage, v); ok {
 		return trip + ": proven by the schemas (conversion None, " + v + " keeps every field " + storage + " allows)"
 	}
-	return trip + ": not checked while " + storage + " is the storage version; promote --to deprecated checks it on every object after switching (and switches back if anything would be lost), and migrate checks it before re-storing"
+	return trip + ": not checked while " + storage + " is the storage version; the step to deprecated checks it on every object after switching (and switches back if anything would be lost), and migrate checks it before re-storing"
 }
 
 // roundTrip checks one object at one version: it reads the object with a
@@ -198,8 +169,12 @@ func reverseTrip(crd *apiextensionsv1.CustomResourceDefinition, storage, v strin
 // the check is skipped: the object in hand is no longer the object in the
 // cluster. An API error other than a conversion or validation failure ends
 // the check.
-func roundTrip(ctx context.Context, r dynamic.ResourceInterface, gr schema.GroupResource, ns, name string, s *apiextensionsv1.JSONSchemaProps) (*Loss, bool, error) {
-	read, err := r.Get(ctx, name, metav1.GetOptions{})
+func roundTrip(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, gr schema.GroupResource, ns, name string, s *apiextensionsv1.JSONSchemaProps) (*Loss, bool, error) {
+	var read *unstructured.Unstructured
+	err := p.Attempt(ctx, func(rctx context.Context) (err error) {
+		read, err = r.Get(rctx, name, metav1.GetOptions{})
+		return err
+	})
 	switch {
 	case objectGone(err, gr, name):
 		return nil, true, nil
@@ -208,7 +183,11 @@ func roundTrip(ctx context.Context, r dynamic.ResourceInterface, gr schema.Group
 	case err != nil:
 		return nil, false, err
 	}
-	diffs, err := sendBack(ctx, r, read, s)
+	var diffs []FieldDiff
+	err = p.Attempt(ctx, func(rctx context.Context) (err error) {
+		diffs, err = sendBack(rctx, r, read, s)
+		return err
+	})
 	switch {
 	case objectGone(err, gr, name) || realConflict(err, gr, name):
 		return nil, true, nil
@@ -221,6 +200,18 @@ func roundTrip(ctx context.Context, r dynamic.ResourceInterface, gr schema.Group
 		return &Loss{Namespace: ns, Name: name, Diffs: diffs}, false, nil
 	}
 	return nil, false, nil
+}
+
+// hashing hashes every object src lists into set, in list order.
+func hashing(src pass.Source[item], set *cluster.ObjectSet) pass.Source[item] {
+	return func(ctx context.Context, pageSize int64, page func(pass.Page[item]) error) (int, error) {
+		return src(ctx, pageSize, func(pg pass.Page[item]) error {
+			for i := range pg.Items {
+				set.Add(&pg.Items[i].ObjectMeta)
+			}
+			return page(pg)
+		})
+	}
 }
 
 // comparable drops what a write legitimately changes.

@@ -14,13 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // ErrClusterMigratorNotServed: the cluster does not serve
 // storagemigration.k8s.io/v1, so it cannot migrate storage itself.
-var ErrClusterMigratorNotServed = errors.New("the cluster does not serve storagemigration.k8s.io/v1 StorageVersionMigrations (Kubernetes 1.37+ serves them by default): migrate without --via=cluster")
+var ErrClusterMigratorNotServed = errors.New("the cluster does not serve storagemigration.k8s.io/v1 StorageVersionMigrations (Kubernetes 1.37+ serves them by default): migrate with the plugin's own pass")
 
 // ClusterMigrationLabel marks the StorageVersionMigrations this plugin
 // creates.
@@ -55,8 +56,8 @@ const pendingWarning = time.Minute
 // cannot then land at the old version behind it.
 func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
-	if opts.DryRun == DryRunClient {
-		return nil, ErrClientDryRun
+	if err := opts.DryRun.check(true); err != nil {
+		return nil, err
 	}
 	if c.Migrations == nil {
 		return nil, ErrClusterMigratorNotServed
@@ -68,7 +69,7 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 		return nil, fmt.Errorf("reading discovery of %s: %w", svmv1.SchemeGroupVersion, err)
 	}
 	log := opts.Log.WithValues("crd", name, "via", "cluster")
-	a := access{op: "migrate --via=cluster", need: []cluster.Permission{
+	a := cluster.Access{Op: "migrate through the cluster's migrator", Need: []cluster.Permission{
 		{Verb: "create", Group: svmv1.GroupName, Resource: "storageversionmigrations"},
 		{Verb: "get", Group: svmv1.GroupName, Resource: "storageversionmigrations"},
 		{Verb: "list", Group: svmv1.GroupName, Resource: "storageversionmigrations"},
@@ -84,7 +85,7 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 	if len(p.check) > 0 {
 		// The cluster's migrator writes without checking an object first.
 		return nil, fmt.Errorf("%w: %s: the CRD does not prove %s for every object, and the cluster's migrator re-stores without checking each one: "+
-			"migrate with the plugin's own pass (--via=plugin), which checks each object as it re-stores it, or accept the loss (--accept-loss)",
+			"migrate with the plugin's own pass, which checks each object as it re-stores it, or accept the loss",
 			ErrNotProven, crd.Name, trip(p.check[0], res.Storage))
 	}
 	all, err := cluster.ListClusterMigrations(ctx, c.Migrations)
@@ -95,7 +96,7 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 	// and would prune behind writes still landing at the old version: it
 	// is theirs to finish, not this run's to vouch for.
 	if running := all.For(crd.Spec.Group, crd.Spec.Names.Plural); running != nil && !running.Done() {
-		return nil, fmt.Errorf("%s: the cluster's migration %s is already %s on it: %w; let it finish (kubectl crdversion status %s) and run again", crd.Name, running.Name, running.State, ErrClusterMigrating, crd.Name)
+		return nil, fmt.Errorf("%s: the cluster's migration %s is already %s on it: %w; let it finish and run again", crd.Name, running.Name, running.State, ErrClusterMigrating)
 	}
 	if opts.DryRun.persists() && p.grace.pending() && !p.grace.wait(ctx, "creating the cluster's migration") {
 		return interrupted(res, p.start), nil
@@ -132,7 +133,7 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 	case err != nil:
 		return nil, err
 	case m.State == results.ClusterMigrationFailed:
-		res.StopReason, res.Stopped = results.StopClusterFailed, fmt.Sprintf("the cluster's migration %s failed (%s: %s); the in-tree migrator names no object: kubectl crdversion migrate %s re-stores with a report of every failed object", svmName, m.Reason, m.Message, crd.Name)
+		res.StopReason, res.Stopped = results.StopClusterFailed, fmt.Sprintf("the cluster's migration %s failed (%s: %s); the in-tree migrator names no object: the plugin's own pass re-stores with a report of every failed object", svmName, m.Reason, m.Message)
 		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the cluster's migration failed"
 		return res, nil
 	}
@@ -148,7 +149,7 @@ func follow(ctx context.Context, c Clients, crdName, svmName string, opts Option
 	err := wait.PollUntilContextCancel(ctx, followEvery, true, func(ctx context.Context) (bool, error) {
 		svm, err := c.Migrations.StorageVersionMigrations().Get(ctx, svmName, metav1.GetOptions{})
 		switch {
-		case isTransient(err):
+		case pass.IsTransient(err):
 			return false, nil
 		case err != nil:
 			return false, fmt.Errorf("following the cluster's migration %s: %w", svmName, err)
@@ -196,7 +197,7 @@ func pruneAfterCluster(ctx context.Context, c Clients, crd *apiextensionsv1.Cust
 		return nil
 	}
 	if !opts.Prune {
-		res.PruneReason, res.PruneSkipped = results.PruneDisabled, "--prune=false"
+		res.PruneReason, res.PruneSkipped = results.PruneDisabled, "not asked to prune"
 		res.StoredVersionsAfter = fresh.Status.StoredVersions
 		return nil
 	}

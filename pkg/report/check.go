@@ -22,13 +22,12 @@ type CheckReport struct {
 	Findings []lifecycle.Finding `json:"findings"`
 }
 
-// NewCheckReport counts the findings.
+// NewCheckReport counts the findings and spells out the commands of their
+// fixes.
 func NewCheckReport(against string, crds int, findings []lifecycle.Finding) CheckReport {
-	r := CheckReport{APIVersion: APIVersion, Kind: "CheckReport", Against: against, CRDs: crds, Findings: findings}
-	if r.Findings == nil {
-		r.Findings = []lifecycle.Finding{}
-	}
-	for _, f := range findings {
+	r := CheckReport{APIVersion: APIVersion, Kind: "CheckReport", Against: against, CRDs: crds, Findings: append([]lifecycle.Finding{}, findings...)}
+	for i, f := range findings {
+		r.Findings[i].Fix = spelled(f.Fix)
 		switch f.Severity {
 		case lifecycle.SeverityError:
 			r.Errors++
@@ -51,7 +50,7 @@ func WriteCheck(w io.Writer, f Format, r CheckReport) error {
 		return writeCheckMarkdown(w, r)
 	}
 	if len(r.Findings) == 0 {
-		_, err := fmt.Fprintf(w, "%s checked against the %s: nothing found\n", crdCount(r.CRDs), r.Against)
+		_, err := fmt.Fprintf(w, "%s checked against the %s: nothing found\n", counted(r.CRDs, "CRD"), r.Against)
 		return err
 	}
 	header := []string{"SEVERITY", "CRD", "VERSION", "RULE", "PATH", "OBJECTS", "MESSAGE"}
@@ -88,16 +87,16 @@ func WriteCheck(w io.Writer, f Format, r CheckReport) error {
 			return err
 		}
 		for i, step := range fd.Fix {
-			if _, err := fmt.Fprintf(w, "  %d. %s\n", i+1, step); err != nil {
+			if _, err := fmt.Fprintf(w, "  %d. %s\n", i+1, Advice(step)); err != nil {
 				return err
 			}
 		}
 	}
 	notes := ""
 	if r.Notes > 0 {
-		notes = fmt.Sprintf(", %d notes", r.Notes)
+		notes = ", " + counted(r.Notes, "note")
 	}
-	_, err := fmt.Fprintf(w, "\n%s checked against the %s: %d errors, %d warnings%s\n", crdCount(r.CRDs), r.Against, r.Errors, r.Warnings, notes)
+	_, err := fmt.Fprintf(w, "\n%s checked against the %s: %s, %s%s\n", counted(r.CRDs, "CRD"), r.Against, counted(r.Errors, "error"), counted(r.Warnings, "warning"), notes)
 	return err
 }
 
@@ -148,7 +147,7 @@ func writeCheckMarkdown(w io.Writer, r CheckReport) error {
 		fixes++
 		fmt.Fprintf(&b, "- `%s` `%s` (%s):\n", f.CRD, f.Version, f.Rule)
 		for i, s := range f.Fix {
-			fmt.Fprintf(&b, "  %d. %s\n", i+1, s)
+			fmt.Fprintf(&b, "  %d. %s\n", i+1, Advice(s))
 		}
 	}
 	if fixes == 0 {
@@ -160,11 +159,12 @@ func writeCheckMarkdown(w io.Writer, r CheckReport) error {
 
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
-func crdCount(n int) string {
+// counted is "1 error", "2 errors".
+func counted(n int, what string) string {
 	if n == 1 {
-		return "1 CRD"
+		return "1 " + what
 	}
-	return fmt.Sprintf("%d CRDs", n)
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // WriteWarnings prints each warning as kubectl does, one line each.

@@ -30,8 +30,9 @@ const (
 // Formats lists the accepted -o values, for the error that refuses another.
 var Formats = []string{"table", "wide", "json", "yaml", "name", "markdown", "jsonpath=...", "jsonpath-as-json=...", "jsonpath-file=...", "go-template=...", "go-template-file=...", "template=...", "templatefile=..."}
 
-// templates are the -o values that take a template, as kubectl's do.
-var templates = []string{"jsonpath", "jsonpath-as-json", "jsonpath-file", "go-template", "go-template-file", "template", "templatefile"}
+// Templates are the -o values that take a template (-o NAME=...), as
+// kubectl's do.
+var Templates = []string{"go-template", "go-template-file", "template", "templatefile", "jsonpath", "jsonpath-as-json", "jsonpath-file"}
 
 // ParseFormat accepts "" and "table" as the default table, and every
 // document format kubectl has.
@@ -42,7 +43,7 @@ func ParseFormat(s string) (Format, error) {
 	case "wide", "json", "yaml", "name", "markdown":
 		return Format(s), nil
 	}
-	if kind, tmpl, ok := strings.Cut(s, "="); ok && slices.Contains(templates, kind) {
+	if kind, tmpl, ok := strings.Cut(s, "="); ok && slices.Contains(Templates, kind) {
 		if tmpl == "" {
 			return "", fmt.Errorf("template format specified but no template given")
 		}

@@ -30,7 +30,7 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 	}
 	for _, r := range rs {
 		for _, p := range r.Proofs {
-			if _, err := fmt.Fprintf(w, "%s: %s\n", r.CRD, p.Detail); err != nil {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", r.CRD, proofDetail(p)); err != nil {
 				return err
 			}
 		}
@@ -195,4 +195,13 @@ func FailuresFile(w io.Writer) func(crd string, f results.Failure) {
 			results.Failure
 		}{crd, f})
 	}
+}
+
+// proofDetail is a proof's line; one that found losses names the flag that
+// re-stores the objects anyway.
+func proofDetail(p results.Proof) string {
+	if p.Holds() {
+		return p.Detail
+	}
+	return p.Detail + "; --accept-loss re-stores them anyway"
 }

@@ -34,7 +34,7 @@ func WritePlan(w io.Writer, p *lifecycle.Plan, how string) error {
 		return err
 	}
 	for _, n := range p.Notes {
-		if _, err := fmt.Fprintf(w, "\nnote: %s", n); err != nil {
+		if _, err := fmt.Fprintf(w, "\nnote: %s", Advice(n)); err != nil {
 			return err
 		}
 	}
@@ -52,9 +52,13 @@ func WritePlan(w io.Writer, p *lifecycle.Plan, how string) error {
 	return err
 }
 
-// WriteCRD prints a CRD as a document, as kubectl -o json|yaml would.
-func WriteCRD(w io.Writer, f Format, crd *apiextensionsv1.CustomResourceDefinition) error {
+// WriteCRD prints a CRD as a document, as kubectl -o json|yaml would:
+// without its managedFields unless showManagedFields.
+func WriteCRD(w io.Writer, f Format, crd *apiextensionsv1.CustomResourceDefinition, showManagedFields bool) error {
 	out := crd.DeepCopy()
 	out.APIVersion, out.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+	if !showManagedFields {
+		out.ManagedFields = nil
+	}
 	return writeDocument(w, f, out)
 }

@@ -13,6 +13,8 @@ import (
 
 // StatusItem is one CRD in a status report.
 type StatusItem struct {
+	// Cluster is the kubeconfig context the CRD is on, in a fleet view.
+	Cluster string `json:"cluster,omitempty"`
 	lifecycle.Assessment
 	// Objects counts the CRD's objects; set only by -o wide (and in the
 	// documents), nil when not counted or not countable (no served version).
@@ -33,8 +35,11 @@ type StatusReport struct {
 // of what to do next per CRD and any problems; or one document.
 func WriteStatus(w io.Writer, f Format, items []StatusItem, noHeaders bool) error {
 	if f.Document() {
-		if items == nil {
-			items = []StatusItem{}
+		items = append([]StatusItem{}, items...)
+		for i, it := range items {
+			if it.Next.Step != nil {
+				items[i].Next.Command = Command(*it.Next.Step)
+			}
 		}
 		return writeDocument(w, f, StatusReport{APIVersion: APIVersion, Kind: "StatusReport", Items: items})
 	}
@@ -42,28 +47,44 @@ func WriteStatus(w io.Writer, f Format, items []StatusItem, noHeaders bool) erro
 		return nil
 	}
 	wide := f == FormatWide
+	// A fleet view starts every row with the cluster.
+	fleet := slices.ContainsFunc(items, func(it StatusItem) bool { return it.Cluster != "" })
+	in := func(it StatusItem, row ...string) []string {
+		if fleet {
+			return append([]string{it.Cluster}, row...)
+		}
+		return row
+	}
 	header := []string{"CRD", "VERSION", "SERVED", "STORAGE", "DEPRECATED", "STORED", "STAGE"}
 	if wide {
 		header = append(header, "OBJECTS", "WARNING")
 	}
-	versions := newTableWith(w, !noHeaders, header...)
+	versions := newTableWith(w, !noHeaders, in(StatusItem{Cluster: "CLUSTER"}, header...)...)
 	for _, it := range items {
 		for i, v := range it.Versions {
+			// Without headers the table is for grep and awk: every row
+			// names its CRD and has every column.
 			name, objects := "", ""
-			if i == 0 {
+			if i == 0 || noHeaders {
 				name = it.Name
 				objects = count(it.Objects)
 			}
+			warning := v.DeprecationWarning
+			if warning == "" && noHeaders {
+				warning = "<none>"
+			}
 			row := []string{name, v.Name, yesNo(v.Served), yesNo(v.Storage), yesNo(v.Deprecated), yesNo(v.Stored), string(v.Stage)}
 			if wide {
-				row = append(row, objects, v.DeprecationWarning)
+				row = append(row, objects, warning)
 			}
-			if err := versions.Append(row...); err != nil {
+			if err := versions.Append(in(it, row...)...); err != nil {
 				return err
 			}
 		}
 	}
-	if err := versions.Render(); err != nil {
+	if err := versions.Render(); err != nil || noHeaders {
+		// One table, one version a line: the next steps and the problems
+		// are in -o json for a script.
 		return err
 	}
 
@@ -77,20 +98,20 @@ func WriteStatus(w io.Writer, f Format, items []StatusItem, noHeaders bool) erro
 	if migrations {
 		header = []string{"CRD", "CONVERSION", "CLUSTER MIGRATION", "NEXT"}
 	}
-	next := newTableWith(w, !noHeaders, header...)
+	next := newTableWith(w, true, in(StatusItem{Cluster: "CLUSTER"}, header...)...)
 	for _, it := range items {
-		row := []string{it.Name, it.Conversion, it.Next.String()}
+		row := []string{it.Name, it.Conversion, nextCell(it.Next)}
 		if migrations {
-			row = []string{it.Name, it.Conversion, clusterMigration(it), it.Next.String()}
+			row = []string{it.Name, it.Conversion, clusterMigration(it), nextCell(it.Next)}
 		}
-		if err := next.Append(row...); err != nil {
+		if err := next.Append(in(it, row...)...); err != nil {
 			return err
 		}
 	}
 	if err := next.Render(); err != nil {
 		return err
 	}
-	return writeProblems(w, items, noHeaders)
+	return writeProblems(w, items, in)
 }
 
 // clusterMigration says where the cluster's own migration of the CRD
@@ -117,13 +138,13 @@ func clusterMigration(it StatusItem) string {
 	return strings.Join(parts, "; ")
 }
 
-func writeProblems(w io.Writer, items []StatusItem, noHeaders bool) error {
-	t := newTableWith(w, !noHeaders, "CRD", "SEVERITY", "PROBLEM")
+func writeProblems(w io.Writer, items []StatusItem, in func(StatusItem, ...string) []string) error {
+	t := newTableWith(w, true, in(StatusItem{Cluster: "CLUSTER"}, "CRD", "SEVERITY", "PROBLEM")...)
 	found := false
 	for _, it := range items {
 		for _, p := range it.Problems {
 			found = true
-			if err := t.Append(it.Name, string(p.Severity), p.Message); err != nil {
+			if err := t.Append(in(it, it.Name, string(p.Severity), p.Message)...); err != nil {
 				return err
 			}
 		}

@@ -80,6 +80,10 @@ func TestWriteStatusDocument(t *testing.T) {
 			t.Errorf("item lacks %q: %v", key, item)
 		}
 	}
+	// Scripts run next.command as it is; next.step is the same, as data.
+	if next := item["next"].(map[string]any); next["command"] != "kubectl crdversion migrate widgets.example.com" || next["step"] == nil {
+		t.Errorf("next = %v", next)
+	}
 
 	buf.Reset()
 	if err := WriteStatus(&buf, FormatYAML, nil, false); err != nil {

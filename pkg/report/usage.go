@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 )
 
 // Requested is what the deprecated-API metric says about a version.
@@ -33,7 +33,7 @@ type UsageReport struct {
 // UsageMetrics says where REQUESTED comes from.
 type UsageMetrics struct {
 	// Access is read, notAllowed or notServed.
-	Access cluster.MetricsAccess `json:"access"`
+	Access usage.MetricsAccess `json:"access"`
 	// Message says, when /metrics was not read, why and what is missing.
 	Message string `json:"message,omitempty"`
 	// StartedAt is when the API server that answered started: the metric
@@ -82,7 +82,7 @@ type ManagerUsage struct {
 
 // NewUsageReport judges what Usage found: what REQUESTED can say of each
 // version, and which versions need a person to look.
-func NewUsageReport(res *cluster.UsageResult) UsageReport {
+func NewUsageReport(res *usage.Result) UsageReport {
 	r := UsageReport{APIVersion: APIVersion, Kind: "UsageReport", Items: []UsageItem{}}
 	m := res.Metrics
 	r.Metrics.Access = m.Access
@@ -110,7 +110,7 @@ func NewUsageReport(res *cluster.UsageResult) UsageReport {
 	return r
 }
 
-func versionUsage(u cluster.CRDUsage, name string, access cluster.MetricsAccess) VersionUsage {
+func versionUsage(u usage.CRDUsage, name string, access usage.MetricsAccess) VersionUsage {
 	out := VersionUsage{Name: name, Managers: []ManagerUsage{}}
 	for _, v := range u.CRD.Spec.Versions {
 		if v.Name == name {
@@ -125,7 +125,7 @@ func versionUsage(u cluster.CRDUsage, name string, access cluster.MetricsAccess)
 		for _, s := range req.Subresources {
 			out.RequestedResources = append(out.RequestedResources, strings.TrimSuffix(u.CRD.Spec.Names.Plural+"/"+s, "/"))
 		}
-	case access != cluster.MetricsRead:
+	case access != usage.MetricsRead:
 		out.Requested, out.RequestedReason = RequestedUnknown, "/metrics not read"
 	case !out.Served:
 		out.Requested, out.RequestedReason = RequestedUnknown, "not served"
@@ -143,12 +143,9 @@ func versionUsage(u cluster.CRDUsage, name string, access cluster.MetricsAccess)
 	return out
 }
 
-func metricsMessage(m *cluster.DeprecatedAPIs) string {
-	switch m.Access {
-	case cluster.MetricsNotAllowed:
-		return "not allowed to read /metrics (needs get on nonResourceURL /metrics); usage by request cannot be shown"
-	case cluster.MetricsNotServed:
-		return "the API server that answered serves no /metrics; usage by request cannot be shown"
+func metricsMessage(m *usage.DeprecatedAPIs) string {
+	if why := m.Unreadable(); why != "" {
+		return why + "; usage by request cannot be shown"
 	}
 	return ""
 }

@@ -10,7 +10,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 )
 
 func usageCRD(versions ...apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.CustomResourceDefinition {
@@ -31,13 +31,13 @@ var (
 )
 
 // midDeprecation: v1beta1 is deprecated and still read and written.
-func midDeprecation() *cluster.UsageResult {
-	return &cluster.UsageResult{
-		Metrics: &cluster.DeprecatedAPIs{Access: cluster.MetricsRead, StartedAt: time.Date(2025, 5, 1, 10, 0, 0, 0, time.UTC)},
-		CRDs: []cluster.CRDUsage{{
+func midDeprecation() *usage.Result {
+	return &usage.Result{
+		Metrics: &usage.DeprecatedAPIs{Access: usage.MetricsRead, StartedAt: time.Date(2025, 5, 1, 10, 0, 0, 0, time.UTC)},
+		CRDs: []usage.CRDUsage{{
 			CRD:      usageCRD(v1alpha1, v1, v1beta1),
-			Requests: map[string]cluster.VersionRequests{"v1beta1": {Subresources: []string{"", "status"}}},
-			Managers: &cluster.ManagerCount{ListedAt: "v1", Objects: 15, Managers: []cluster.ManagerUse{
+			Requests: map[string]usage.VersionRequests{"v1beta1": {Subresources: []string{"", "status"}}},
+			Managers: &usage.ManagerCount{ListedAt: "v1", Objects: 15, Managers: []usage.ManagerUse{
 				{Manager: "helm", Operation: "Apply", Version: "v1", Objects: 3},
 				{Manager: "kubectl-client-side-apply", Operation: "Update", Version: "v1beta1", Objects: 12},
 				{Manager: "helm", Operation: "Apply", Version: "v1beta1", Objects: 3},
@@ -79,7 +79,7 @@ attention: v1beta1 is deprecated and still used: requested since the API server 
 func TestUsageAttention(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		result    func() *cluster.UsageResult
+		result    func() *usage.Result
 		attention int
 		requested map[string]Requested
 		sentence  string
@@ -92,7 +92,7 @@ func TestUsageAttention(t *testing.T) {
 		},
 		{
 			name: "deprecated, not requested, no manager: nothing to look at",
-			result: func() *cluster.UsageResult {
+			result: func() *usage.Result {
 				r := midDeprecation()
 				r.CRDs[0].Requests = nil
 				r.CRDs[0].Managers.Managers = r.CRDs[0].Managers.Managers[:1]
@@ -102,9 +102,9 @@ func TestUsageAttention(t *testing.T) {
 		},
 		{
 			name: "metrics not allowed: managers alone still count",
-			result: func() *cluster.UsageResult {
+			result: func() *usage.Result {
 				r := midDeprecation()
-				r.Metrics = &cluster.DeprecatedAPIs{Access: cluster.MetricsNotAllowed}
+				r.Metrics = &usage.DeprecatedAPIs{Access: usage.MetricsNotAllowed}
 				r.CRDs[0].Requests = nil
 				return r
 			},
@@ -114,10 +114,10 @@ func TestUsageAttention(t *testing.T) {
 		},
 		{
 			name: "not served, last written by a client",
-			result: func() *cluster.UsageResult {
+			result: func() *usage.Result {
 				r := midDeprecation()
 				r.CRDs[0].Requests = nil
-				r.CRDs[0].Managers.Managers = []cluster.ManagerUse{{Manager: "old-operator", Operation: "Update", Version: "v1alpha1", Objects: 1}}
+				r.CRDs[0].Managers.Managers = []usage.ManagerUse{{Manager: "old-operator", Operation: "Update", Version: "v1alpha1", Objects: 1}}
 				return r
 			},
 			attention: 1,
@@ -125,10 +125,10 @@ func TestUsageAttention(t *testing.T) {
 		},
 		{
 			name: "storage version used and requested: no attention",
-			result: func() *cluster.UsageResult {
+			result: func() *usage.Result {
 				r := midDeprecation()
 				r.CRDs[0].CRD = usageCRD(v1)
-				r.CRDs[0].Requests = map[string]cluster.VersionRequests{"v1": {Subresources: []string{""}}}
+				r.CRDs[0].Requests = map[string]usage.VersionRequests{"v1": {Subresources: []string{""}}}
 				return r
 			},
 			requested: map[string]Requested{"v1": RequestedYes},

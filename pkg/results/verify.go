@@ -41,14 +41,8 @@ func (r *VerifyResult) Verification() lifecycle.Verification {
 	return lifecycle.Verification{From: r.Storage, Objects: r.Objects}
 }
 
-// FieldDiff is one field that differs between two forms of an object: its
-// JSONPath-style path (spec.containers[3].image, metadata.annotations['a.b/c'])
-// and both values as JSON, in full; "<absent>" where one side lacks it.
-type FieldDiff struct {
-	Path   string `json:"path"`
-	Before string `json:"before"`
-	After  string `json:"after"`
-}
+// FieldDiff is one field that differs between two forms of an object.
+type FieldDiff = lifecycle.FieldDiff
 
 // Absent stands for a value one side of a diff lacks.
-const Absent = "<absent>"
+const Absent = lifecycle.Absent

@@ -160,7 +160,15 @@ func TestMigrateJobManifest(t *testing.T) {
 // manifestOf writes the live CRD as a manifest, as a repository holds it.
 func (e *env) manifestOf(name string) string {
 	e.t.Helper()
+	return e.manifestWith(name, func(*apiextensionsv1.CustomResourceDefinition) {})
+}
+
+// manifestWith writes the live CRD, changed by edit, as a manifest: the
+// next release of a repository.
+func (e *env) manifestWith(name string, edit func(*apiextensionsv1.CustomResourceDefinition)) string {
+	e.t.Helper()
 	crd := e.crd(name)
+	edit(crd)
 	crd.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
 	crd.ObjectMeta = metav1.ObjectMeta{Name: crd.Name}
 	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}

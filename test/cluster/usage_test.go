@@ -21,18 +21,7 @@ func TestUsageShowsWhoStillCallsADeprecatedVersion(t *testing.T) {
 	e := newEnv(t, shared)
 	ctx := t.Context()
 	group := "usage.test"
-	crd := fixtures.CRD(group, "Widget", "widgets", apiextensionsv1.NamespaceScoped, false,
-		fixtures.Version{Name: "v1beta1", Served: true, Deprecated: true},
-		fixtures.Version{Name: "v1", Served: true, Storage: true})
-	if _, err := e.clients.CRDs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = e.clients.CRDs.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Name, metav1.DeleteOptions{})
-	})
-	gvr := func(v string) schema.GroupVersionResource {
-		return schema.GroupVersionResource{Group: group, Version: v, Resource: "widgets"}
-	}
+	crd, gvr := e.deprecatedWidgets(group)
 	var objs []fixtures.Object
 	for i := range 5 {
 		objs = append(objs, fixtures.Object{Namespace: "usage-a", Name: fmt.Sprintf("w-%d", i), Spec: map[string]any{"size": int64(i)}})
@@ -77,6 +66,60 @@ func TestUsageShowsWhoStillCallsADeprecatedVersion(t *testing.T) {
 	}
 	if line := versionLine(r.Stdout, "v1 "); containsAll(line, "legacy-operator") {
 		t.Errorf("the writer of v1beta1 shows at v1: %q", line)
+	}
+}
+
+// check names the readers of a version the upgrade stops serving from the
+// deprecated-API metric, which only a read at that version sets: check's
+// own reads (objects validated at v1beta1, conversion None) do not.
+func TestCheckNamesReadersOfAVersionTheUpgradeStopsServing(t *testing.T) {
+	e := newEnv(t, shared)
+	ctx := t.Context()
+	group := "checkreaders.test"
+	crd, gvr := e.deprecatedWidgets(group)
+	if err := e.clients.CreateObjects(ctx, gvr("v1"), "Widget", []fixtures.Object{{Namespace: "checkreaders", Name: "w-0", Spec: map[string]any{"size": int64(1)}}}); err != nil {
+		t.Fatal(err)
+	}
+	same := e.manifestOf(crd.Name)
+	unserved := e.manifestWith(crd.Name, func(c *apiextensionsv1.CustomResourceDefinition) {
+		c.Spec.Versions[0].Served = false
+	})
+
+	// check validates the object against v1beta1, still served: that read
+	// must not count as a request to v1beta1.
+	mustCode(t, e.plugin("check", "-f", same), 0)
+	r := mustCode(t, e.plugin("check", "-f", unserved), 0)
+	if strings.Contains(r.Stdout, "requestedOnVersion") {
+		t.Errorf("check's own read of v1beta1 shows as a request:\n%s", r.Stdout)
+	}
+
+	// A client reads v1beta1: the upgrade that stops serving it says so.
+	if _, err := e.clients.Dynamic.Resource(gvr("v1beta1")).Namespace("checkreaders").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r = mustCode(t, e.plugin("check", "-f", unserved), 0)
+	contains(t, "check after a read of v1beta1", r.Stdout, "requestedOnVersion",
+		"the API server's deprecated-API metric counts requests to v1beta1 (the resource)", "move them to v1 before applying")
+	r = mustCode(t, e.plugin("check", "-f", unserved, "--strict"), 3)
+	contains(t, "check --strict", r.Stdout, "requestedOnVersion")
+}
+
+// deprecatedWidgets creates widgets.<group> with v1beta1 served and
+// deprecated beside v1, the storage version: the deprecated-API metric
+// counts requests to v1beta1.
+func (e *env) deprecatedWidgets(group string) (*apiextensionsv1.CustomResourceDefinition, func(string) schema.GroupVersionResource) {
+	e.t.Helper()
+	crd := fixtures.CRD(group, "Widget", "widgets", apiextensionsv1.NamespaceScoped, false,
+		fixtures.Version{Name: "v1beta1", Served: true, Deprecated: true},
+		fixtures.Version{Name: "v1", Served: true, Storage: true})
+	if _, err := e.clients.CreateCRD(e.t.Context(), crd); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		_ = e.clients.CRDs.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Name, metav1.DeleteOptions{})
+	})
+	return crd, func(v string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: group, Version: v, Resource: "widgets"}
 	}
 }
 

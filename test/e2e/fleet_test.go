@@ -73,3 +73,33 @@ func TestCheckAFleet(t *testing.T) {
 		contains(t, "a fleet", r.Stdout, "CLUSTER", "against the 3 clusters")
 	}
 }
+
+// The fleet view of status: every cluster's CRDs with a CLUSTER column,
+// the pending migration on the one that still has it, the unreachable
+// cluster a row with its error.
+func TestStatusOfAFleet(t *testing.T) {
+	a, b := newEnv(t, demoObjects), newEnv(t, demoObjects)
+	b.plugin("migrate", "certificates", "-q", "--switch-grace=0").mustCode(t, 0)
+	kubeconfig := fleetKubeconfig(t, map[string]*env{"a": a, "b": b})
+	for _, args := range [][]string{{"--context", "a", "--context", "b", "--context", "gone"}, {"--all-contexts"}} {
+		r, err := plugintest.Kubectl(t.Context(), kubeconfig, t.TempDir(), "", append([]string{"crdversion", "status", "certificates.pki.example.com"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Code != 3 {
+			t.Fatalf("status %v: exit %d, want 3\n%s%s", args, r.Code, r.Stdout, r.Stderr)
+		}
+		row := func(cluster, text string) bool {
+			for line := range strings.Lines(r.Stdout) {
+				if strings.HasPrefix(line, cluster+" ") && strings.Contains(line, text) {
+					return true
+				}
+			}
+			return false
+		}
+		if !row("a", "run: kubectl crdversion migrate certificates.pki.example.com") || row("b", "run: kubectl crdversion migrate") ||
+			!row("gone", "status could not be read from this cluster") || !row("CLUSTER", "NEXT") {
+			t.Errorf("status %v:\n%s", args, r.Stdout)
+		}
+	}
+}

@@ -122,7 +122,7 @@ func TestMigrateViaClusterNotServed(t *testing.T) {
 	e := newEnv(t, 20)
 	before := e.crdVersions()
 	r := e.plugin("migrate", "backups.storage.example.com", "--via=cluster").mustCode(t, 1)
-	contains(t, "migrate --via=cluster", r.stderr, "error: ", "does not serve storagemigration.k8s.io/v1", "without --via=cluster")
+	contains(t, "migrate --via=cluster", r.stderr, "error: ", "does not serve storagemigration.k8s.io/v1", "(migrate without --via=cluster)")
 	if n := strings.Count(strings.TrimSpace(r.stderr), "\n"); n != 0 {
 		t.Errorf("want one line on stderr, got:\n%s", r.stderr)
 	}

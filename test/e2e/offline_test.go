@@ -57,7 +57,7 @@ func TestOfflineManifestLifecycle(t *testing.T) {
 	contains(t, "status -f", st.stdout, "clusterpolicies.policy.example.com", "introduced")
 
 	dry := offline(t, "promote", "-f", file, "v2", "--dry-run=client").mustCode(t, 0)
-	contains(t, "offline dry run", dry.stdout, "v2 introduced → deprecated (dry run: file unchanged)", "--to bridge there")
+	contains(t, "offline dry run", dry.stdout, "v2 introduced → deprecated (dry run: file unchanged)", "run this there: kubectl crdversion promote clusterpolicies.policy.example.com v2 --to bridge")
 	if now, _ := os.ReadFile(file); string(now) != content {
 		t.Fatal("--dry-run=client changed the file")
 	}

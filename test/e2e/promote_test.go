@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -111,23 +112,10 @@ func TestRollbackWalk(t *testing.T) {
 
 func TestPromoteIntroduceFromFile(t *testing.T) {
 	e := newEnv(t, demoObjects)
-	crd := e.crd("clusterpolicies.policy.example.com")
-	manifest := crd.DeepCopy()
-	manifest.Spec.Versions = append(manifest.Spec.Versions, manifest.Spec.Versions[0])
-	manifest.Spec.Versions[1].Name, manifest.Spec.Versions[1].Storage = "v2", false
-	manifest.ManagedFields, manifest.ResourceVersion = nil, ""
-	manifest.APIVersion, manifest.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
-	raw, err := yaml.Marshal(manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "crd.yaml")
-	if err := os.WriteFile(file, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := writeCRD(t, withV2(e.crd("clusterpolicies.policy.example.com")))
 
 	before := e.crdVersions()
-	oneError(t, e.plugin("promote", "clusterpolicies", "v2").mustCode(t, 1), "introducing v2 needs its schema: pass --from-file")
+	oneError(t, e.plugin("promote", "clusterpolicies", "v2").mustCode(t, 1), "clusterpolicies.policy.example.com has no version v2; it has v1; to introduce v2: kubectl crdversion promote clusterpolicies.policy.example.com v2 --from-file CRD_MANIFEST")
 	oneError(t, e.plugin("promote", "clusterpolicies", "v2", "--to", "deprecated", "--from-file", file).mustCode(t, 1),
 		"v2 is absent; the next stage is introduced, not deprecated", "run: kubectl crdversion promote clusterpolicies.policy.example.com v2 --from-file CRD_MANIFEST")
 	oneError(t, e.plugin("promote", "clusterpolicies", "v2", "--to", "gone").mustCode(t, 1), `unknown stage "gone"`)
@@ -182,6 +170,33 @@ func TestPromoteWarnsWhenGitOpsOwnsVersions(t *testing.T) {
 
 	r := e.plugin("rollback", "backups", "--dry-run=server").mustCode(t, 0)
 	contains(t, "gitops warning", r.stderr, "warning: spec.versions is managed by argocd-controller (Argo CD): its next sync or upgrade reverts this change")
+}
+
+// withV2 is the CRD with a v2 beside its first version: served, not
+// storage, the same schema.
+func withV2(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+	out := crd.DeepCopy()
+	v2 := out.Spec.Versions[0]
+	v2.Name, v2.Storage = "v2", false
+	out.Spec.Versions = append(out.Spec.Versions, v2)
+	return out
+}
+
+// writeCRD writes the CRD as a manifest file, without what the server set.
+func writeCRD(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) string {
+	t.Helper()
+	m := crd.DeepCopy()
+	m.ManagedFields, m.ResourceVersion, m.UID = nil, "", ""
+	m.APIVersion, m.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+	raw, err := yaml.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "crd.yaml")
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
 
 func oneError(t *testing.T, r result, wants ...string) {

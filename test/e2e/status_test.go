@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -160,8 +161,8 @@ func TestCompletionThroughKubectl(t *testing.T) {
 	}{
 		{[]string{"promote", "cert", "v1", "--to", ""}, "introduced,bridge,deprecated,blocked,removed"},
 		{[]string{"migrate", "--dry-run", ""}, "none,server"},
-		{[]string{"status", "-o", ""}, "table,wide,json,yaml"},
-		{[]string{"check", "-o", ""}, "table,json,yaml,markdown"},
+		{[]string{"status", "-o", ""}, "json,yaml,name,go-template=,go-template-file=,template=,templatefile=,jsonpath=,jsonpath-as-json=,jsonpath-file=,wide"},
+		{[]string{"check", "-o", ""}, "json,yaml,name,go-template=,go-template-file=,template=,templatefile=,jsonpath=,jsonpath-as-json=,jsonpath-file=,markdown"},
 		{[]string{"prune", "cert", ""}, ""},
 	} {
 		r := e.kubectl(append([]string{"__complete", "crdversion"}, tc.args...)...).mustCode(t, 0)
@@ -172,7 +173,51 @@ func TestCompletionThroughKubectl(t *testing.T) {
 	// completion prints the shim kubectl runs, and says how to install it.
 	shim := e.plugin("completion").mustCode(t, 0)
 	contains(t, "completion", shim.stdout, "exec kubectl crdversion __complete")
-	contains(t, "completion --help", e.plugin("completion", "--help").mustCode(t, 0).stdout, `"$(dirname "$(command -v kubectl-crdversion)")/kubectl_complete-crdversion"`)
+	contains(t, "completion --help", e.plugin("completion", "--help").mustCode(t, 0).stdout, "kubectl crdversion completion --install")
+}
+
+// After a krew install, PATH holds krew's bin directory, whose
+// kubectl-crdversion is a link into krew's store: --install writes the
+// shim in that directory (the link is not followed), --uninstall takes it
+// out again, as krew's uninstall would not.
+func TestCompletionInstallBesideAKrewLink(t *testing.T) {
+	plugin, err := exec.LookPath("kubectl-crdversion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, bin := t.TempDir(), t.TempDir()
+	if err := os.Symlink(plugin, filepath.Join(store, "kubectl-crdversion")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(store, "kubectl-crdversion"), filepath.Join(bin, "kubectl-crdversion")); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), filepath.Join(bin, "kubectl-crdversion"), append([]string{"completion"}, args...)...)
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("completion %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	shim := filepath.Join(bin, "kubectl_complete-crdversion")
+	contains(t, "completion --install", run("--install"), "installed "+shim, "kubectl crdversion completion --uninstall")
+	info, err := os.Stat(shim)
+	if err != nil || info.Mode().Perm()&0o111 == 0 {
+		t.Fatalf("shim %s: %v %v", shim, err, info)
+	}
+	if raw, _ := os.ReadFile(shim); !strings.Contains(string(raw), "exec kubectl crdversion __complete") {
+		t.Errorf("shim:\n%s", raw)
+	}
+	if _, err := os.Stat(filepath.Join(store, "kubectl_complete-crdversion")); err == nil {
+		t.Error("the shim went into the store the link points at")
+	}
+	contains(t, "completion --uninstall", run("--uninstall"), "removed "+shim)
+	if _, err := os.Stat(shim); !os.IsNotExist(err) {
+		t.Errorf("shim still there after --uninstall: %v", err)
+	}
 }
 
 // completions are the candidates of a __complete answer, without its last
@@ -214,11 +259,29 @@ func TestPrintersLikeKubectl(t *testing.T) {
 		{[]string{"status", "gadgets", "-o", "go-template={{range .items}}{{.storageVersion}}{{end}}"}, "v1"},
 		{[]string{"verify", "backups", "v1", "-o", "jsonpath={.objects} {.roundTrips}"}, fmt.Sprintf(`%d ["v1→v1beta1→v1"]`, demoObjects/3)},
 		{[]string{"status", "clusterpolicies", "--no-headers"},
-			"clusterpolicies.policy.example.com   v1    yes   yes   no    yes   storage\n\nclusterpolicies.policy.example.com   None   none: one version, nothing to do\n"},
+			"clusterpolicies.policy.example.com   v1    yes   yes   no    yes   storage\n"},
 	} {
 		r := e.plugin(tc.args...)
 		if r.stdout != tc.want || r.stderr != "" {
 			t.Errorf("kubectl crdversion %s: exit %d\nstdout %q\nwant   %q\nstderr %q", strings.Join(tc.args, " "), r.code, r.stdout, tc.want, r.stderr)
+		}
+	}
+	// --no-headers is for grep and awk: one version a line, its CRD named
+	// on every line, every column filled.
+	for _, args := range [][]string{{"status", "--no-headers"}, {"status", "-o", "wide", "--no-headers"}} {
+		r := e.plugin(args...)
+		lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+		if len(lines) != 7 {
+			t.Errorf("kubectl crdversion %s: %d lines, want one for each of the 7 versions:\n%s", strings.Join(args, " "), len(lines), r.stdout)
+		}
+		want := 7
+		if len(args) > 2 {
+			want = 9
+		}
+		for _, line := range lines {
+			if f := strings.Fields(line); len(f) < want || !strings.HasSuffix(f[0], ".example.com") {
+				t.Errorf("kubectl crdversion %s: line %q has %d columns or no CRD first, want %d", strings.Join(args, " "), line, len(f), want)
+			}
 		}
 	}
 }

@@ -102,11 +102,7 @@ func TestPromoteDeprecatedSwitchesBackWhenOldToNewLoses(t *testing.T) {
 	const n = 6
 	wh := installEndpoints(t, e, n)
 	gvr := schema.GroupVersionResource{Group: "net.example.com", Version: "v1", Resource: "endpoints"}
-	for _, name := range []string{"ep-01", "ep-04"} {
-		if _, err := e.clients.Dynamic.Resource(gvr).Namespace("default").Patch(t.Context(), name, types.MergePatchType, []byte(`{"spec":{"legacy":"keep"}}`), metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	giveLegacy(t, e, gvr, "ep-01", "ep-04")
 	wh.SetMode(convwebhook.DropsLegacy)
 	e.plugin("promote", "endpoints", "v2").mustCode(t, 0) // bridge: v2→v1→v2 sees nothing
 
@@ -175,11 +171,7 @@ func TestMigrateChecksEachObjectThroughTheWebhookAsItIsNow(t *testing.T) {
 	const n = 6
 	wh := installEndpoints(t, e, n)
 	gvr := schema.GroupVersionResource{Group: "net.example.com", Version: "v1", Resource: "endpoints"}
-	for _, name := range []string{"ep-01", "ep-04"} {
-		if _, err := e.clients.Dynamic.Resource(gvr).Namespace("default").Patch(t.Context(), name, types.MergePatchType, []byte(`{"spec":{"legacy":"keep"}}`), metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	giveLegacy(t, e, gvr, "ep-01", "ep-04")
 	e.plugin("promote", "endpoints", "v2").mustCode(t, 0) // bridge
 	e.plugin("promote", "endpoints", "v2").mustCode(t, 0) // deprecated: the check passes
 	wh.SetMode(convwebhook.DropsLegacy)
@@ -196,5 +188,16 @@ func TestMigrateChecksEachObjectThroughTheWebhookAsItIsNow(t *testing.T) {
 		t.Fatalf("ep-04: %v %v", o, err)
 	}
 	r = e.plugin("migrate", "endpoints", "--switch-grace=1s", "--accept-loss", "-q").mustCode(t, 0)
-	contains(t, "--accept-loss", r.stdout, "not checked: --accept-loss", "(pruned)")
+	contains(t, "--accept-loss", r.stdout, "not checked: loss accepted", "(pruned)")
+}
+
+// giveLegacy sets spec.legacy, a field the DropsLegacy webhook does not
+// carry, on the named endpoints.
+func giveLegacy(t *testing.T, e *env, gvr schema.GroupVersionResource, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if _, err := e.clients.Dynamic.Resource(gvr).Namespace("default").Patch(t.Context(), name, types.MergePatchType, []byte(`{"spec":{"legacy":"keep"}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

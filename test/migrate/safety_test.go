@@ -3,7 +3,9 @@ package migrate_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -253,7 +255,7 @@ func TestVerifyCountsSkippedObjectsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted := false
-	opts := migrate.VerifyOptions{Versions: []string{"v1beta1"}, Concurrency: 1, PageSize: 50, Progress: func(done, total int64) {
+	opts := migrate.VerifyOptions{Versions: []string{"v1beta1"}, Concurrency: 1, PageSize: 50, Progress: func(_ string, done, total int64) {
 		if !deleted {
 			deleted = true
 			if err := s.fx.Dynamic.Resource(s.gvr).Namespace("ns-0").Delete(context.Background(), "w-0009", metav1.DeleteOptions{}); err != nil {
@@ -270,6 +272,41 @@ func TestVerifyCountsSkippedObjectsApart(t *testing.T) {
 	}
 	if strings.Join(res.RoundTrips, ",") != "v1beta1→v1→v1beta1" {
 		t.Errorf("round trips %v", res.RoundTrips)
+	}
+}
+
+// Progress counts objects, each version's pass apart: 10 objects checked
+// at two versions are 10/10 twice, not 20 checks shown as objects.
+func TestVerifyProgressCountsObjectsPerVersion(t *testing.T) {
+	s := newSwitched(t, sandbox.Options{}, 10, nil)
+	crd, err := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	last := map[string][2]int64{}
+	var tasks []string
+	opts := migrate.VerifyOptions{Versions: []string{"v1beta1", "v1"}, Progress: func(task string, done, total int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, seen := last[task]; !seen {
+			tasks = append(tasks, task)
+		}
+		if done >= last[task][0] {
+			last[task] = [2]int64{done, total}
+		}
+	}}
+	if _, err := migrate.Verify(t.Context(), s.clients, crd, opts); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"verify v1beta1→v1→v1beta1", "verify v1 (the storage version: no conversion)"}
+	if !slices.Equal(tasks, want) {
+		t.Fatalf("tasks %q, want %q", tasks, want)
+	}
+	for _, task := range want {
+		if got := last[task]; got != [2]int64{10, 10} {
+			t.Errorf("%s: last progress %d/%d, want 10/10 objects", task, got[0], got[1])
+		}
 	}
 }
 

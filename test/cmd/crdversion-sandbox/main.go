@@ -23,16 +23,44 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
+const usage = `crdversion-sandbox runs a real Kubernetes API server for CRDs (embedded etcd
+and apiextensions-apiserver) in this process, loaded with example CRDs and
+objects, so kubectl crdversion can be tried without a cluster.
+
+Usage:
+  crdversion-sandbox serve [flags]              keep it running; prints the export KUBECONFIG=... line
+  crdversion-sandbox exec [flags] -- CMD ARGS   run CMD with KUBECONFIG set, then stop; exits with CMD's code
+
+Flags:
+`
+
 func main() {
-	if len(os.Args) < 2 || (os.Args[1] != "serve" && os.Args[1] != "exec") {
-		fmt.Fprintln(os.Stderr, "usage: crdversion-sandbox serve|exec [--objects N] [--empty] [-- CMD ARGS...]")
-		os.Exit(2)
-	}
-	mode := os.Args[1]
-	fs := flag.NewFlagSet(mode, flag.ExitOnError)
+	fs := flag.NewFlagSet("crdversion-sandbox", flag.ContinueOnError)
 	objects := fs.Int("objects", 600, "how many example objects to create")
 	empty := fs.Bool("empty", false, "install no example CRDs")
-	_ = fs.Parse(os.Args[2:])
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		fs.SetOutput(os.Stdout)
+		fs.Usage()
+		if len(os.Args) < 2 {
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	mode := os.Args[1]
+	if mode != "serve" && mode != "exec" {
+		fmt.Fprintf(os.Stderr, "error: unknown command %q: use serve or exec (crdversion-sandbox --help)\n", mode)
+		os.Exit(2)
+	}
+	switch err := fs.Parse(os.Args[2:]); {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case err != nil:
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

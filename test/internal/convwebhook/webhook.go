@@ -35,6 +35,9 @@ const (
 	// spec.padding (PaddingBytes) on the way to v1 and drops it on the way
 	// back.
 	Pads
+	// Renames answers with each object's name changed, which the API
+	// server refuses.
+	Renames
 )
 
 // PaddingBytes is what Pads adds at v1.
@@ -194,5 +197,8 @@ func convert(raw []byte, desired string, mode Mode) ([]byte, error) {
 	}
 	u.Object["spec"] = spec
 	u.SetAPIVersion(desired)
+	if mode == Renames {
+		u.SetName(u.GetName() + "-renamed")
+	}
 	return u.MarshalJSON()
 }

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/convert"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+)
+
+// ConvertOptions holds what `kubectl crdversion convert` needs.
+type ConvertOptions struct {
+	configFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	Filenames  []string
+	Recursive  bool
+	To         string
+	CRDFiles   []string
+	Output     string
+	InPlace    bool
+	AcceptLoss bool
+
+	format report.Format
+	files  *manifest.Files
+	crds   []*apiextensionsv1.CustomResourceDefinition
+	hook   convert.Webhook
+}
+
+// NewCmdConvert builds `kubectl crdversion convert`.
+func NewCmdConvert(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &ConvertOptions{configFlags: flags, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "convert -f FILE|DIR|- --to VERSION",
+		Short: "Move the custom resources in manifest files to another version of their CRD",
+		Long: `Move the custom resources in manifest files (a Helm chart's rendered output,
+a kustomize base, a GitOps repository) to another version of their CRD, the way
+the API server converts them:
+
+  conversion None     apiVersion is rewritten
+  conversion Webhook  the objects go to the CRD's own converter (its url, or
+                      its Service through the API server), and the answer is
+                      checked as the API server checks it
+
+A field the new version's schema would drop, or that the converter's round trip
+(old→new→old) does not bring back, is a loss: such an object is left as it was
+and named, unless --accept-loss. Other documents are left byte for byte; with
+--in-place the files are edited keeping comments, key order and layout.
+
+The CRDs come from the cluster, or from --crd-file without one.`,
+		Example: `  # A kustomize base moved to v1, in place, with the CRDs of the cluster
+  kubectl crdversion convert -f deploy/base/ -R --to v1 --in-place
+
+  # Offline, with the release's CRD manifest
+  kubectl crdversion convert -f examples/ --to v1 --crd-file crds/widgets.yaml --in-place
+
+  # From stdin to stdout
+  helm template chart | kubectl crdversion convert -f - --to v1`,
+		Args: cobra.NoArgs,
+		RunE: runE(o),
+	}
+	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "Files or directories holding the custom resources, or - for stdin")
+	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories of -f recursively")
+	cmd.Flags().StringVar(&o.To, "to", "", "Version to convert to (v1), or group/version to convert only that group's objects")
+	cmd.Flags().StringSliceVar(&o.CRDFiles, "crd-file", nil, "CRD manifests to convert by instead of the cluster's CRDs (files, directories, -)")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "yaml", "Output format of the converted input. One of: (yaml, json).")
+	cmd.Flags().BoolVar(&o.InPlace, "in-place", false, "Write the converted objects into their files instead of printing them")
+	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Convert objects that lose fields too, dropping those fields")
+	completeValues(cmd, "output", "yaml", "json")
+	return cmd
+}
+
+// Complete reads the files and the CRDs.
+func (o *ConvertOptions) Complete(cmd *cobra.Command, _ []string) error {
+	var err error
+	if o.format, err = report.ParseFormat(o.Output); err != nil {
+		return err
+	}
+	if len(o.Filenames) == 0 || o.To == "" {
+		return errors.New("convert needs -f FILE|DIR|- and --to VERSION")
+	}
+	ctx := cmd.Context()
+	if o.files, err = manifest.ReadFiles(ctx, o.Filenames, o.Recursive, o.In); err != nil {
+		return err
+	}
+	if len(o.CRDFiles) > 0 {
+		found, err := manifest.ReadCRDs(ctx, o.CRDFiles, o.Recursive, o.In)
+		if err != nil {
+			return err
+		}
+		if len(found.CRDs) == 0 {
+			return fmt.Errorf("--crd-file %v holds no CustomResourceDefinition", o.CRDFiles)
+		}
+		o.crds = found.CRDs
+	} else {
+		c, err := newClients(o.configFlags)
+		if err != nil {
+			return err
+		}
+		if o.crds, err = c.selectCRDs(ctx, ""); err != nil {
+			return err
+		}
+	}
+	// A Service's converter is reached through the API server: with
+	// --crd-file, only when a cluster is configured (a url's needs none).
+	cfg, err := restConfig(o.configFlags)
+	var core *corev1client.CoreV1Client
+	if err == nil {
+		core, err = corev1client.NewForConfig(cfg)
+	}
+	switch {
+	case err == nil:
+		o.hook.Services = core.RESTClient()
+	case len(o.CRDFiles) == 0:
+		return err
+	}
+	return nil
+}
+
+// Validate checks the flags before anything is read or sent.
+func (o *ConvertOptions) Validate() error {
+	switch {
+	case o.format != report.FormatYAML && o.format != report.FormatJSON:
+		return fmt.Errorf("-o %s is not supported here: use yaml or json", o.Output)
+	case o.InPlace && o.format == report.FormatJSON:
+		return errors.New("--in-place writes the files as they are (YAML): -o json is for printing")
+	}
+	for _, f := range o.Filenames {
+		if f == manifest.Stdin && o.InPlace {
+			return errors.New("--in-place needs files: stdin has nowhere to be written back to")
+		}
+	}
+	return nil
+}
+
+// Run converts, then writes the files or prints them, and reports.
+func (o *ConvertOptions) Run(ctx context.Context) error {
+	for _, w := range o.files.Warnings {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
+	res, err := convert.Convert(ctx, o.files.Files, convert.Options{To: o.To, CRDs: o.crds, Webhook: o.hook, AcceptLoss: o.AcceptLoss})
+	var answer *convert.AnswerError
+	switch {
+	case errors.As(err, &answer):
+		return attention(fmt.Errorf("%w; nothing was converted or written", err))
+	case err != nil:
+		return err
+	case len(res.Objects) == 0:
+		return fmt.Errorf("no custom resource of a known CRD in %v (the CRDs are %s)", o.Filenames, o.crdSource())
+	}
+	res.Skipped = o.files.Warnings
+	if !o.InPlace {
+		if err := report.WriteConverted(o.Out, o.format, o.files.Files); err != nil {
+			return err
+		}
+		if err := report.WriteConvertSummary(o.ErrOut, res); err != nil {
+			return err
+		}
+	} else {
+		if err := writeChanged(o.files.Files, res); err != nil {
+			return err
+		}
+		if err := report.WriteConvert(o.Out, res); err != nil {
+			return err
+		}
+	}
+	if res.Count(results.Refused) > 0 {
+		return errAttention
+	}
+	return nil
+}
+
+func (o *ConvertOptions) crdSource() string {
+	if len(o.CRDFiles) > 0 {
+		return fmt.Sprintf("those of --crd-file %v", o.CRDFiles)
+	}
+	return "the cluster's"
+}
+
+// writeChanged writes back every file an object was converted in.
+func writeChanged(files []*manifest.File, res *results.ConvertResult) error {
+	changed := map[string]bool{}
+	for _, obj := range res.Objects {
+		if obj.Outcome == results.Converted {
+			changed[obj.File] = true
+		}
+	}
+	for _, f := range files {
+		if changed[f.Path] {
+			if err := f.Write(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

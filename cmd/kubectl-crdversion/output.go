@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+)
+
+// outputNames are the -o values a command takes besides its default: its
+// document as JSON or YAML, the names of the CRDs in it, a kubectl
+// template over it, and the ones of extra (wide, markdown) it renders.
+func outputNames(extra []report.Format) []string {
+	names := append([]string{"json", "yaml", "name"}, report.Templates...)
+	for _, f := range extra {
+		names = append(names, string(f))
+	}
+	return names
+}
+
+// addOutputFlag adds -o to cmd. Completion offers every value, a
+// template's name with its "=".
+func addOutputFlag(cmd *cobra.Command, value *string, extra ...report.Format) {
+	names := outputNames(extra)
+	cmd.Flags().StringVarP(value, "output", "o", "", fmt.Sprintf("Output format. One of: (%s).", strings.Join(names, ", ")))
+	completions := make([]string, len(names))
+	for i, n := range names {
+		if slices.Contains(report.Templates, n) {
+			n += "="
+		}
+		completions[i] = n
+	}
+	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completions, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	})
+}
+
+// parseOutput reads -o: the default, a document format, or one of extra.
+func parseOutput(value string, extra ...report.Format) (report.Format, error) {
+	f, err := report.ParseFormat(value)
+	if err != nil || f == report.FormatTable || f.Document() || slices.Contains(extra, f) {
+		return f, err
+	}
+	return "", fmt.Errorf("-o %s is not supported here: use one of %s", f, strings.Join(outputNames(extra), ", "))
+}

@@ -1,0 +1,213 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
+)
+
+// validateOptions tune validateObjects.
+type validateOptions struct {
+	PageSize int64
+	// Progress, when set, hears objects validated and the estimated total.
+	Progress func(done, total int64)
+}
+
+// validateObjects validates every live object of the CRD against each
+// version of the new CRD manifest that has a schema, with the packages the
+// API server's custom resource strategy runs (pruning, defaulting, OpenAPI
+// schema, CEL rules, list-type invariants, ratcheting). Two levels:
+//   - error: even an update that changes nothing is refused (ratcheting
+//     does not let it through: a transition rule, say);
+//   - warning: invalid under the new schema, let through while the field
+//     stays as it is (validation ratcheting); it breaks the first time
+//     someone edits it.
+//
+// Objects are read where readVersion says; a version new to the cluster
+// whose form only a conversion webhook can produce cannot be seen: a
+// warning says so.
+//
+// It also returns how many objects were validated at each version.
+func validateObjects(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, opts validateOptions) ([]lifecycle.Finding, map[string]int64, error) {
+	var out []lifecycle.Finding
+	validated := map[string]int64{}
+	for _, v := range next.Spec.Versions {
+		if !v.Served || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		readAt := readVersion(live, v.Name)
+		if readAt == "" {
+			out = append(out, lifecycle.Finding{Severity: lifecycle.SeverityWarning, Kind: lifecycle.FindingObjects, CRD: next.Name, Version: v.Name, Rule: "objectsNotVisible",
+				Message: fmt.Sprintf("live objects were not validated against %s: the cluster does not serve it yet and only the conversion webhook can produce its form", v.Name)})
+			continue
+		}
+		found, n, err := validateVersion(ctx, dyn, live, next, v, readAt, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, found...)
+		validated[v.Name] = n
+	}
+	return out, validated, nil
+}
+
+func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, readAt string, opts validateOptions) ([]lifecycle.Finding, int64, error) {
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
+		return nil, 0, fmt.Errorf("%s %s: %w", next.Name, v.Name, err)
+	}
+	validator, err := newCRValidator(internal)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s %s: %w", next.Name, v.Name, err)
+	}
+	structural := validator.structural
+	gvk := schema.GroupVersionKind{Group: next.Spec.Group, Version: v.Name, Kind: next.Spec.Names.Kind}
+
+	gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: readAt, Resource: live.Spec.Names.Plural}
+	var out []lifecycle.Finding
+	done := int64(0)
+	_, err = cluster.ListObjectPages(ctx, dyn, gvr, max(opts.PageSize, 1), func(page cluster.ObjectPage) error {
+		total := done + int64(len(page.Items))
+		if r := page.Remaining; r != nil {
+			total += *r
+		}
+		for i := range page.Items {
+			obj := &page.Items[i]
+			obj.SetAPIVersion(gvk.GroupVersion().String())
+			// What the API server does to an object before it validates it.
+			pruning.Prune(obj.Object, structural, true)
+			structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj.Object, structural)
+			structuraldefaulting.Default(obj.Object, structural)
+			name := obj.GetName()
+			if ns := obj.GetNamespace(); ns != "" {
+				name = ns + "/" + name
+			}
+			if errs := validator.ValidateUpdate(ctx, obj.Object, obj.DeepCopy().Object); len(errs) > 0 {
+				out = append(out, objectFinding(lifecycle.SeverityError, "objectRefused", next.Name, v.Name, name,
+					"even an update that changes nothing is refused", errs))
+			} else if errs := validator.Validate(ctx, obj.Object); len(errs) > 0 {
+				out = append(out, objectFinding(lifecycle.SeverityWarning, "objectInvalid", next.Name, v.Name, name,
+					"invalid under the new schema; let through while these fields stay as they are (validation ratcheting), refused the first time someone edits them", errs))
+			}
+			done++
+			if opts.Progress != nil {
+				opts.Progress(done, total)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s at %s: %w", live.Name, readAt, err)
+	}
+	return groupObjects(out), done, nil
+}
+
+func objectFinding(sev lifecycle.Severity, rule, crd, version, object, what string, errs field.ErrorList) lifecycle.Finding {
+	msgs := make([]string, 0, len(errs))
+	paths := make([]string, 0, len(errs))
+	skipped := false
+	for _, e := range errs {
+		// The API server adds one error about the whole object when a
+		// schema error kept it from running the CEL rules: say that once,
+		// in words, rather than as "<nil>: Invalid value: null".
+		if e.Field == "" || e.Field == "<nil>" {
+			skipped = true
+			continue
+		}
+		msgs = append(msgs, e.Error())
+		if !slices.Contains(paths, e.Field) {
+			paths = append(paths, e.Field)
+		}
+	}
+	msg := what + ": " + strings.Join(msgs, "; ")
+	if skipped {
+		msg += " (the validation rules were not run on it: the API server runs them only on an object the schema accepts)"
+	}
+	return lifecycle.Finding{Severity: sev, Kind: lifecycle.FindingObjects, CRD: crd, Version: version, Rule: rule, Object: object,
+		Path: strings.Join(paths, ", "), Message: msg}
+}
+
+// namedObjects is how many names a grouped finding shows before "and N
+// more"; -o json has every one.
+const namedObjects = 3
+
+// groupObjects makes one finding of every finding about objects that says
+// the same thing (severity, rule, version, path and message), in the order
+// first seen, with every object it is about: 500 objects missing a new
+// required field are one row, not 500.
+func groupObjects(found []lifecycle.Finding) []lifecycle.Finding {
+	type key struct {
+		sev                          lifecycle.Severity
+		rule, version, path, message string
+	}
+	index := map[key]int{}
+	var out []lifecycle.Finding
+	for _, f := range found {
+		k := key{f.Severity, f.Rule, f.Version, f.Path, f.Message}
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			g := f
+			g.Objects = nil
+			out = append(out, g)
+		}
+		out[i].Objects = append(out[i].Objects, f.Object)
+	}
+	for i := range out {
+		names := out[i].Objects
+		out[i].Count = len(names)
+		out[i].Object = strings.Join(names[:min(len(names), namedObjects)], ", ")
+		if len(names) > namedObjects {
+			out[i].Object += fmt.Sprintf(", and %d more", len(names)-namedObjects)
+		}
+	}
+	return out
+}
+
+// readVersion is where the objects' form at version v is read: at v where
+// the cluster serves it, since the API server prunes what it reads by the
+// schema of the version asked for. With conversion None, a deprecated v is
+// read instead at a version the deprecated-API metric does not count when
+// the two schemas are the same (the same object then, but for apiVersion),
+// and a v new to the cluster at the version objects are listed at. "" when
+// only a conversion webhook can produce v's form.
+func readVersion(live *apiextensionsv1.CustomResourceDefinition, v string) string {
+	lv := lifecycle.SpecVersion(live, v)
+	served := lv != nil && lv.Served
+	if lifecycle.ConvertsByWebhook(live) {
+		if served {
+			return v
+		}
+		return ""
+	}
+	list := usage.ListVersion(live)
+	switch {
+	case !served:
+		return list
+	case lv.Deprecated && equality.Semantic.DeepEqual(lv.Schema, schemaOf(live, list)):
+		return list
+	}
+	return v
+}
+
+func schemaOf(crd *apiextensionsv1.CustomResourceDefinition, v string) *apiextensionsv1.CustomResourceValidation {
+	if sv := lifecycle.SpecVersion(crd, v); sv != nil {
+		return sv.Schema
+	}
+	return nil
+}

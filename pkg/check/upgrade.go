@@ -1,0 +1,219 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
+)
+
+// Options tune AgainstCluster.
+type Options struct {
+	// Objects validates every live object against the new schemas.
+	Objects bool
+	// Policy keeps the release rules of a CRD author errors (see
+	// lifecycle.Consequence).
+	Policy   bool
+	PageSize int64
+	// Progress, when set, hears the objects validated of one CRD.
+	Progress func(crd string, done, total int64)
+}
+
+// AgainstCluster compares each new CRD with the live one: the rules of
+// lifecycle.CheckUpgrade with the live status.storedVersions, then the new
+// CRD sent to the API server as a server-side dry run (an update of the
+// live CRD, or a create), so everything else it would refuse is reported in
+// its own words, then (with opts.Objects) every live object validated
+// against the new schemas. Nothing is persisted.
+func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextensionsv1.CustomResourceDefinition, opts Options) ([]lifecycle.Finding, error) {
+	// CRDs are checked eight at a time (500 CRDs in seconds); findings
+	// keep the order of the manifests.
+	found := make([][]lifecycle.Finding, len(crds))
+	// The deprecated-API metric is read once, when the first CRD needs it:
+	// before that CRD's own lists, so they cannot show up in it.
+	metrics := sync.OnceValues(func() (*usage.DeprecatedAPIs, error) {
+		if c.Discovery == nil {
+			return &usage.DeprecatedAPIs{Access: usage.MetricsNotServed}, nil
+		}
+		return usage.DeprecatedRequests(ctx, c.Discovery.RESTClient())
+	})
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, n := range crds {
+		g.Go(func() error {
+			var err error
+			found[i], err = checkOne(gctx, c, n, opts, metrics)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []lifecycle.Finding
+	for _, f := range found {
+		out = append(out, f...)
+	}
+	return out, nil
+}
+
+// checkOne compares one new CRD with the live one.
+func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, opts Options, metrics func() (*usage.DeprecatedAPIs, error)) ([]lifecycle.Finding, error) {
+	live, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return nil, fmt.Errorf("reading CRD %s: %w", n.Name, err)
+	}
+	var stored []string
+	if live != nil {
+		stored = live.Status.StoredVersions
+		if stored == nil {
+			stored = []string{}
+		}
+	}
+	// The dry run needs the verbs of a real apply: a user without them
+	// would read the API server's 403 as the upgrade refused.
+	a := cluster.Access{Op: "check the upgrade of", Need: []cluster.Permission{cluster.CRDPermission("create", "", "")}}
+	if live != nil {
+		a.Need = []cluster.Permission{cluster.CRDPermission("update", "", n.Name)}
+		if opts.Objects {
+			a.ObjectVerbs = []string{"list"}
+		}
+	}
+	if err := cluster.RequireAccess(ctx, c, n, a, nil); err != nil {
+		return nil, err
+	}
+	out := lifecycle.CheckUpgrade(live, n, stored)
+	server, err := dryRunApply(ctx, c.CRDs, live, n)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, serverFindings(n.Name, server, out)...)
+	if live == nil {
+		return lifecycle.Consequence(out, nil, opts.Policy), nil
+	}
+	if gone := lifecycle.Unserved(live, n); len(gone) > 0 {
+		requests, err := metrics()
+		if err != nil {
+			return nil, err
+		}
+		managers, err := usage.VersionManagers(ctx, c.Metadata, live, gone, max(opts.PageSize, 1))
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range gone {
+			if len(managers[v]) > 0 {
+				out = append(out, usage.ManagersFinding(n.Name, v, lifecycle.StorageVersion(n), managers[v]))
+			}
+			if f, ok := requests.RequestsFinding(live, v, lifecycle.StorageVersion(n)); ok {
+				out = append(out, f)
+			}
+		}
+	}
+	if !opts.Objects {
+		return lifecycle.Consequence(out, nil, opts.Policy), nil
+	}
+	vo := validateOptions{PageSize: max(opts.PageSize, 1)}
+	if opts.Progress != nil {
+		vo.Progress = func(done, total int64) { opts.Progress(n.Name, done, total) }
+	}
+	objs, counts, err := validateObjects(ctx, c.Dynamic, live, n, vo)
+	if err != nil {
+		return nil, err
+	}
+	validated := map[string]int64{}
+	for v, count := range counts {
+		validated[n.Name+"/"+v] = count
+	}
+	return lifecycle.Consequence(append(out, objs...), validated, opts.Policy), nil
+}
+
+// dryRunApply sends the new CRD as a server-side dry run of what an apply
+// would do: the live CRD with the new spec, labels and annotations, or the
+// new CRD created. It returns the API server's refusal, if any.
+func dryRunApply(ctx context.Context, client apiextensionsclient.Interface, live, n *apiextensionsv1.CustomResourceDefinition) (refusal, err error) {
+	api := client.ApiextensionsV1().CustomResourceDefinitions()
+	// As kubectl apply --server-side sends it: a field the API server does
+	// not know is refused, not dropped.
+	opts := metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: cluster.FieldManager, FieldValidation: metav1.FieldValidationStrict}
+	if live == nil {
+		c := n.DeepCopy()
+		c.ResourceVersion, c.Status = "", apiextensionsv1.CustomResourceDefinitionStatus{}
+		_, err = api.Create(ctx, c, metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: cluster.FieldManager, FieldValidation: metav1.FieldValidationStrict})
+	} else {
+		u := live.DeepCopy()
+		u.Spec = *n.Spec.DeepCopy()
+		for k, v := range n.Labels {
+			setKey(&u.Labels, k, v)
+		}
+		for k, v := range n.Annotations {
+			setKey(&u.Annotations, k, v)
+		}
+		_, err = api.Update(ctx, u, opts)
+	}
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.As(err, &status) && (apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsConflict(err)):
+		return err, nil
+	}
+	return nil, fmt.Errorf("sending %s to the API server as a dry run: %w", n.Name, err)
+}
+
+func setKey(m *map[string]string, k, v string) {
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	(*m)[k] = v
+}
+
+// serverFindings turns the API server's refusal into findings, one per
+// cause, leaving out the causes a rule already reported in the same words.
+func serverFindings(crd string, refusal error, known []lifecycle.Finding) []lifecycle.Finding {
+	if refusal == nil {
+		return nil
+	}
+	covered := func(msg string) bool {
+		for _, f := range known {
+			if f.Kind == lifecycle.FindingRejected && strings.Contains(f.Message, msg) {
+				return true
+			}
+		}
+		return false
+	}
+	finding := func(field, msg string) lifecycle.Finding {
+		return lifecycle.Finding{Severity: lifecycle.SeverityError, Kind: lifecycle.FindingRejected, CRD: crd, Rule: "serverDryRun", Path: field,
+			Message: "the API server refuses it (server-side dry run): " + msg}
+	}
+	var out []lifecycle.Finding
+	var status apierrors.APIStatus
+	if errors.As(refusal, &status) && status.Status().Details != nil && len(status.Status().Details.Causes) > 0 {
+		for _, c := range status.Status().Details.Causes {
+			msg := c.Message
+			if c.Field != "" {
+				msg = c.Field + ": " + c.Message
+			}
+			if !covered(msg) {
+				out = append(out, finding(c.Field, msg))
+			}
+		}
+		return out
+	}
+	if !covered(refusal.Error()) {
+		out = append(out, finding("", refusal.Error()))
+	}
+	return out
+}

@@ -1,0 +1,93 @@
+package convert
+
+import (
+	"fmt"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// schemas holds the structural schema of each version of one CRD: what the
+// API server prunes an object by when it is written at that version.
+type schemas struct {
+	crd      *apiextensionsv1.CustomResourceDefinition
+	byName   map[string]*structuralschema.Structural
+	versions map[string]*apiextensionsv1.CustomResourceDefinitionVersion
+}
+
+func newSchemas(crd *apiextensionsv1.CustomResourceDefinition) (*schemas, error) {
+	s := &schemas{crd: crd, byName: map[string]*structuralschema.Structural{}, versions: map[string]*apiextensionsv1.CustomResourceDefinitionVersion{}}
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		s.versions[v.Name] = v
+		props := v.Schema
+		if props == nil || props.OpenAPIV3Schema == nil {
+			// No schema: nothing is pruned (a CRD the API server would
+			// not take today, but a manifest may still say so).
+			continue
+		}
+		internal := &apiextensions.JSONSchemaProps{}
+		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(props.OpenAPIV3Schema, internal, nil); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", crd.Name, v.Name, err)
+		}
+		st, err := structuralschema.NewStructural(internal)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: the schema is not structural: %w", crd.Name, v.Name, err)
+		}
+		s.byName[v.Name] = st
+	}
+	return s, nil
+}
+
+// has says whether the CRD lists the version.
+func (s *schemas) has(version string) bool { _, ok := s.versions[version]; return ok }
+
+// prune is obj as the API server keeps it at version: every field its
+// schema does not hold dropped.
+func (s *schemas) prune(obj map[string]any, version string) map[string]any {
+	out := runtime.DeepCopyJSONValue(obj).(map[string]any)
+	if st, ok := s.byName[version]; ok && !s.crd.Spec.PreserveUnknownFields {
+		pruning.Prune(out, st, true)
+	}
+	return out
+}
+
+// dropped lists the fields of obj that version's schema drops and the
+// other version's (when the CRD still has it) keeps: what moving the
+// object to version loses by the schemas alone.
+func (s *schemas) dropped(obj map[string]any, version, from string) []lifecycle.FieldDiff {
+	lost := lifecycle.DiffFields("", obj, s.prune(obj, version), nil)
+	if !s.has(from) {
+		return lost
+	}
+	already := map[string]bool{}
+	for _, d := range lifecycle.DiffFields("", obj, s.prune(obj, from), nil) {
+		already[d.Path] = true
+	}
+	var out []lifecycle.FieldDiff
+	for _, d := range lost {
+		if !already[d.Path] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// changedOnTheWayBack lists what a round trip through the converter did
+// not bring back: every field of the original (as the old version keeps
+// it) missing or different after old→new→old. A field the trip adds is
+// not a loss.
+func (s *schemas) changedOnTheWayBack(original, back map[string]any, from string) []lifecycle.FieldDiff {
+	var out []lifecycle.FieldDiff
+	for _, d := range lifecycle.DiffFields("", s.prune(original, from), s.prune(back, from), nil) {
+		if d.Before != lifecycle.Absent {
+			out = append(out, d)
+		}
+	}
+	return out
+}

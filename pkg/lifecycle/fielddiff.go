@@ -1,0 +1,145 @@
+package lifecycle
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// FieldDiff is one field that differs between two forms of an object: its
+// JSONPath-style path (spec.containers[3].image, metadata.annotations['a.b/c'])
+// and both values as JSON, in full; "<absent>" where one side lacks it.
+type FieldDiff struct {
+	Path   string `json:"path"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// Absent stands for a value one side of a diff lacks.
+const Absent = "<absent>"
+
+// DiffFields walks two decoded JSON values and lists every leaf that
+// differs: into objects by key and into lists by index, or, where the
+// schema declares x-kubernetes-list-type: map, by the list's keys
+// (spec.containers[name=web].image), so one changed image among twenty
+// containers is one line, not the whole list twice. s is the schema at
+// path, or nil.
+func DiffFields(path string, a, b any, s *apiextensionsv1.JSONSchemaProps) []FieldDiff {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		var out []FieldDiff
+		keys := slices.Sorted(maps.Keys(am))
+		for k := range bm {
+			if _, ok := am[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			out = append(out, DiffFields(child(path, k), value(am, k), value(bm, k), property(s, k))...)
+		}
+		return out
+	}
+	al, aok := a.([]any)
+	bl, bok := b.([]any)
+	if aok && bok {
+		if s != nil && s.XListType != nil && *s.XListType == "map" && len(s.XListMapKeys) > 0 {
+			return diffByKeys(path, al, bl, s)
+		}
+		var out []FieldDiff
+		for i := range max(len(al), len(bl)) {
+			out = append(out, DiffFields(fmt.Sprintf("%s[%d]", path, i), index(al, i), index(bl, i), items(s))...)
+		}
+		return out
+	}
+	if reflect.DeepEqual(a, b) {
+		return nil
+	}
+	return []FieldDiff{{Path: path, Before: show(a), After: show(b)}}
+}
+
+// diffByKeys pairs the elements of two map-type lists by their keys.
+func diffByKeys(path string, a, b []any, s *apiextensionsv1.JSONSchemaProps) []FieldDiff {
+	keyOf := func(e any) string {
+		m, _ := e.(map[string]any)
+		parts := make([]string, len(s.XListMapKeys))
+		for i, k := range s.XListMapKeys {
+			parts[i] = fmt.Sprintf("%s=%v", k, m[k])
+		}
+		return strings.Join(parts, ",")
+	}
+	byKey := map[string]any{}
+	for _, e := range b {
+		byKey[keyOf(e)] = e
+	}
+	var out []FieldDiff
+	seen := map[string]bool{}
+	for _, e := range a {
+		k := keyOf(e)
+		seen[k] = true
+		other, ok := byKey[k]
+		if !ok {
+			other = absent{}
+		}
+		out = append(out, DiffFields(fmt.Sprintf("%s[%s]", path, k), e, other, items(s))...)
+	}
+	for _, e := range b {
+		if k := keyOf(e); !seen[k] {
+			out = append(out, DiffFields(fmt.Sprintf("%s[%s]", path, k), absent{}, e, items(s))...)
+		}
+	}
+	return out
+}
+
+func property(s *apiextensionsv1.JSONSchemaProps, k string) *apiextensionsv1.JSONSchemaProps {
+	if s == nil {
+		return nil
+	}
+	if p, ok := s.Properties[k]; ok {
+		return &p
+	}
+	if s.AdditionalProperties != nil {
+		return s.AdditionalProperties.Schema
+	}
+	return nil
+}
+
+func items(s *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps {
+	if s == nil || s.Items == nil {
+		return nil
+	}
+	return s.Items.Schema
+}
+
+type absent struct{}
+
+func value(m map[string]any, k string) any {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	return absent{}
+}
+
+func index(l []any, i int) any {
+	if i < len(l) {
+		return l[i]
+	}
+	return absent{}
+}
+
+func show(v any) string {
+	if _, ok := v.(absent); ok {
+		return Absent
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(raw)
+}

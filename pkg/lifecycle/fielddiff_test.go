@@ -1,0 +1,67 @@
+package lifecycle
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+func TestDiffFields(t *testing.T) {
+	parse := func(s string) any {
+		var v any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	containers := func(changed int) string {
+		s := `{"spec":{"containers":[`
+		for i := range 20 {
+			if i > 0 {
+				s += ","
+			}
+			image := fmt.Sprintf("registry.example.com/app-%d:v1", i)
+			if i == changed {
+				image = "registry.example.com/app:v2"
+			}
+			s += fmt.Sprintf(`{"name":"c%d","image":%q}`, i, image)
+		}
+		return s + `]}}`
+	}
+	for _, tc := range []struct {
+		name, a, b string
+		want       []FieldDiff
+	}{
+		{"equal", `{"a":1}`, `{"a":1}`, nil},
+		{"one image among twenty containers", containers(-1), containers(3),
+			[]FieldDiff{{Path: "spec.containers[3].image", Before: `"registry.example.com/app-3:v1"`, After: `"registry.example.com/app:v2"`}}},
+		{"a field gone", `{"spec":{"legacy":"keep","host":"h"}}`, `{"spec":{"host":"h"}}`, []FieldDiff{{Path: "spec.legacy", Before: `"keep"`, After: Absent}}},
+		{"a list grown", `{"l":[1]}`, `{"l":[1,2]}`, []FieldDiff{{Path: "l[1]", Before: Absent, After: "2"}}},
+		{"keys with dots and slashes", `{"metadata":{"annotations":{"a.b/c":"x"}}}`, `{"metadata":{"annotations":{"a.b/c":"y"}}}`,
+			[]FieldDiff{{Path: "metadata.annotations['a.b/c']", Before: `"x"`, After: `"y"`}}},
+		{"a type change shows whole values", `{"s":{"a":1}}`, `{"s":"x"}`, []FieldDiff{{Path: "s", Before: `{"a":1}`, After: `"x"`}}},
+	} {
+		got := DiffFields("", parse(tc.a), parse(tc.b), nil)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s:\n got %v\nwant %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A list the schema keys (x-kubernetes-list-type: map) is diffed by its
+// keys: an element moved or inserted is not a change of every index after it.
+func TestDiffFieldsByListMapKeys(t *testing.T) {
+	mapType := "map"
+	s := &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+		"ports": {Type: "array", XListType: &mapType, XListMapKeys: []string{"name"},
+			Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}}}}
+	a := map[string]any{"ports": []any{map[string]any{"name": "http", "port": 80.0}, map[string]any{"name": "https", "port": 443.0}}}
+	b := map[string]any{"ports": []any{map[string]any{"name": "https", "port": 8443.0}, map[string]any{"name": "http", "port": 80.0}}}
+	got := DiffFields("", a, b, s)
+	want := []FieldDiff{{Path: "ports[name=https].port", Before: "443", After: "8443"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}

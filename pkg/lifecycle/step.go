@@ -1,0 +1,90 @@
+package lifecycle
+
+import "fmt"
+
+// Op is a command of the plugin a Step runs.
+type Op string
+
+const (
+	OpPromote  Op = "promote"
+	OpRollback Op = "rollback"
+	OpMigrate  Op = "migrate"
+	OpCheck    Op = "check"
+)
+
+// Step is a command of the plugin a person is pointed to, held as what it
+// does: how a command is spelled (its flags) belongs to the command line,
+// and pkg/report writes it out. Names in capitals (NEW_VERSION,
+// CRD_MANIFEST, FILE) are placeholders for the person to fill in: the
+// library knows none of their files.
+type Step struct {
+	Op      Op     `json:"op"`
+	CRD     string `json:"crd,omitempty"`
+	Version string `json:"version,omitempty"`
+	// To is the stage promote takes Version to; empty for the next one.
+	To Stage `json:"to,omitempty"`
+	// FromFile is the manifest promote takes a new version's schema from,
+	// and File the manifest a command works on instead of the cluster.
+	FromFile string `json:"fromFile,omitempty"`
+	File     string `json:"file,omitempty"`
+	// CleanManagedFields has migrate also drop the managedFields entries at
+	// versions no longer served.
+	CleanManagedFields bool `json:"cleanManagedFields,omitempty"`
+}
+
+// Promote moves version one stage along.
+func Promote(crd, version string) *Step {
+	return &Step{Op: OpPromote, CRD: crd, Version: version}
+}
+
+// PromoteTo moves version to stage to.
+func PromoteTo(crd, version string, to Stage) *Step {
+	return &Step{Op: OpPromote, CRD: crd, Version: version, To: to}
+}
+
+// Introduce adds version with its schema from manifest.
+func Introduce(crd, version, manifest string) *Step {
+	return &Step{Op: OpPromote, CRD: crd, Version: version, FromFile: manifest}
+}
+
+// PromoteFile takes the next step in manifest, offline.
+func PromoteFile(manifest string) *Step {
+	return &Step{Op: OpPromote, File: manifest}
+}
+
+// InFile is the same step taken on manifest, offline.
+func (s Step) InFile(manifest string) *Step {
+	s.File = manifest
+	return &s
+}
+
+// Migrate re-stores every object at the storage version and prunes
+// storedVersions.
+func Migrate(crd string) *Step {
+	return &Step{Op: OpMigrate, CRD: crd}
+}
+
+// CleanManagedFields migrates and drops the managedFields entries at
+// versions no longer served.
+func CleanManagedFields(crd string) *Step {
+	return &Step{Op: OpMigrate, CRD: crd, CleanManagedFields: true}
+}
+
+// CheckFile checks the upgrade to manifest.
+func CheckFile(manifest string) *Step {
+	return &Step{Op: OpCheck, File: manifest}
+}
+
+// Advice is a sentence for a person and, when a command of the plugin does
+// what it says, that command.
+type Advice struct {
+	Text string `json:"text"`
+	// Command is Step as a command line, for a document's readers: filled
+	// in where the advice is printed (pkg/report), never here.
+	Command string `json:"command,omitempty"`
+	Step    *Step  `json:"step,omitempty"`
+}
+
+func advise(step *Step, format string, args ...any) Advice {
+	return Advice{Text: fmt.Sprintf(format, args...), Step: step}
+}

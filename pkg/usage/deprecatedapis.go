@@ -1,0 +1,256 @@
+package usage
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// The API server sets deprecatedMetric to 1 the first time it serves a
+// request for a version marked deprecated (for a CRD, `deprecated: true`)
+// and never resets it while the process lives; startMetric dates that window.
+const (
+	deprecatedMetric = "apiserver_requested_deprecated_apis"
+	startMetric      = "process_start_time_seconds"
+)
+
+// MetricsAccess says whether the API server's /metrics could be read.
+type MetricsAccess string
+
+const (
+	MetricsRead MetricsAccess = "read"
+	// MetricsNotAllowed: the user lacks get on the nonResourceURL /metrics.
+	MetricsNotAllowed MetricsAccess = "notAllowed"
+	// MetricsNotServed: the server answering has no /metrics (404), as some
+	// managed control planes and proxies do.
+	MetricsNotServed MetricsAccess = "notServed"
+)
+
+// DeprecatedSeries is one series of apiserver_requested_deprecated_apis:
+// someone requested this resource (or subresource) at a deprecated version.
+type DeprecatedSeries struct {
+	Group          string
+	Version        string
+	Resource       string
+	Subresource    string
+	RemovedRelease string
+}
+
+// DeprecatedAPIs is what one API server's /metrics says about requests to
+// deprecated versions: only that server's, only since it started.
+type DeprecatedAPIs struct {
+	Access MetricsAccess
+	// StartedAt is when the answering API server started; zero when its
+	// /metrics does not say.
+	StartedAt time.Time
+	Series    []DeprecatedSeries
+}
+
+// VersionRequests is what the metric says about one version of a CRD.
+type VersionRequests struct {
+	// Subresources lists what was requested: "" for the resource itself,
+	// else the subresource (status, scale).
+	Subresources   []string
+	RemovedRelease string
+}
+
+// DeprecatedRequests reads apiserver_requested_deprecated_apis from the API
+// server's /metrics. A 403 or 404 is an answer, not an error: the user may
+// not read /metrics, or this server has none, and the rest of a report
+// still stands.
+func DeprecatedRequests(ctx context.Context, client rest.Interface) (*DeprecatedAPIs, error) {
+	body, err := client.Get().AbsPath("/metrics").
+		// The text format, whatever the client's default content types:
+		// it is the one every API server version serves.
+		SetHeader("Accept", "text/plain;version=0.0.4").
+		Stream(ctx)
+	switch {
+	case apierrors.IsForbidden(err):
+		return &DeprecatedAPIs{Access: MetricsNotAllowed}, nil
+	case apierrors.IsNotFound(err):
+		return &DeprecatedAPIs{Access: MetricsNotServed}, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading /metrics: %w", err)
+	}
+	defer body.Close()
+	d, err := ParseDeprecatedAPIs(body)
+	if err != nil {
+		return nil, fmt.Errorf("reading /metrics: %w", err)
+	}
+	return d, nil
+}
+
+// ParseDeprecatedAPIs reads the metric, and the server's start time, from a
+// /metrics page in the Prometheus text format.
+func ParseDeprecatedAPIs(r io.Reader) (*DeprecatedAPIs, error) {
+	wanted, err := keepFamilies(r, deprecatedMetric, startMetric)
+	if err != nil {
+		return nil, err
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(wanted))
+	if err != nil {
+		return nil, err
+	}
+	d := &DeprecatedAPIs{Access: MetricsRead}
+	if f := families[startMetric]; f != nil && len(f.GetMetric()) > 0 {
+		if s := sampleValue(f.GetMetric()[0]); s > 0 {
+			sec, frac := math.Modf(s)
+			d.StartedAt = time.Unix(int64(sec), int64(frac*1e9)).UTC()
+		}
+	}
+	for _, m := range families[deprecatedMetric].GetMetric() {
+		if sampleValue(m) == 0 {
+			continue
+		}
+		var s DeprecatedSeries
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "group":
+				s.Group = l.GetValue()
+			case "version":
+				s.Version = l.GetValue()
+			case "resource":
+				s.Resource = l.GetValue()
+			case "subresource":
+				s.Subresource = l.GetValue()
+			case "removed_release":
+				s.RemovedRelease = l.GetValue()
+			}
+		}
+		d.Series = append(d.Series, s)
+	}
+	return d, nil
+}
+
+// sampleValue reads a gauge, or an untyped sample should a server leave out
+// the TYPE line.
+func sampleValue(m *dto.Metric) float64 {
+	if g := m.GetGauge(); g != nil {
+		return g.GetValue()
+	}
+	return m.GetUntyped().GetValue()
+}
+
+// keepFamilies keeps the lines of the named metric families. A /metrics
+// page is megabytes of histograms, and one line elsewhere the parser
+// refuses (a new format feature, a duplicate TYPE) must not hide these.
+func keepFamilies(r io.Reader, names ...string) ([]byte, error) {
+	var out bytes.Buffer
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && ofFamily(line, names) {
+			out.Write(line)
+			if line[len(line)-1] != '\n' {
+				out.WriteByte('\n')
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return out.Bytes(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func ofFamily(line []byte, names []string) bool {
+	s := string(line)
+	for _, prefix := range []string{"# HELP ", "# TYPE "} {
+		if rest, ok := strings.CutPrefix(s, prefix); ok {
+			s = rest
+			break
+		}
+	}
+	for _, n := range names {
+		if rest, ok := strings.CutPrefix(s, n); ok && (rest == "" || strings.ContainsAny(rest[:1], " {\t\n")) {
+			return true
+		}
+	}
+	return false
+}
+
+// ForCRD says, for each version of the CRD some series names, what was
+// requested. A version without a series is absent: not requested while
+// deprecated, or never deprecated (the metric counts nothing else).
+func (d *DeprecatedAPIs) ForCRD(crd *apiextensionsv1.CustomResourceDefinition) map[string]VersionRequests {
+	out := map[string]VersionRequests{}
+	for _, s := range d.Series {
+		if s.Group != crd.Spec.Group || s.Resource != crd.Spec.Names.Plural {
+			continue
+		}
+		v := out[s.Version]
+		if !slices.Contains(v.Subresources, s.Subresource) {
+			v.Subresources = append(v.Subresources, s.Subresource)
+			slices.Sort(v.Subresources)
+		}
+		if s.RemovedRelease != "" {
+			v.RemovedRelease = s.RemovedRelease
+		}
+		out[s.Version] = v
+	}
+	return out
+}
+
+// RequestsFinding says what the metric shows about a version the upgrade
+// stops serving: requests while it was deprecated (a warning: those clients
+// get 404 after the apply), or that the metric could not be read (a note:
+// a client that only reads the version is then not seen). It returns false
+// when the metric has nothing to say: no request, or a version never
+// deprecated, which the metric does not count.
+func (d *DeprecatedAPIs) RequestsFinding(crd *apiextensionsv1.CustomResourceDefinition, version, replacement string) (lifecycle.Finding, bool) {
+	f := lifecycle.Finding{Kind: lifecycle.FindingClients, CRD: crd.Name, Version: version}
+	if v := lifecycle.SpecVersion(crd, version); v == nil || !v.Deprecated {
+		return f, false
+	}
+	if d.Access != MetricsRead {
+		f.Severity, f.Rule = lifecycle.SeverityNote, "requestsNotVisible"
+		f.Message = fmt.Sprintf("requests to %s cannot be seen: %s; a client that only reads %s is not named here", version, d.Unreadable(), version)
+		return f, true
+	}
+	r, ok := d.ForCRD(crd)[version]
+	if !ok {
+		return f, false
+	}
+	what := make([]string, len(r.Subresources))
+	for i, s := range r.Subresources {
+		what[i] = cmp.Or(s, "the resource")
+	}
+	since := "since the API server that answered started"
+	if !d.StartedAt.IsZero() {
+		since += " (" + d.StartedAt.Format(time.RFC3339) + ")"
+	}
+	f.Severity, f.Rule = lifecycle.SeverityWarning, "requestedOnVersion"
+	f.Message = fmt.Sprintf("the API server's deprecated-API metric counts requests to %s (%s) %s; this upgrade stops serving it, so those clients get 404", version, strings.Join(what, ", "), since)
+	f.Fix = []lifecycle.Advice{{Text: fmt.Sprintf("find these clients in the API server's audit log (the metric names no client) and move them to %s before applying", replacement)}}
+	return f, true
+}
+
+// Unreadable says why the metric could not be read; "" when it was.
+func (d *DeprecatedAPIs) Unreadable() string {
+	switch d.Access {
+	case MetricsNotAllowed:
+		return "not allowed to read /metrics (needs get on nonResourceURL /metrics)"
+	case MetricsNotServed:
+		return "the API server that answered serves no /metrics"
+	}
+	return ""
+}

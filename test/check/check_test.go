@@ -1,0 +1,166 @@
+// Package check_test runs the upgrade check against the in-process API
+// server: the live objects it validates are real ones.
+package check_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/check"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
+)
+
+func gadgetSchema(edit func(spec *apiextensionsv1.JSONSchemaProps)) *apiextensionsv1.CustomResourceValidation {
+	spec := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+		"name": {Type: "string"}, "replicas": {Type: "integer"}}}
+	if edit != nil {
+		edit(&spec)
+	}
+	return &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": spec}}}
+}
+
+// liveGadgets starts a sandbox with a gadgets CRD (v1, gadgetSchema) and
+// its objects.
+func liveGadgets(t *testing.T, objs []fixtures.Object) (migrate.Clients, *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	sb := sandbox.StartT(t, sandbox.Options{})
+	cfg := sb.RestConfig()
+	cfg.QPS, cfg.Burst = -1, 0
+	fx, err := fixtures.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := migrate.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := fixtures.CRD("example.com", "Gadget", "gadgets", apiextensionsv1.NamespaceScoped, false, fixtures.Version{Name: "v1", Served: true, Storage: true})
+	live.Spec.Versions[0].Schema = gadgetSchema(nil)
+	if _, err := fx.CreateCRD(t.Context(), live); err != nil {
+		t.Fatal(err)
+	}
+	if err := fx.CreateObjects(t.Context(), schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}, "Gadget", objs); err != nil {
+		t.Fatal(err)
+	}
+	return c, live
+}
+
+// Live objects against a tighter schema: exactly the objects that break
+// it, no others, and ratcheting respected: an object the new schema
+// refuses but an unchanged update lets through is a warning; one that even
+// an unchanged update is refused (a transition rule) is an error.
+func TestCheckValidatesLiveObjects(t *testing.T) {
+	c, live := liveGadgets(t, []fixtures.Object{
+		{Namespace: "a", Name: "clean", Spec: map[string]any{"name": "short", "replicas": int64(1)}},
+		{Namespace: "a", Name: "long-name", Spec: map[string]any{"name": "a-name-longer-than-ten", "replicas": int64(1)}},
+		{Namespace: "b", Name: "six", Spec: map[string]any{"name": "ok", "replicas": int64(6)}},
+		{Namespace: "b", Name: "nine", Spec: map[string]any{"name": "ok", "replicas": int64(9)}},
+	})
+	next := live.DeepCopy()
+	next.Spec.Versions[0].Schema = gadgetSchema(func(spec *apiextensionsv1.JSONSchemaProps) {
+		name := spec.Properties["name"]
+		name.MaxLength = ptr.To[int64](10)
+		spec.Properties["name"] = name
+		spec.XValidations = apiextensionsv1.ValidationRules{
+			{Rule: "self.replicas <= 5", Message: "at most 5 replicas"},
+			// A transition rule is never ratcheted: at 8 or more the next
+			// write must change replicas, so an unchanged one is refused.
+			{Rule: "self.replicas < 8 || self.replicas != oldSelf.replicas", Message: "8 or more replicas must be lowered"},
+		}
+	})
+
+	found, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{Objects: true, PageSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objects, rules []string
+	for _, f := range found {
+		switch f.Kind {
+		case lifecycle.FindingObjects:
+			objects = append(objects, fmt.Sprintf("%s %s %s", f.Severity, f.Object, f.Path))
+		default:
+			rules = append(rules, f.Rule)
+		}
+	}
+	want := []string{"warning a/long-name spec.name", "warning b/six spec", "error b/nine spec"}
+	slices.Sort(objects)
+	slices.Sort(want)
+	if strings.Join(objects, "; ") != strings.Join(want, "; ") {
+		t.Errorf("objects found: %q\nwant %q", objects, want)
+	}
+	for _, f := range found {
+		if f.Object == "b/nine" && !strings.Contains(f.Message, "8 or more replicas must be lowered") {
+			t.Errorf("b/nine: %s", f.Message)
+		}
+	}
+	slices.Sort(rules)
+	if strings.Join(rules, ",") != "maxLengthTightened,validationRuleAdded,validationRuleAdded" {
+		t.Errorf("schema findings %v", rules)
+	}
+}
+
+// A new required field on a CRD with many objects: one finding that names
+// the first objects and counts the rest, every name in the finding, and
+// no "<nil>: Invalid value: null" line of the API server's.
+func TestCheckGroupsObjectsThatFailAlike(t *testing.T) {
+	const n = 40
+	objs := make([]fixtures.Object, n)
+	for i := range objs {
+		objs[i] = fixtures.Object{Namespace: "a", Name: fmt.Sprintf("g-%02d", i), Spec: map[string]any{"name": "x", "replicas": int64(1)}}
+	}
+	c, live := liveGadgets(t, objs)
+	next := live.DeepCopy()
+	next.Spec.Versions[0].Schema = gadgetSchema(func(spec *apiextensionsv1.JSONSchemaProps) {
+		spec.Properties["owner"] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+		spec.Required = []string{"owner"}
+		spec.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.replicas <= 5"}}
+	})
+	found, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{Objects: true, PageSize: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objects []lifecycle.Finding
+	for _, f := range found {
+		if f.Kind == lifecycle.FindingObjects {
+			objects = append(objects, f)
+		}
+	}
+	if len(objects) != 1 {
+		t.Fatalf("%d findings about objects, want one for all %d: %+v", len(objects), n, objects)
+	}
+	f := objects[0]
+	if f.Count != n || len(f.Objects) != n || f.Object != "a/g-00, a/g-01, a/g-02, and 37 more" || f.Path != "spec.owner" {
+		t.Errorf("count %d, %d names, object %q, path %q", f.Count, len(f.Objects), f.Object, f.Path)
+	}
+	if strings.Contains(f.Message, "<nil>") || !strings.Contains(f.Message, "Required value") {
+		t.Errorf("message %q", f.Message)
+	}
+
+	// A rule every live object passes fails nothing: a note that says so.
+	passing := live.DeepCopy()
+	passing.Spec.Versions[0].Schema = gadgetSchema(func(spec *apiextensionsv1.JSONSchemaProps) {
+		spec.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.replicas <= 5"}}
+	})
+	found, err = check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{passing}, check.Options{Objects: true, PageSize: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].Severity != lifecycle.SeverityNote || !strings.HasSuffix(found[0].Message, fmt.Sprintf("all %d live objects pass it", n)) {
+		t.Errorf("a rule every object passes: %+v", found)
+	}
+	// A CRD author's release rules keep it an error.
+	found, err = check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{passing}, check.Options{Objects: true, Policy: true, PageSize: 7})
+	if err != nil || len(found) != 1 || found[0].Severity != lifecycle.SeverityError {
+		t.Errorf("with Policy: %+v %v", found, err)
+	}
+}

@@ -1,0 +1,349 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
+)
+
+// widgetsCRD is a CRD with conversion None and closed schemas: v1beta1
+// (storage) has spec.size and spec.legacy, v1 spec.size and spec.color, so
+// an object with spec.legacy loses it at v1.
+const widgetsCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.conv.example.com
+spec:
+  group: conv.example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+              legacy: {type: string}
+  - name: v1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+              color: {type: string}
+`
+
+// kustomizeBase is a kustomize-style tree: other documents, comments,
+// quoting and a nested directory that only -R reaches.
+var kustomizeBase = map[string]string{
+	"kustomization.yaml": `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- widgets.yaml
+- more/
+`,
+	"widgets.yaml": `# The widgets of the shop.
+apiVersion: conv.example.com/v1beta1 # bumped by hand until now
+kind: Widget
+metadata:
+  name: small   # the first
+  namespace: default
+spec:
+  size: 1
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: widget-settings
+  namespace: default
+data: {color: "blue"}   # flow style, left alone
+---
+apiVersion: "conv.example.com/v1beta1"
+kind: Widget
+metadata:
+  name: large
+  namespace: default
+spec:
+  # a big one
+  size: 10
+`,
+	"more/widget.yml": `apiVersion: conv.example.com/v1beta1
+kind: Widget
+metadata:
+  name: nested
+  namespace: default
+spec:
+  size: 3
+`,
+	"more/chart-template.yaml": `apiVersion: conv.example.com/{{ .Values.version }}
+kind: Widget
+metadata:
+  name: {{ .Release.Name }}
+`,
+}
+
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func readTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = string(raw)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// changedLines lists the lines of before that after changed, paired, for
+// files of the same number of lines.
+func changedLines(t *testing.T, before, after string) [][2]string {
+	t.Helper()
+	b, a := strings.Split(before, "\n"), strings.Split(after, "\n")
+	if len(a) != len(b) {
+		t.Fatalf("line count changed %d -> %d:\n%s", len(b), len(a), after)
+	}
+	var out [][2]string
+	for i := range b {
+		if a[i] != b[i] {
+			out = append(out, [2]string{b[i], a[i]})
+		}
+	}
+	return out
+}
+
+func TestConvertKustomizeDirectoryInPlace(t *testing.T) {
+	e := newEnv(t, 0)
+	e.kubectlIn(widgetsCRD, "apply", "-f", "-").mustCode(t, 0)
+	dir := writeTree(t, kustomizeBase)
+
+	r := e.plugin("convert", "-f", dir, "-R", "--to", "v1", "--in-place").mustCode(t, 0)
+	contains(t, "convert", r.stdout, "3 converted to v1", "small", "large", "nested")
+	contains(t, "template warning", r.stderr, "chart-template.yaml is a template", "skipped")
+
+	after := readTree(t, dir)
+	for name, before := range kustomizeBase {
+		changes := changedLines(t, before, after[name])
+		for _, c := range changes {
+			if !strings.Contains(c[0], "apiVersion: ") || !strings.Contains(c[1], "conv.example.com/v1") || strings.Replace(c[0], "v1beta1", "v1", 1) != c[1] {
+				t.Errorf("%s: a line other than apiVersion's changed: %q -> %q", name, c[0], c[1])
+			}
+		}
+		want := map[string]int{"widgets.yaml": 2, "more/widget.yml": 1}[name]
+		if len(changes) != want {
+			t.Errorf("%s: %d lines changed, want %d", name, len(changes), want)
+		}
+	}
+	// The API server takes what was written, at v1 (the sandbox serves
+	// no ConfigMaps: the Widgets go alone).
+	var widgets []string
+	for _, doc := range strings.Split(after["widgets.yaml"], "\n---\n") {
+		if !strings.Contains(doc, "kind: ConfigMap") {
+			widgets = append(widgets, doc)
+		}
+	}
+	e.kubectlIn(strings.Join(append(widgets, after["more/widget.yml"]), "\n---\n"), "apply", "--dry-run=server", "-f", "-").mustCode(t, 0)
+
+	// Run again: nothing left to do.
+	r = e.plugin("convert", "-f", dir, "-R", "--to", "v1", "--in-place").mustCode(t, 0)
+	contains(t, "again", r.stdout, "3 already at v1")
+}
+
+func TestConvertRefusesALossyConversionNamingTheFields(t *testing.T) {
+	e := newEnv(t, 0)
+	e.kubectlIn(widgetsCRD, "apply", "-f", "-").mustCode(t, 0)
+	files := map[string]string{"w.yaml": `apiVersion: conv.example.com/v1beta1
+kind: Widget
+metadata:
+  name: keeps
+spec:
+  size: 2
+---
+apiVersion: conv.example.com/v1beta1
+kind: Widget
+metadata:
+  name: loses
+spec:
+  size: 2
+  legacy: "from the old days"
+`}
+	dir := writeTree(t, files)
+	file := filepath.Join(dir, "w.yaml")
+
+	r := e.plugin("convert", "-f", file, "--to", "v1", "--in-place").mustCode(t, 3)
+	contains(t, "refused", r.stdout, "loses", "refused", "spec.legacy", `"from the old days"`, "--accept-loss")
+	got := readTree(t, dir)["w.yaml"]
+	if !strings.Contains(got, "name: keeps") || strings.Count(got, "conv.example.com/v1beta1") != 1 || !strings.Contains(got, "legacy: \"from the old days\"") {
+		t.Fatalf("want keeps converted and loses left as it was:\n%s", got)
+	}
+
+	r = e.plugin("convert", "-f", file, "--to", "v1", "--in-place", "--accept-loss").mustCode(t, 0)
+	contains(t, "accepted", r.stdout, "1 converted", "spec.legacy")
+	got = readTree(t, dir)["w.yaml"]
+	if strings.Contains(got, "legacy") || strings.Contains(got, "v1beta1") {
+		t.Fatalf("want legacy dropped and every object at v1:\n%s", got)
+	}
+	e.kubectl("apply", "--dry-run=server", "--validate=strict", "-f", file).mustCode(t, 0)
+}
+
+func TestConvertStdinToStdout(t *testing.T) {
+	e := newEnv(t, 0)
+	e.kubectlIn(widgetsCRD, "apply", "-f", "-").mustCode(t, 0)
+	in := kustomizeBase["widgets.yaml"]
+	r := e.kubectlIn(in, "crdversion", "convert", "-f", "-", "--to", "v1").mustCode(t, 0)
+	if want := strings.ReplaceAll(in, "conv.example.com/v1beta1", "conv.example.com/v1"); r.stdout != want {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	contains(t, "summary on stderr", r.stderr, "2 converted to v1")
+
+	// Offline, with the CRD from a file and no cluster at all.
+	crdFile := filepath.Join(writeTree(t, map[string]string{"crd.yaml": widgetsCRD}), "crd.yaml")
+	r = offlineIn(t, in, "convert", "-f", "-", "--to", "v1", "--crd-file", crdFile, "-o", "json").mustCode(t, 0)
+	contains(t, "json", r.stdout, `"kind": "List"`, `"apiVersion": "conv.example.com/v1"`, `"kind": "ConfigMap"`)
+}
+
+// endpointsManifest holds two Endpoints at v1, in the form v1 has.
+const endpointsManifest = `# endpoints of the shop
+apiVersion: net.example.com/v1
+kind: Endpoint
+metadata:
+  name: web
+  namespace: default
+  labels:
+    app: shop
+spec:
+  hostPort: web.example.com:443 # public
+---
+apiVersion: net.example.com/v1
+kind: Endpoint
+metadata:
+  name: db
+  namespace: default
+spec:
+  hostPort: db.internal:5432
+`
+
+func TestConvertThroughTheConversionWebhook(t *testing.T) {
+	e := newEnv(t, 0)
+	wh := installEndpoints(t, e, 0)
+	dir := writeTree(t, map[string]string{"ep.yaml": endpointsManifest})
+	file := filepath.Join(dir, "ep.yaml")
+
+	reviews := wh.Reviews()
+	r := e.plugin("convert", "-f", file, "--to", "v2", "--in-place").mustCode(t, 0)
+	contains(t, "webhook", r.stdout, "2 converted to v2")
+	if wh.Reviews() == reviews {
+		t.Fatal("the webhook was never called")
+	}
+	got := readTree(t, dir)["ep.yaml"]
+	for _, want := range []string{"# endpoints of the shop", "apiVersion: net.example.com/v2", "host: web.example.com", `port: "443"`, "host: db.internal", `port: "5432"`, "app: shop"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("converted file lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "hostPort") {
+		t.Errorf("hostPort left in the v2 file:\n%s", got)
+	}
+	e.kubectl("apply", "--dry-run=server", "-f", file).mustCode(t, 0)
+
+	// A converter that loses the port on the way back: refused.
+	dir = writeTree(t, map[string]string{"ep.yaml": endpointsManifest})
+	file = filepath.Join(dir, "ep.yaml")
+	wh.SetMode(convwebhook.Lossy)
+	r = e.plugin("convert", "-f", file, "--to", "v2", "--in-place").mustCode(t, 3)
+	contains(t, "lossy webhook", r.stdout, "2 refused", "spec.hostPort", `"web.example.com:443"`)
+	if got := readTree(t, dir)["ep.yaml"]; got != endpointsManifest {
+		t.Fatalf("refused objects were written:\n%s", got)
+	}
+
+	// A converter that renames the objects: the API server would refuse
+	// its answer, and nothing is written.
+	wh.SetMode(convwebhook.Renames)
+	r = e.plugin("convert", "-f", file, "--to", "v2", "--in-place").mustCode(t, 3)
+	contains(t, "renaming webhook", r.stderr, "error: ", "default/web", "must have the same name", "nothing was converted or written")
+	if got := readTree(t, dir)["ep.yaml"]; got != endpointsManifest {
+		t.Fatalf("a file was written after a wrong answer:\n%s", got)
+	}
+}
+
+func TestConvertBadInput(t *testing.T) {
+	e := newEnv(t, 0)
+	e.kubectlIn(widgetsCRD, "apply", "-f", "-").mustCode(t, 0)
+	dir := writeTree(t, map[string]string{"broken.yaml": "apiVersion: conv.example.com/v1beta1\nkind: Widget\nmetadata: [unclosed\n"})
+	oneError(t, e.plugin("convert", "-f", dir, "--to", "v1", "--in-place").mustCode(t, 1), "broken.yaml")
+	oneError(t, e.plugin("convert", "-f", filepath.Join(dir, "nope.yaml"), "--to", "v1").mustCode(t, 1), `the path`, "does not exist")
+	ok := writeTree(t, map[string]string{"w.yaml": kustomizeBase["more/widget.yml"]})
+	oneError(t, e.plugin("convert", "-f", ok, "--to", "v9").mustCode(t, 1), "with version v9", "has v1beta1, v1")
+	if got := readTree(t, ok)["w.yaml"]; got != kustomizeBase["more/widget.yml"] {
+		t.Fatal("file changed on bad input")
+	}
+}
+
+func TestPromoteLeavesAGitOpsCRDToItsManifest(t *testing.T) {
+	e := newEnv(t, 0)
+	e.kubectlIn(widgetsCRD, "apply", "-f", "-").mustCode(t, 0)
+	const name = "widgets.conv.example.com"
+	e.kubectl("label", "crd", name, "argocd.argoproj.io/instance=shop").mustCode(t, 0)
+	// Bridge (a check on the cluster) is taken live; deprecated is not.
+	e.plugin("promote", name, "v1", "--to", "bridge").mustCode(t, 0)
+	before := e.crd(name)
+
+	st := e.plugin("status", name).mustCode(t, 0)
+	contains(t, "status", st.stdout, "promote -f CRD_MANIFEST "+name+" v1 --to deprecated", "Argo CD")
+
+	r := e.plugin("promote", name, "v1").mustCode(t, 3)
+	contains(t, "held back", r.stdout, "not applied: Argo CD syncs this CRD", "label argocd.argoproj.io/instance=shop",
+		"would be reverted", "kubectl crdversion promote -f CRD_MANIFEST "+name+" v1 --to deprecated", "--force")
+	if after := e.crd(name); after.ResourceVersion != before.ResourceVersion {
+		t.Fatalf("the live CRD was edited: resourceVersion %s -> %s", before.ResourceVersion, after.ResourceVersion)
+	}
+
+	// The command it names does it in the manifest.
+	file := writeCRD(t, before)
+	e.plugin("promote", "-f", file, name, "v1", "--to", "deprecated").mustCode(t, 0)
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, "manifest", string(raw), "deprecated: true")
+
+	// --force edits the live CRD anyway.
+	e.plugin("promote", name, "v1", "--force").mustCode(t, 0)
+	if v := specVersion(e.crd(name), "v1"); v == nil || !v.Storage {
+		t.Fatal("--force did not make v1 the storage version")
+	}
+}
