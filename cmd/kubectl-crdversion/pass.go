@@ -12,8 +12,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // passOptions are what migrate and prune share: a pass over every object
@@ -102,8 +104,14 @@ func (o *passOptions) Validate() error {
 
 // run runs one migration per CRD, one after the other, with progress on
 // stderr, and reports them all; an interrupt names every CRD not reached.
+// A CRD that fails does not stop the others: each is reported, its error
+// among them, and the command ends with the worst (an error before needs
+// attention).
 func (o *passOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*migrate.Result, error)) error {
-	var results []*migrate.Result
+	var (
+		results []*migrate.Result
+		failed  []error
+	)
 	attention := false
 	for i, crd := range crds {
 		if ctx.Err() != nil {
@@ -116,8 +124,12 @@ func (o *passOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomRes
 			break
 		}
 		res, err := o.runOne(ctx, crd, prune, one)
-		if err != nil {
+		if err != nil && len(crds) == 1 {
 			return err
+		}
+		if err != nil {
+			failed = append(failed, fmt.Errorf("%s: %w", crd.Name, err))
+			res = erred(crd, err)
 		}
 		results = append(results, res)
 		attention = attention || res.NeedsAttention(prune)
@@ -125,10 +137,27 @@ func (o *passOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomRes
 	if err := report.WriteMigrate(o.Out, o.format, results, o.dryRun == migrate.DryRunServer); err != nil {
 		return err
 	}
-	if attention {
+	switch {
+	case len(failed) == 1:
+		return failed[0]
+	case len(failed) > 1:
+		return fmt.Errorf("%d of %d CRDs failed (each is reported above); the first, %w", len(failed), len(crds), failed[0])
+	case attention:
 		return errAttention
 	}
 	return nil
+}
+
+// erred is the result of a CRD whose migration ended in err: nothing is
+// known of its objects, and nothing was pruned.
+func erred(crd *apiextensionsv1.CustomResourceDefinition, err error) *migrate.Result {
+	msg := report.ErrorMessage(err)
+	if h := hintFor(err); h != "" {
+		msg += " (" + h + ")"
+	}
+	return &migrate.Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, StoredVersionsAfter: crd.Status.StoredVersions,
+		Proofs: []migrate.Proof{}, RestoreResult: migrate.RestoreResult{Failures: []migrate.Failure{}, StopReason: results.StopError, Stopped: "error: " + msg},
+		PruneReason: results.PruneIncomplete, PruneSkipped: "the migration ended in an error"}
 }
 
 func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*migrate.Result, error)) (*migrate.Result, error) {

@@ -60,6 +60,32 @@ func ListObjectPages(ctx context.Context, client dynamic.Interface, gvr schema.G
 	})
 }
 
+// ListObjectPagesOrAddresses lists whole objects at gvr's version as
+// ListObjectPages does. A page that fails where failed says so (a converter
+// that will not express one of its objects at that version fails the whole
+// page) is listed again, with the same limit and continue token, at the
+// version at, metadata only, and handed to addresses instead: the objects
+// of that page are then read one by one. At the storage version a listing
+// converts nothing.
+func ListObjectPagesOrAddresses(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, gvr schema.GroupVersionResource, at string, pageSize int64, failed func(error) bool, fn func(ObjectPage) error, addresses func(Page) error) (int, error) {
+	ri := dyn.Resource(gvr)
+	mi := meta.Resource(schema.GroupVersionResource{Group: gvr.Group, Version: at, Resource: gvr.Resource})
+	return listPages(ctx, gvr, pageSize, func(ctx context.Context, o metav1.ListOptions) (string, func() error, error) {
+		list, err := ri.List(ctx, o)
+		if err != nil && failed(err) {
+			page, err := mi.List(ctx, o)
+			if err != nil {
+				return "", nil, err
+			}
+			return page.Continue, func() error { return addresses(Page{Items: page.Items, Remaining: page.RemainingItemCount}) }, nil
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		return list.GetContinue(), func() error { return fn(ObjectPage{Items: list.Items, Remaining: list.GetRemainingItemCount()}) }, nil
+	})
+}
+
 // listPages lists one page after another: list asks for a page and gives
 // its continue token and what hands the page on.
 func listPages(ctx context.Context, gvr schema.GroupVersionResource, pageSize int64, list func(context.Context, metav1.ListOptions) (string, func() error, error)) (int, error) {

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,12 +34,24 @@ var errFound = errors.New("found")
 // HasStaleEntries reports whether any object of the CRD carries a StaleEntry;
 // it lists a page at a time and stops at the first object that does.
 func HasStaleEntries(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, pageSize int64) (bool, error) {
+	n, err := countStale(ctx, meta, crd, pageSize, 1)
+	return n > 0, err
+}
+
+// CountStale counts the objects of the CRD that carry a StaleEntry.
+func CountStale(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, pageSize int64) (int64, error) {
+	return countStale(ctx, meta, crd, pageSize, -1)
+}
+
+// countStale counts up to limit objects with a StaleEntry (-1: all).
+func countStale(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, pageSize, limit int64) (int64, error) {
 	stale := StaleEntry(crd)
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
+	var n int64
 	_, err := ListPages(ctx, meta, gvr, pageSize, func(p Page) error {
 		for _, o := range p.Items {
-			for _, mf := range o.ManagedFields {
-				if stale(mf) {
+			if slices.ContainsFunc(o.ManagedFields, stale) {
+				if n++; n == limit {
 					return errFound
 				}
 			}
@@ -46,7 +59,7 @@ func HasStaleEntries(ctx context.Context, meta metadata.Interface, crd *apiexten
 		return nil
 	})
 	if errors.Is(err, errFound) {
-		return true, nil
+		err = nil
 	}
-	return false, err
+	return n, err
 }

@@ -133,12 +133,25 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 			p.Notes = append(p.Notes, advise(PromoteTo(crd.Name, nu, StageBridge), "bridge is checked on the cluster, not in a file: before this manifest is applied, run this there"))
 		}
 	case StageBlocked:
+		// Once old is no longer served, what its objects hold can be
+		// checked only where another version shows it: they are re-stored
+		// while it can still be checked.
+		if slices.Contains(crd.Status.StoredVersions, old) {
+			return refuse(Migrate(crd.Name),
+				"%s is still in status.storedVersions: objects may be stored at it; migrate (which checks each object and prunes storedVersions) before it stops being served", old)
+		}
 		SpecVersion(after, old).Served = false
 		p.Notes = append(p.Notes, advise(nil, "requests for %s now fail with 404; objects stay readable through %s", old, nu))
+		if opts.Offline {
+			p.Notes = append(p.Notes, storedPrecondition(crd.Name, old, "stops being served"))
+		}
 	case StageRemoved:
 		if slices.Contains(crd.Status.StoredVersions, old) {
 			return refuse(Migrate(crd.Name),
 				"%s is still in status.storedVersions: objects may be stored at it; migrate (which prunes storedVersions) before removing it", old)
+		}
+		if opts.Offline {
+			p.Notes = append(p.Notes, storedPrecondition(crd.Name, old, "is removed"))
 		}
 		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == old })
 		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
@@ -260,4 +273,10 @@ func stageList() string {
 		s[i] = string(st)
 	}
 	return fmt.Sprint(s)
+}
+
+// storedPrecondition is what a file cannot show: whether a cluster the file
+// is applied to still names old in status.storedVersions.
+func storedPrecondition(crd, old, then string) Advice {
+	return advise(Migrate(crd), "precondition: on every cluster this manifest is applied to, %s must be gone from status.storedVersions before %s; run there", old, then)
 }

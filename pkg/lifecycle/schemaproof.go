@@ -57,7 +57,58 @@ func SchemaProof(crd *apiextensionsv1.CustomResourceDefinition, old, new string)
 	if r := p.node("", os, ns, true); r != "" {
 		return false, r
 	}
+	// An object without the field comes back with new's default filled in,
+	// and a write at new persists it: nothing lost, but the object changed.
+	if d := DefaultsAdded(crd, old, new); len(d) > 0 {
+		return false, fmt.Sprintf("%s: a default in %s's schema that %s's lacks fills the field in on the way", d[0], new, old)
+	}
 	return true, fmt.Sprintf("%s's schema keeps every field %s's schema allows", new, old)
+}
+
+// DefaultsAdded lists, in sorted order, the fields at which new's schema
+// sets a default that old's does not set there, anywhere in the schema
+// (fields old lacks included): a write at new fills them into an object
+// stored at old, where a read showed them already.
+func DefaultsAdded(crd *apiextensionsv1.CustomResourceDefinition, old, new string) []string {
+	ov, nv := SpecVersion(crd, old), SpecVersion(crd, new)
+	if ov == nil || nv == nil || versionSchema(nv) == nil {
+		return nil
+	}
+	var out []string
+	addedDefaults("", versionSchema(ov), versionSchema(nv), &out)
+	slices.Sort(out)
+	return out
+}
+
+// addedDefaults walks new's schema n beside old's o (nil where old has
+// nothing at path).
+func addedDefaults(path string, o, n *apiextensionsv1.JSONSchemaProps, out *[]string) {
+	if n.Default != nil && (o == nil || o.Default == nil || !bytes.Equal(o.Default.Raw, n.Default.Raw)) {
+		*out = append(*out, display(path))
+	}
+	for k, nk := range n.Properties {
+		var ok *apiextensionsv1.JSONSchemaProps
+		if o != nil {
+			if v, found := o.Properties[k]; found {
+				ok = &v
+			}
+		}
+		addedDefaults(child(path, k), ok, &nk, out)
+	}
+	if n.Items != nil && n.Items.Schema != nil {
+		var oi *apiextensionsv1.JSONSchemaProps
+		if o != nil && o.Items != nil {
+			oi = o.Items.Schema
+		}
+		addedDefaults(path+"[*]", oi, n.Items.Schema, out)
+	}
+	if n.AdditionalProperties != nil && n.AdditionalProperties.Schema != nil {
+		var oa *apiextensionsv1.JSONSchemaProps
+		if o != nil && o.AdditionalProperties != nil {
+			oa = o.AdditionalProperties.Schema
+		}
+		addedDefaults(path+".*", oa, n.AdditionalProperties.Schema, out)
+	}
 }
 
 func versionSchema(v *apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.JSONSchemaProps {
@@ -92,10 +143,6 @@ func (p proof) node(path string, o, n *apiextensionsv1.JSONSchemaProps, resource
 		return fmt.Sprintf("%s: x-kubernetes-preserve-unknown-fields in %s's schema, not in %s's", at, p.old, p.new)
 	case o.Nullable && !n.Nullable:
 		return fmt.Sprintf("%s: nullable in %s's schema, not in %s's", at, p.old, p.new)
-	case n.Default != nil && (o.Default == nil || !bytes.Equal(o.Default.Raw, n.Default.Raw)):
-		// An object without the field comes back with new's default filled
-		// in: nothing lost, but the object changed.
-		return fmt.Sprintf("%s: a default in %s's schema that %s's lacks fills the field in on the way", at, p.new, p.old)
 	}
 	skipMeta := resourceRoot || o.XEmbeddedResource
 

@@ -146,6 +146,13 @@ func TestSchemaProof(t *testing.T) {
 			}))},
 		{name: "default added in new fills the field in", crd: proofCRD(widgetSchema(), edited("spec.replicas", defaultOne)),
 			reason: "spec.replicas: a default in v1's schema that v1beta1's lacks fills the field in on the way"},
+		{name: "a default on a field only new has", crd: proofCRD(widgetSchema(), edited("spec", func(s *schemaProps) {
+			s.Properties["added"] = schemaProps{Type: "string", Default: &apiextensionsv1.JSON{Raw: []byte(`"x"`)}}
+		})), reason: "spec.added: a default in v1's schema that v1beta1's lacks fills the field in on the way"},
+		{name: "a default deep in an array only new has", crd: proofCRD(widgetSchema(), edited("spec", func(s *schemaProps) {
+			s.Properties["rules"] = schemaProps{Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &schemaProps{Type: "object",
+				Properties: map[string]schemaProps{"weight": {Type: "integer", Default: &apiextensionsv1.JSON{Raw: []byte("1")}}}}}}
+		})), reason: "spec.rules[*].weight: a default in v1's schema that v1beta1's lacks fills the field in on the way"},
 		{name: "the same default in both", proven: true, crd: proofCRD(edited("spec.replicas", defaultOne), edited("spec.replicas", defaultOne))},
 		{name: "root metadata, apiVersion and kind are the server's", proven: true,
 			crd: proofCRD(widgetSchema(), edited("", func(s *schemaProps) {

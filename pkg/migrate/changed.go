@@ -26,10 +26,17 @@ func (c changedByWrite) Error() string {
 // (status through a CRD without the status subresource's split, say).
 // Labels and annotations are compared only when before was read at the
 // version after is (a conversion may change them between versions).
-func writeEffects(before, after *metav1.ObjectMeta, labels bool) []string {
+// defaults are the fields the storage version's schema defaults where an
+// old version's lacks a default: a spec that moves by them is the storage
+// version's defaulting, which any write persists, not admission.
+func writeEffects(before, after *metav1.ObjectMeta, labels bool, defaults []string) []string {
 	var out []string
 	if before.Generation != after.Generation {
-		out = append(out, fmt.Sprintf("changed its generation (%d → %d): mutating admission changed the spec", before.Generation, after.Generation))
+		why := "mutating admission changed the spec"
+		if len(defaults) > 0 {
+			why = fmt.Sprintf("the storage version's defaults on fields the old version's schema does not default (%s) were persisted, as any write persists them; every read showed them already", strings.Join(defaults, ", "))
+		}
+		out = append(out, fmt.Sprintf("changed its generation (%d → %d): %s", before.Generation, after.Generation, why))
 	}
 	if d := mapChanges(before.Labels, after.Labels); labels && d != "" {
 		out = append(out, "changed labels "+d)

@@ -2,16 +2,17 @@ package migrate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"sync/atomic"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // CleanManagedFields drops, from every object of the CRD, the managedFields
@@ -20,43 +21,56 @@ import (
 // invalid group/version", kubernetes#111937). Each object is patched with a
 // resourceVersion precondition; on a conflict it is read again and the
 // entries recomputed, never written over someone else's change.
+//
+// Dropping entries is a write, and every write re-encodes its object at the
+// storage version. So this writes only where the CRD proves that keeps every
+// object: storedVersions names no other version, or the schemas prove
+// old→new→old for each one it names. Elsewhere it writes nothing and says
+// so (StopNotProven): Migrate with CleanManagedFields drops the entries in
+// the re-store it checks for each object.
 func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
-	stale := cluster.StaleEntry(crd)
+	if why := unprovenStored(crd); why != "" {
+		return &RestoreResult{Failures: []Failure{}, StopReason: results.StopNotProven, Stopped: why}
+	}
+	opts.clean, opts.cleaned = cluster.StaleEntry(crd), &atomic.Int64{}
 	return forEachObject(ctx, meta, crd, addresses(meta, storageGVR(crd)), opts, func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
-		for range maxReplans {
-			keep, changed := filterEntries(it.ManagedFields, stale)
-			if !changed {
-				return outcomeUnchanged, nil
-			}
-			patch, err := managedFieldsPatch(it.ResourceVersion, keep)
-			if err != nil {
-				return 0, err
-			}
-			out, got, err := withRetries(ctx, opts, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
-				return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts))
-			})
-			if err != nil || out == outcomeGone {
-				return out, err
-			}
-			if out != outcomeConflicted {
-				// The API server puts the old entries back when its field
-				// manager fails on the new ones: only the answer tells.
-				if left, _ := filterEntries(got.ManagedFields, stale); len(left) != len(got.ManagedFields) {
-					return 0, fmt.Errorf("the API server kept %d managedFields entries at unserved versions", len(got.ManagedFields)-len(left))
-				}
-				return out, nil
-			}
-			fresh, err := ri.Get(ctx, it.Name, metav1.GetOptions{})
-			if objectGone(err, gr, it.Name) {
-				return outcomeGone, nil
-			}
-			if err != nil {
-				return 0, err
-			}
-			it = item{ObjectMeta: fresh.ObjectMeta}
+		if !opts.cleans(it) {
+			return outcomeUnchanged, nil
 		}
-		return 0, fmt.Errorf("%s kept changing: managedFields not cleaned", it.Name)
+		return restoreOne(ctx, ri, gr, it, opts)
 	})
+}
+
+// unprovenStored says why the CRD alone does not prove that a write at the
+// storage version keeps every object, or "".
+func unprovenStored(crd *apiextensionsv1.CustomResourceDefinition) string {
+	storage := lifecycle.StorageVersion(crd)
+	for _, v := range crd.Status.StoredVersions {
+		if v == storage {
+			continue
+		}
+		if ok, why := lifecycle.SchemaProof(crd, v, storage); !ok {
+			return fmt.Sprintf("nothing was written: objects may be stored at %s, and the schemas do not prove that a write at %s keeps them (%s); the migration drops the entries as it re-stores each object, checked", v, storage, why)
+		}
+	}
+	return ""
+}
+
+// cleanSummary is what a migration that cleaned as it re-stored did to
+// managedFields: the objects it cleaned, and those that still carry entries
+// at unserved versions once it is over, counted on the cluster (objects the
+// checks left alone among them). A dry run persists nothing to count.
+func cleanSummary(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions, res *RestoreResult) *RestoreResult {
+	mf := &RestoreResult{Failures: []Failure{}, Listed: res.Listed, Rewritten: opts.cleaned.Load()}
+	if opts.DryRun.persists() {
+		left, err := cluster.CountStale(ctx, meta, crd, opts.PageSize)
+		if err != nil {
+			mf.StopReason, mf.Stopped = results.StopListFailed, "counting the objects left with entries at unserved versions: "+err.Error()
+		}
+		mf.Failed = left
+	}
+	mf.Unchanged = max(0, res.Listed-mf.Rewritten-mf.Failed)
+	return mf
 }
 
 func filterEntries(entries []metav1.ManagedFieldsEntry, stale func(metav1.ManagedFieldsEntry) bool) ([]metav1.ManagedFieldsEntry, bool) {
@@ -69,13 +83,12 @@ func filterEntries(entries []metav1.ManagedFieldsEntry, stale func(metav1.Manage
 	return keep, len(keep) != len(entries)
 }
 
-// managedFieldsPatch sets managedFields under a resourceVersion
-// precondition. An empty list would mean "leave them alone" to the API
-// server; one empty entry is how to clear them.
-func managedFieldsPatch(rv string, keep []metav1.ManagedFieldsEntry) ([]byte, error) {
-	var entries any = keep
+// managedFieldsValue is what a merge patch sets managedFields to. An empty
+// list would mean "leave them alone" to the API server; one empty entry is
+// how to clear them.
+func managedFieldsValue(keep []metav1.ManagedFieldsEntry) any {
 	if len(keep) == 0 {
-		entries = []map[string]any{{}}
+		return []map[string]any{{}}
 	}
-	return json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rv, "managedFields": entries}})
+	return keep
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -95,7 +97,7 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		return p.res, nil
 	}
 	crd, res, grace := p.crd, p.res, p.grace
-	opts.rtt = p.rtt
+	opts.rtt, opts.defaults = p.rtt, p.defaults
 	var (
 		checked atomic.Int64
 		losses  []Loss
@@ -105,32 +107,38 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 			losses = append(losses, l)
 		}
 	}
+	if opts.CleanManagedFields {
+		// Dropped in the re-store's own write, which each pass proves for
+		// its object: an object a check left alone keeps its entries too.
+		opts.clean, opts.cleaned = cluster.StaleEntry(crd), &atomic.Int64{}
+	}
 	pass := func() *RestoreResult {
 		if len(p.check) == 0 {
 			return Restore(ctx, c.Metadata, crd, opts.RestoreOptions)
 		}
-		return checkedRestore(ctx, c.Metadata, c.Dynamic, crd, p.check, &checked, opts.RestoreOptions)
+		return checkedRestore(ctx, c.Metadata, c.Dynamic, crd, p.check, p.checksAll, &checked, opts.RestoreOptions)
 	}
 	passStart := time.Now()
 	res.RestoreResult = *pass()
 	// The objects checked are the first pass's: a second pass checks them
 	// again, and may add losses, never objects.
 	objects := checked.Load() + res.Lost
-	describeChecks(res, p.check, objects, losses)
+	describeChecks(res, objects, losses)
 	log.Info("re-store pass done", "rewritten", res.Rewritten, "unchanged", res.Unchanged, "lost", res.Lost, "failed", res.Failed, "stopped", res.StopReason)
-	if opts.CleanManagedFields {
-		res.ManagedFields = CleanManagedFields(ctx, c.Metadata, crd, opts.RestoreOptions)
-	}
 	prune := opts.Prune && opts.DryRun.persists()
-	if prune && res.Complete() && grace.pending() && passStart.Before(grace.over) {
+	if prune && res.Complete() && grace.began(passStart) {
 		// Writes begun before the switch may land at the old version until
-		// the grace is over: re-store once more after it, before pruning.
+		// the grace is over, however long the pass took: re-store once more
+		// after it, before pruning.
 		if grace.wait(ctx, "re-storing once more before pruning") {
 			res.Settle = pass()
-			describeChecks(res, p.check, objects, losses)
+			describeChecks(res, objects, losses)
 		} else {
 			res.Settle = &RestoreResult{Failures: []Failure{}, StopReason: results.StopInterrupted, Stopped: "interrupted while waiting out the switch grace: not pruned; run again"}
 		}
+	}
+	if opts.CleanManagedFields {
+		res.ManagedFields = cleanSummary(ctx, c.Metadata, crd, opts.RestoreOptions, &res.RestoreResult)
 	}
 	switch {
 	case opts.DryRun == DryRunServer:
@@ -153,16 +161,16 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 
 // describeChecks says, in the proofs of the versions a pass checked object
 // by object, what the checks found: n objects checked, losses among them.
-func describeChecks(res *Result, versions []string, n int64, losses []Loss) {
+func describeChecks(res *Result, n int64, losses []Loss) {
 	for i := range res.Proofs {
 		pr := &res.Proofs[i]
-		if !slices.Contains(versions, pr.Version) {
+		if pr.By != results.ProofObjects {
 			continue
 		}
-		t := trip(pr.Version, pr.Storage)
+		t, at := checkedTrip(*pr), strings.Join(pr.CheckedAt, ", ")
 		pr.Objects, pr.Losses = n, nil
 		for _, l := range losses {
-			if l.Version == pr.Version {
+			if slices.Contains(pr.CheckedAt, l.Version) {
 				pr.Losses = append(pr.Losses, l)
 			}
 		}
@@ -170,7 +178,7 @@ func describeChecks(res *Result, versions []string, n int64, losses []Loss) {
 		case len(pr.Losses) > 0:
 			pr.Detail = fmt.Sprintf("%s loses data on %d of %s: those were not re-stored", t, len(pr.Losses), lifecycle.Objects(n))
 		default:
-			pr.Detail = fmt.Sprintf("%s checked on each of %s as it was re-stored, through the API server: a dry run at %s, then the write at the resourceVersion checked", t, lifecycle.Objects(n), pr.Version)
+			pr.Detail = fmt.Sprintf("%s checked on each of %s as it was re-stored, through the API server: a dry run at %s, then the write at the resourceVersion checked", t, lifecycle.Objects(n), at)
 		}
 	}
 }
@@ -184,9 +192,15 @@ type prepared struct {
 	res   *Result
 	grace grace
 	check []string
-	start time.Time
-	done  bool
-	rtt   time.Duration
+	// checksAll says check holds every old version in storedVersions: an
+	// object no version of check shows is stored at none of them.
+	checksAll bool
+	// defaults are what the storage version defaults and an old one does
+	// not: a re-store persists them.
+	defaults []string
+	start    time.Time
+	done     bool
+	rtt      time.Duration
 }
 
 // prepare runs the phases before any object is re-stored. A CRD the
@@ -209,12 +223,25 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 		if v == res.Storage {
 			continue
 		}
+		for _, d := range lifecycle.DefaultsAdded(crd, v, res.Storage) {
+			if !slices.Contains(p.defaults, d) {
+				p.defaults = append(p.defaults, d)
+			}
+		}
 		pr, known := proofByCRD(crd, v, opts.AcceptLoss)
 		if !known {
 			pr.By = results.ProofObjects
-			p.check = append(p.check, v)
+			for _, at := range pr.CheckedAt {
+				if !slices.Contains(p.check, at) {
+					p.check = append(p.check, at)
+				}
+			}
 		}
 		res.Proofs = append(res.Proofs, pr)
+	}
+	p.checksAll = true
+	for _, v := range crd.Status.StoredVersions {
+		p.checksAll = p.checksAll && (v == res.Storage || slices.Contains(p.check, v))
 	}
 	if len(p.check) > 0 {
 		// Reading and sending back at an old version: the user's rights to
@@ -296,14 +323,19 @@ func newGrace(crd *apiextensionsv1.CustomResourceDefinition, opts Options) grace
 	return g
 }
 
-// pending reports a grace not over yet.
-func (g grace) pending() bool { return !g.over.IsZero() && time.Now().Before(g.over) }
+// began reports a pass that began before the grace was over: a write
+// begun before the switch may have landed behind it.
+func (g grace) began(pass time.Time) bool { return !g.over.IsZero() && pass.Before(g.over) }
 
 // wait waits until the grace is over, saying so; false if interrupted.
 func (g grace) wait(ctx context.Context, then string) bool {
 	if g.notify != nil {
-		g.notify(fmt.Sprintf("%s: writes begun before the storage switch may land at the old version for up to %s after it: waiting %s, then %s",
-			g.name, g.length, time.Until(g.over).Round(time.Second), then))
+		left := "the grace ended during the pass"
+		if d := time.Until(g.over); d > 0 {
+			left = "waiting " + d.Round(time.Second).String()
+		}
+		g.notify(fmt.Sprintf("%s: writes begun before the storage switch may land at the old version for up to %s after it: %s, then %s",
+			g.name, g.length, left, then))
 	}
 	t := time.NewTimer(time.Until(g.over))
 	defer t.Stop()
@@ -317,8 +349,9 @@ func (g grace) wait(ctx context.Context, then string) bool {
 
 // probeConversion proves a conversion webhook answers before anything is
 // written: it reads one object at every served version, and at least one
-// of those reads needs a conversion. Without a webhook there is nothing to
-// prove.
+// of those reads needs a conversion. A webhook that will not express that
+// object at a version has answered: a refusal is about the object, not the
+// webhook. Without a webhook there is nothing to prove.
 func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
 	if !lifecycle.ConvertsByWebhook(crd) {
 		return nil
@@ -328,7 +361,7 @@ func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensi
 			continue
 		}
 		gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v.Name, Resource: crd.Spec.Names.Plural}
-		if _, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		if _, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err != nil && !pass.IsConversionRefusal(err) {
 			return fmt.Errorf("%w: %s (reading at %s: %v): nothing was written", ErrWebhookUnavailable, crd.Name, v.Name, err)
 		}
 	}

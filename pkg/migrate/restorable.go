@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -48,7 +49,7 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 		}
 		p, known := proofByCRD(crd, v, false)
 		if !known {
-			vo := VerifyOptions{Versions: []string{v}, Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize}
+			vo := VerifyOptions{Versions: p.CheckedAt, Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize}
 			if opts.Progress != nil {
 				vo.Progress = func(_ string, done, total int64) { opts.Progress(done, total) }
 			}
@@ -57,9 +58,9 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 				return nil, fmt.Errorf("checking %s on the objects of %s: %w", trip(v, storage), crd.Name, err)
 			}
 			p.By, p.Objects, p.Skipped, p.Losses = results.ProofObjects, vr.Objects, vr.Skipped, vr.Losses
-			p.Detail = fmt.Sprintf("%s checked on %s through the API server", trip(v, storage), lifecycle.Objects(vr.Objects))
+			p.Detail = fmt.Sprintf("%s checked on %s through the API server", checkedTrip(p), lifecycle.Objects(vr.Objects))
 			if len(vr.Losses) > 0 {
-				p.Detail = fmt.Sprintf("%s loses data on %d of %s: re-storing them at %s would make it permanent", trip(v, storage), len(vr.Losses), lifecycle.Objects(vr.Objects+vr.Skipped), storage)
+				p.Detail = fmt.Sprintf("%s loses data on %d of %s: re-storing them at %s would make it permanent", checkedTrip(p), len(vr.Losses), lifecycle.Objects(vr.Objects+vr.Skipped), storage)
 			} else if opts.DryRun.persists() {
 				if err := RecordVerification(ctx, c.CRDs, crd, v, lifecycle.Verification{From: storage, Objects: vr.Objects}); apierrors.IsForbidden(err) {
 					p.Detail += "; not recorded on the CRD (you may not patch it)"
@@ -74,6 +75,15 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 }
 
 func trip(old, storage string) string { return old + "→" + storage + "→" + old }
+
+// checkedTrip names the round trip a check of pr's objects made: where its
+// version is not served, what reaches the served versions is checked there.
+func checkedTrip(pr Proof) string {
+	if len(pr.CheckedAt) == 0 || slices.Equal(pr.CheckedAt, []string{pr.Version}) {
+		return trip(pr.Version, pr.Storage)
+	}
+	return fmt.Sprintf("%s is not served: what its objects show at %s, through %s and back,", pr.Version, strings.Join(pr.CheckedAt, ", "), pr.Storage)
+}
 
 // proofByCRD says what the CRD alone shows of re-storing the objects that
 // may be stored at old version v, and false when only the objects can show
@@ -90,14 +100,35 @@ func proofByCRD(crd *apiextensionsv1.CustomResourceDefinition, v string, acceptL
 		p.By, p.Detail = results.ProofSchema, trip(v, storage)+" proven by the schemas: "+why
 	case acceptLoss:
 		p.By, p.Detail = results.ProofWaived, "not checked: loss accepted"
-	case !served(crd, v):
+	case len(checkVersions(crd, v)) == 0:
 		p.By = results.ProofUnserved
-		p.Detail = fmt.Sprintf("%s is not served, so no client reads its objects at it and %s cannot be checked (%s); "+
-			"the re-store keeps what every served version shows: it writes at %s exactly what a read at %s shows, through the same conversion", v, trip(v, storage), why, storage, storage)
+		p.Detail = fmt.Sprintf("%s is not served, and no version but %s is: whatever only %s's schema holds (%s) no client can read and no check can see, and the re-store drops it for good; "+
+			"it writes at %s exactly what a read at %s shows", v, storage, v, why, storage, storage)
 	default:
+		p.CheckedAt = checkVersions(crd, v)
 		return p, false
 	}
 	return p, true
+}
+
+// checkVersions are the versions at which the objects that may be stored at
+// old version v are checked, one by one: v itself where it is served. Where
+// it is not, every served version but the storage version: the data of an
+// object stored at v reaches each of them by conversion, so a field the
+// storage version drops and one of them shows is a loss, read there.
+func checkVersions(crd *apiextensionsv1.CustomResourceDefinition, v string) []string {
+	if served(crd, v) {
+		return []string{v}
+	}
+	storage := lifecycle.StorageVersion(crd)
+	var at []string
+	for _, ver := range crd.Spec.Versions {
+		if ver.Served && ver.Name != storage {
+			at = append(at, ver.Name)
+		}
+	}
+	lifecycle.SortByPriority(at)
+	return at
 }
 
 // RecordVerification records a passed check of v on the CRD, stamped with

@@ -2,11 +2,13 @@ package migrate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -68,6 +70,23 @@ type RestoreOptions struct {
 	onLoss func(Loss)
 	// run is the pass under way: its requests retry through it.
 	run *pass.Pass
+	// clean, when set, tells the managedFields entries the re-store drops
+	// (entries at versions no longer served); cleaned counts the objects
+	// whose entries it dropped.
+	clean   func(metav1.ManagedFieldsEntry) bool
+	cleaned *atomic.Int64
+	// defaults are the fields the storage version defaults where an old
+	// version in storedVersions does not (lifecycle.DefaultsAdded).
+	defaults []string
+}
+
+// cleans reports a write of it that drops managedFields entries.
+func (o RestoreOptions) cleans(it item) bool {
+	if o.clean == nil {
+		return false
+	}
+	_, changed := filterEntries(it.ManagedFields, o.clean)
+	return changed
 }
 
 // MaxFailuresKept bounds the failures held in memory for the summary, so a
@@ -94,13 +113,21 @@ func addresses(meta metadata.Interface, gvr schema.GroupVersionResource) pass.So
 	}
 }
 
-// wholeObjects lists the objects whole, read at gvr's version.
-func wholeObjects(dyn dynamic.Interface, gvr schema.GroupVersionResource) pass.Source[item] {
+// wholeObjects lists the objects whole, read at gvr's version. A page the
+// converter fails at that version is listed at the storage version, as
+// addresses: an item without its object is read on its own.
+func wholeObjects(dyn dynamic.Interface, meta metadata.Interface, gvr schema.GroupVersionResource, storage string) pass.Source[item] {
 	return func(ctx context.Context, pageSize int64, page func(pass.Page[item]) error) (int, error) {
-		return cluster.ListObjectPages(ctx, dyn, gvr, pageSize, func(p cluster.ObjectPage) error {
+		return cluster.ListObjectPagesOrAddresses(ctx, dyn, meta, gvr, storage, pageSize, pass.IsConversionFailure, func(p cluster.ObjectPage) error {
 			items := make([]item, len(p.Items))
 			for i := range p.Items {
 				items[i] = itemOf(&p.Items[i])
+			}
+			return page(pass.Page[item]{Items: items, Remaining: p.Remaining})
+		}, func(p cluster.Page) error {
+			items := make([]item, len(p.Items))
+			for i := range p.Items {
+				items[i].ObjectMeta = p.Items[i].ObjectMeta
 			}
 			return page(pass.Page[item]{Items: items, Remaining: p.Remaining})
 		})
@@ -202,6 +229,8 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 			res.Gone++
 		case outcome == outcomeConflicted:
 			res.Conflicted++
+		case outcome == outcomeNotAtOld:
+			res.NotAtOld++
 		}
 		if f != nil && len(res.Failures) < MaxFailuresKept {
 			res.Failures = append(res.Failures, *f)
@@ -242,30 +271,72 @@ const (
 	outcomeUnchanged
 	outcomeGone
 	outcomeConflicted
+	// outcomeNotAtOld: the converter was asked to express the object at
+	// every old version, so it is stored at none: not written.
+	outcomeNotAtOld
 )
 
 // restoreOne re-stores one object with a merge patch that sets nothing but
 // the resourceVersion it was listed at: the object is unchanged, and a
 // write by anyone else since the listing is a conflict (that write
 // re-encoded it already). The answer is compared with the listing: a write
-// meant to change nothing must not have changed anything.
+// meant to change nothing must not have changed anything. A pass that
+// cleans managedFields reads an object written meanwhile again and cleans
+// it: that write re-encoded it, but kept its entries.
 func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
-	out, got, err := restoreAt(ctx, ri, gr, it, opts)
-	if err == nil && got != nil {
-		if what := writeEffects(&it.ObjectMeta, &got.ObjectMeta, true); len(what) > 0 {
-			return out, changedByWrite(what)
+	for range maxReplans {
+		out, err := restoreAt(ctx, ri, gr, it, opts, true)
+		if out != outcomeConflicted || !opts.cleans(it) {
+			return out, err
 		}
+		fresh, err := ri.Get(ctx, it.Name, metav1.GetOptions{})
+		switch {
+		case objectGone(err, gr, it.Name):
+			return outcomeGone, nil
+		case err != nil:
+			return 0, err
+		}
+		it = item{ObjectMeta: fresh.ObjectMeta}
 	}
-	return out, err
+	return 0, fmt.Errorf("written by someone else %d times while its managedFields were cleaned: not cleaned, run again", maxReplans)
 }
 
-// restoreAt sends the re-store's write of it: a merge patch of nothing but
-// its resourceVersion, the precondition.
-func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, *metav1.PartialObjectMetadata, error) {
-	patch := []byte(fmt.Sprintf(`{"metadata":{"resourceVersion":%q}}`, it.ResourceVersion))
-	return withRetries(ctx, opts, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
+// restoreAt sends the re-store's write of it: a merge patch of its
+// resourceVersion, the precondition, and, in a pass that cleans, the
+// managedFields it keeps; the cleanup is part of the one write the pass
+// proves for the object, never a write of its own. The answer is compared
+// with what was sent (labels: it was read at the storage version).
+func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions, labels bool) (outcome, error) {
+	want := it.ObjectMeta
+	fields := map[string]any{"resourceVersion": it.ResourceVersion}
+	cleaning := opts.cleans(it)
+	if cleaning {
+		keep, _ := filterEntries(it.ManagedFields, opts.clean)
+		want.ManagedFields = keep
+		fields["managedFields"] = managedFieldsValue(keep)
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": fields})
+	if err != nil {
+		return 0, err
+	}
+	out, got, err := withRetries(ctx, opts, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
 		return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts))
 	})
+	if err != nil || got == nil {
+		return out, err
+	}
+	if cleaning {
+		// The API server puts the old entries back when its field manager
+		// fails on the new ones: only the answer tells.
+		if left, _ := filterEntries(got.ManagedFields, opts.clean); len(left) != len(got.ManagedFields) {
+			return out, fmt.Errorf("the API server kept %d managedFields entries at unserved versions", len(got.ManagedFields)-len(left))
+		}
+		opts.cleaned.Add(1)
+	}
+	if what := writeEffects(&want, &got.ObjectMeta, labels, opts.defaults); len(what) > 0 {
+		return out, changedByWrite(what)
+	}
+	return out, nil
 }
 
 func patchOptions(o RestoreOptions) metav1.PatchOptions {

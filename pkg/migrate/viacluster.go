@@ -98,7 +98,7 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 	if running := all.For(crd.Spec.Group, crd.Spec.Names.Plural); running != nil && !running.Done() {
 		return nil, fmt.Errorf("%s: the cluster's migration %s is already %s on it: %w; let it finish and run again", crd.Name, running.Name, running.State, ErrClusterMigrating)
 	}
-	if opts.DryRun.persists() && p.grace.pending() && !p.grace.wait(ctx, "creating the cluster's migration") {
+	if opts.DryRun.persists() && p.grace.began(time.Now()) && !p.grace.wait(ctx, "creating the cluster's migration") {
 		return interrupted(res, p.start), nil
 	}
 	created, err := c.Migrations.StorageVersionMigrations().Create(ctx, &svmv1.StorageVersionMigration{

@@ -12,9 +12,9 @@ const (
 	// migration, each in the same pass as its re-store, at the
 	// resourceVersion the re-store writes.
 	ProofObjects ProofKind = "objects"
-	// ProofUnserved: the version is not served, so no client reads its
-	// objects at it; the re-store keeps exactly what the served versions
-	// show.
+	// ProofUnserved: the version is not served, and no version but the
+	// storage version is: what only the old version holds no client can
+	// read and no check can see.
 	ProofUnserved ProofKind = "unserved"
 	// ProofUnreadable: the version is gone from spec.versions, so the API
 	// server cannot read an object stored at it: re-storing one fails
@@ -32,9 +32,13 @@ type Proof struct {
 	Storage string    `json:"storage"`
 	By      ProofKind `json:"by"`
 	Detail  string    `json:"detail"`
-	Objects int64     `json:"objects,omitempty"`
-	Skipped int64     `json:"skipped,omitempty"`
-	Losses  []Loss    `json:"losses,omitempty"`
+	// CheckedAt are the versions at which each object was read and sent
+	// back (ProofObjects): Version itself, or, where it is not served,
+	// every served version but the storage version.
+	CheckedAt []string `json:"checkedAt,omitempty"`
+	Objects   int64    `json:"objects,omitempty"`
+	Skipped   int64    `json:"skipped,omitempty"`
+	Losses    []Loss   `json:"losses,omitempty"`
 }
 
 // Holds reports a proof that re-storing loses nothing.

@@ -13,7 +13,11 @@ type RestoreResult struct {
 	// Gone were deleted, Conflicted changed by someone else: both done.
 	Gone       int64 `json:"gone"`
 	Conflicted int64 `json:"conflicted"`
-	Failed     int64 `json:"failed"`
+	// NotAtOld objects the converter was asked to express at every old
+	// version: a read at an object's stored version never converts, so
+	// each is stored at none of them, and was not written.
+	NotAtOld int64 `json:"notAtOld,omitempty"`
+	Failed   int64 `json:"failed"`
 	// Lost objects were not re-stored: checked first, they did not come
 	// back intact from old→new→old (the losses are in Result.Proofs).
 	Lost int64 `json:"lost,omitempty"`
@@ -76,4 +80,7 @@ const (
 	// StopNotProven: nothing was re-stored: the CRD changed as the
 	// migration began, so what it proved of old→new→old may not hold.
 	StopNotProven StopReason = "NotProven"
+	// StopError: the migration of this CRD ended in an error (Stopped
+	// says which) while others of the same run went on.
+	StopError StopReason = "Error"
 )

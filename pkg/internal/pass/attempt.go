@@ -96,6 +96,33 @@ func IsConversionFailure(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "conversion webhook")
 }
 
+// IsConversionRefusal tells a conversion webhook that answered, and
+// answered no: the API server passes on the failure its ConversionReview
+// carried. Not a refusal: a webhook the API server could not call or whose
+// answer it could not read; the call's own error then follows "failed: "
+// (an address, a connection, TLS, a timeout, an HTTP status, a malformed
+// review).
+func IsConversionRefusal(err error) bool {
+	if !IsConversionFailure(err) {
+		return false
+	}
+	_, why, ok := strings.Cut(err.Error(), " failed: ")
+	if !ok {
+		return false
+	}
+	for _, call := range callFailures {
+		if strings.Contains(why, call) {
+			return false
+		}
+	}
+	return true
+}
+
+// callFailures are words of the API server's own errors in calling a
+// conversion webhook, never of a webhook's answer.
+var callFailures = []string{`Post "`, "connection refused", "no such host", "x509:", "tls:", "i/o timeout", "deadline exceeded",
+	"EOF", "the server ", "an error on the server", "no response provided", "expected response.uid", "expected webhook response"}
+
 // IsTransient tells errors worth retrying: the server is busy, restarting
 // or unreachable for a moment. A conversion failure is not retried: a
 // failing webhook must stop the writing, not be hammered. Nor is any other
