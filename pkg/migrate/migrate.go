@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
@@ -260,7 +261,7 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 		return p, err
 	}
 	log.Info("storage switch in effect", "storage", res.Storage)
-	if err := probeConversion(ctx, c.Dynamic, crd); err != nil {
+	if err := probeConversion(ctx, c.Dynamic, c.Metadata, crd); err != nil {
 		return p, err
 	}
 	log.Info("conversion answers", "webhook", lifecycle.ConvertsByWebhook(crd))
@@ -350,9 +351,12 @@ func (g grace) wait(ctx context.Context, then string) bool {
 // probeConversion proves a conversion webhook answers before anything is
 // written: it reads one object at every served version, and at least one
 // of those reads needs a conversion. A webhook that will not express that
-// object at a version has answered: a refusal is about the object, not the
-// webhook. Without a webhook there is nothing to prove.
-func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
+// object at a version (a field the version has no form for) fails the read
+// for that object only: the probe then reads the objects one by one, up to
+// probeObjects of them, and one that reads at that version is the answer.
+// A webhook that fails every object it is asked about does not answer.
+// Without a webhook there is nothing to prove.
+func probeConversion(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
 	if !lifecycle.ConvertsByWebhook(crd) {
 		return nil
 	}
@@ -361,11 +365,38 @@ func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensi
 			continue
 		}
 		gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v.Name, Resource: crd.Spec.Names.Plural}
-		if _, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err != nil && !pass.IsConversionRefusal(err) {
+		_, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+		if pass.IsConversionRefusal(err) {
+			err = readsOneByOne(ctx, dyn, meta, crd, gvr, err)
+		}
+		if err != nil {
 			return fmt.Errorf("%w: %s (reading at %s: %v): nothing was written", ErrWebhookUnavailable, crd.Name, v.Name, err)
 		}
 	}
 	return nil
+}
+
+// probeObjects bounds the objects the probe reads one by one at a version.
+const probeObjects = 100
+
+// readsOneByOne reads the first objects, listed at the storage version
+// (which converts nothing), one by one at gvr's version: nil at the first
+// that reads, else refused, the refusal that sent it here.
+func readsOneByOne(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, gvr schema.GroupVersionResource, refused error) error {
+	list, err := meta.Resource(storageGVR(crd)).List(ctx, metav1.ListOptions{Limit: probeObjects})
+	if err != nil {
+		return err
+	}
+	for _, o := range list.Items {
+		_, err := dyn.Resource(gvr).Namespace(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			return nil
+		case !pass.IsConversionFailure(err) && !objectGone(err, gvr.GroupResource(), o.Name):
+			return err
+		}
+	}
+	return refused
 }
 
 // PruneOptions tune Prune.

@@ -141,9 +141,16 @@ func writePass(w io.Writer, r *results.Result, verb, took string) error {
 	if r.Took == 0 && r.Stopped != "" {
 		return nil // no pass ran: the stop says why
 	}
-	_, err := fmt.Fprintf(w, "%s: %s at %s: %d %s, %d already there, %d gone, %d changed meanwhile, %d failed%s%s (%s)\n",
-		r.CRD, objects(r.Listed), r.Storage, r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, changedByWrite(r.Changed), lost(r.Lost), took)
+	_, err := fmt.Fprintf(w, "%s: %s at %s: %d %s, %d already there, %d gone, %d changed meanwhile, %d failed%s%s%s (%s)\n",
+		r.CRD, objects(r.Listed), r.Storage, r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, changedByWrite(r.Changed), lost(r.Lost), notAtOld(r.NotAtOld), took)
 	return err
+}
+
+func notAtOld(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d the converter will not express at the old versions (so not stored there: not written)", n)
 }
 
 func lost(n int64) string {
@@ -161,7 +168,7 @@ func changedByWrite(n int64) string {
 }
 
 func managedFieldsLine(mf *results.RestoreResult) string {
-	return fmt.Sprintf("managedFields: %s cleaned of entries at unserved versions, %d had none, %d failed", lifecycle.Objects(mf.Rewritten), mf.Unchanged, mf.Failed)
+	return fmt.Sprintf("managedFields: %s cleaned of entries at unserved versions, %d had none, %d still have them", lifecycle.Objects(mf.Rewritten), mf.Unchanged, mf.Failed)
 }
 
 // WriteManagedFields reports a managedFields cleanup on its own (promote to

@@ -9,7 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 func TestMigrateThroughKubectl(t *testing.T) {
@@ -127,4 +131,31 @@ func TestMigrateViaClusterNotServed(t *testing.T) {
 		t.Errorf("want one line on stderr, got:\n%s", r.stderr)
 	}
 	sameCRDs(t, before, e.crdVersions())
+}
+
+// One CRD of --all refused (the cluster's own migrator reports itself at
+// work on it): the others are migrated all the same, every CRD is in the
+// report, and the command ends with the worst, the error, named once.
+func TestMigrateAllGoesOnAfterACRDFails(t *testing.T) {
+	e := newEnv(t, 10)
+	crds := e.clients.CRDs.ApiextensionsV1().CustomResourceDefinitions()
+	crd, err := crds.Get(t.Context(), "certificates.pki.example.com", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd.Status.Conditions = append(crd.Status.Conditions, apiextensionsv1.CustomResourceDefinitionCondition{
+		Type: apiextensionsv1.StorageMigrating, Status: apiextensionsv1.ConditionTrue, Reason: "Migrating", LastTransitionTime: metav1.Now()})
+	if _, err := crds.UpdateStatus(t.Context(), crd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.plugin("migrate", "--all", "--switch-grace=0", "-q", "-o", "json").mustCode(t, 1)
+	var doc report.MigrateReport
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, r.stdout)
+	}
+	if len(doc.Items) != 2 || doc.Items[0].CRD != "certificates.pki.example.com" || doc.Items[0].StopReason != results.StopError ||
+		doc.Items[1].CRD != "gadgets.example.com" || !doc.Items[1].Pruned {
+		t.Fatalf("report %+v: want certificates stopped by its error and gadgets migrated after it", doc.Items)
+	}
+	oneError(t, result{stderr: r.stderr, code: r.code}, "certificates.pki.example.com", "StorageMigrating=True", "--force")
 }

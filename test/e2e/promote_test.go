@@ -45,23 +45,23 @@ func TestPromoteAndRollbackWalk(t *testing.T) {
 	get := e.kubectl("get", "backups.v1beta1.storage.example.com", "-n", "team-a", "-o", "name").mustCode(t, 0)
 	contains(t, "kubectl get of the deprecated version", get.stderr, "Warning: storage.example.com/v1beta1 Backup is deprecated; use storage.example.com/v1 Backup")
 
-	e.plugin("promote", "backups", "v1").mustCode(t, 0)
-	if v := specVersion(e.crd(backups), "v1beta1"); v == nil || v.Served {
-		t.Fatalf("after blocked v1beta1 = %+v", v)
-	}
-
-	// v1beta1 is still in storedVersions: removal is refused, nothing changes.
+	// v1beta1 is still in storedVersions: stopping serving it is refused (its
+	// objects are checked while it can still be read), nothing changes.
 	before := e.crdVersions()
 	r = e.plugin("promote", "backups", "v1").mustCode(t, 1)
 	oneError(t, r, "v1beta1 is still in status.storedVersions", "run: kubectl crdversion migrate backups.storage.example.com")
 	sameCRDs(t, before, e.crdVersions())
 
 	// Once every object is re-stored at v1 and storedVersions pruned (what
-	// migrate does; done by hand here), removal goes through, and cannot be
-	// rolled back.
+	// migrate does; done by hand here), blocked and removal go through, and
+	// removal cannot be rolled back.
 	restoreAll(t, e, schema.GroupVersionResource{Group: "storage.example.com", Version: "v1", Resource: "backups"})
 	if err := e.clients.SetStoredVersions(t.Context(), backups, "v1"); err != nil {
 		t.Fatal(err)
+	}
+	e.plugin("promote", "backups", "v1").mustCode(t, 0)
+	if v := specVersion(e.crd(backups), "v1beta1"); v == nil || v.Served {
+		t.Fatalf("after blocked v1beta1 = %+v", v)
 	}
 	// A server dry run of the step back is accepted and leaves the CRD as is.
 	blocked := e.crdVersions()
@@ -77,7 +77,7 @@ func TestPromoteAndRollbackWalk(t *testing.T) {
 	}
 	// Every object was written through v1beta1, so every one had managedFields
 	// naming it; they are cleaned and server-side apply works.
-	contains(t, "cleanup after removed", r.stdout, fmt.Sprintf("managedFields: %d objects cleaned of entries at unserved versions, 0 had none, 0 failed", objects))
+	contains(t, "cleanup after removed", r.stdout, fmt.Sprintf("managedFields: %d objects cleaned of entries at unserved versions, 0 had none, 0 still have them", objects))
 	obj := filepath.Join(t.TempDir(), "backup.yaml")
 	if err := os.WriteFile(obj, []byte("apiVersion: storage.example.com/v1\nkind: Backup\nmetadata:\n  name: nightly-0000\n  namespace: team-a\nspec:\n  schedule: '0 4 * * *'\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -89,9 +89,14 @@ func TestPromoteAndRollbackWalk(t *testing.T) {
 // The walk back, one step at a time, from blocked.
 func TestRollbackWalk(t *testing.T) {
 	e := newEnv(t, demoObjects)
-	for range 3 {
-		e.plugin("promote", "backups", "v1").mustCode(t, 0) // bridge, deprecated, blocked
+	for range 2 {
+		e.plugin("promote", "backups", "v1").mustCode(t, 0) // bridge, deprecated
 	}
+	restoreAll(t, e, schema.GroupVersionResource{Group: "storage.example.com", Version: "v1", Resource: "backups"})
+	if err := e.clients.SetStoredVersions(t.Context(), backups, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	e.plugin("promote", "backups", "v1").mustCode(t, 0) // blocked
 
 	e.plugin("rollback", "backups").mustCode(t, 0)
 	if v := specVersion(e.crd(backups), "v1beta1"); !v.Served || !v.Deprecated {
@@ -135,6 +140,11 @@ func TestPromoteIntroduceFromFile(t *testing.T) {
 
 func TestPromoteDryRunChangesNothing(t *testing.T) {
 	e := newEnv(t, demoObjects)
+	// Blocked needs v1alpha2 gone from storedVersions (what migrate does).
+	restoreAll(t, e, schema.GroupVersionResource{Group: "pki.example.com", Version: "v1", Resource: "certificates"})
+	if err := e.clients.SetStoredVersions(t.Context(), "certificates.pki.example.com", "v1"); err != nil {
+		t.Fatal(err)
+	}
 	before := e.crdVersions()
 	r := e.plugin("promote", "cert", "v1", "--dry-run=server").mustCode(t, 0)
 	contains(t, "server dry run", r.stdout, "v1 deprecated → blocked (server dry run: validated, not persisted)", "v1alpha2   served   true     false")

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
@@ -64,6 +65,17 @@ func newSwitchedWith(t *testing.T, opts sandbox.Options, objs []fixtures.Object,
 // stored at a version that storedVersions lacks, whatever the test did.
 func newUnswitched(t *testing.T, opts sandbox.Options, objs []fixtures.Object, edit func(*apiextensionsv1.CustomResourceDefinition)) *switched {
 	t.Helper()
+	crd := fixtures.CRD("example.com", "Widget", "widgets", apiextensionsv1.NamespaceScoped, true,
+		fixtures.Version{Name: "v1beta1", Served: true, Storage: true},
+		fixtures.Version{Name: "v1", Served: true})
+	edit(crd)
+	return newWidgets(t, opts, crd, objs)
+}
+
+// newWidgets creates crd (example.com's widgets) and the objects at its
+// storage version, with the same end-of-test check of etcd.
+func newWidgets(t *testing.T, opts sandbox.Options, crd *apiextensionsv1.CustomResourceDefinition, objs []fixtures.Object) *switched {
+	t.Helper()
 	sb := sandbox.StartT(t, opts)
 	cfg := sb.RestConfig()
 	cfg.QPS, cfg.Burst = -1, 0
@@ -71,14 +83,10 @@ func newUnswitched(t *testing.T, opts sandbox.Options, objs []fixtures.Object, e
 	if err != nil {
 		t.Fatal(err)
 	}
-	crd := fixtures.CRD("example.com", "Widget", "widgets", apiextensionsv1.NamespaceScoped, true,
-		fixtures.Version{Name: "v1beta1", Served: true, Storage: true},
-		fixtures.Version{Name: "v1", Served: true})
-	edit(crd)
 	if _, err := fx.CreateCRD(t.Context(), crd); err != nil {
 		t.Fatal(err)
 	}
-	old := schema.GroupVersionResource{Group: "example.com", Version: "v1beta1", Resource: "widgets"}
+	old := schema.GroupVersionResource{Group: "example.com", Version: lifecycle.StorageVersion(crd), Resource: "widgets"}
 	if err := fx.CreateObjects(t.Context(), old, "Widget", objs); err != nil {
 		t.Fatal(err)
 	}

@@ -52,14 +52,14 @@ func TestPromoteWalksTheLifecycle(t *testing.T) {
 	if deprecated.Switch == nil || !deprecated.Switch.Holds() || deprecated.Switch.Back != nil {
 		t.Fatalf("switch check: %+v", deprecated.Switch)
 	}
-	step(lifecycle.StageBlocked)
 	if _, err := migrate.Promote(t.Context(), s.clients, s.crd, opts); err == nil {
-		t.Fatal("removed was taken with v1beta1 still in storedVersions")
+		t.Fatal("blocked was taken with v1beta1 still in storedVersions")
 	}
 	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, migrate.Options{Prune: true, SwitchGrace: -1})
 	if err != nil || !res.Pruned || res.Rewritten != n {
 		t.Fatalf("migrate: %+v, %v", res, err)
 	}
+	step(lifecycle.StageBlocked)
 	removed := step(lifecycle.StageRemoved)
 	if mf := removed.ManagedFields; mf == nil || !mf.Complete() || mf.Rewritten != n {
 		t.Fatalf("managedFields cleanup: %+v", mf)

@@ -2,6 +2,7 @@ package migrate_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -77,16 +78,21 @@ func startSlowPatch(t *testing.T, cfg *rest.Config, gvr schema.GroupVersionResou
 // land sends the body and waits for the answer.
 func (sw *slowWrite) land(t *testing.T) {
 	t.Helper()
-	if _, err := sw.body.Write(sw.patch); err != nil {
+	if err := sw.send(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// send sends the body and waits for the answer; from any goroutine.
+func (sw *slowWrite) send() error {
+	if _, err := sw.body.Write(sw.patch); err != nil {
+		return err
 	}
 	_ = sw.body.Close()
 	select {
 	case err := <-sw.answer:
-		if err != nil {
-			t.Fatal(err)
-		}
+		return err
 	case <-time.After(30 * time.Second):
-		t.Fatal("the PATCH was not answered")
+		return errors.New("the PATCH was not answered")
 	}
 }

@@ -38,6 +38,11 @@ const (
 	// Renames answers with each object's name changed, which the API
 	// server refuses.
 	Renames
+	// RefusesExtra will not express at any version but v1 an object that
+	// carries spec.extra, a field only v1 has: it answers that object's
+	// review with a failure, as real converters do for what an older
+	// version has no form for.
+	RefusesExtra
 )
 
 // PaddingBytes is what Pads adds at v1.
@@ -167,6 +172,9 @@ func convert(raw []byte, desired string, mode Mode) ([]byte, error) {
 	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
 	if spec == nil {
 		spec = map[string]any{}
+	}
+	if _, extra := spec["extra"]; extra && mode == RefusesExtra && !strings.HasSuffix(desired, "/v1") {
+		return nil, fmt.Errorf("%s/%s: spec.extra has no form at %s", u.GetNamespace(), u.GetName(), desired)
 	}
 	switch {
 	case strings.HasSuffix(desired, "/v2"):
