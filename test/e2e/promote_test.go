@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
@@ -52,13 +50,10 @@ func TestPromoteAndRollbackWalk(t *testing.T) {
 	oneError(t, r, "v1beta1 is still in status.storedVersions", "run: kubectl crdversion migrate backups.storage.example.com")
 	sameCRDs(t, before, e.crdVersions())
 
-	// Once every object is re-stored at v1 and storedVersions pruned (what
-	// migrate does; done by hand here), blocked and removal go through, and
-	// removal cannot be rolled back.
-	restoreAll(t, e, schema.GroupVersionResource{Group: "storage.example.com", Version: "v1", Resource: "backups"})
-	if err := e.clients.SetStoredVersions(t.Context(), backups, "v1"); err != nil {
-		t.Fatal(err)
-	}
+	// Once migrate has re-stored every object at v1 and pruned
+	// storedVersions, blocked and removal go through, and removal cannot be
+	// rolled back.
+	e.plugin("migrate", "backups", "--switch-grace=0", "-q").mustCode(t, 0)
 	e.plugin("promote", "backups", "v1").mustCode(t, 0)
 	if v := specVersion(e.crd(backups), "v1beta1"); v == nil || v.Served {
 		t.Fatalf("after blocked v1beta1 = %+v", v)
@@ -92,10 +87,7 @@ func TestRollbackWalk(t *testing.T) {
 	for range 2 {
 		e.plugin("promote", "backups", "v1").mustCode(t, 0) // bridge, deprecated
 	}
-	restoreAll(t, e, schema.GroupVersionResource{Group: "storage.example.com", Version: "v1", Resource: "backups"})
-	if err := e.clients.SetStoredVersions(t.Context(), backups, "v1"); err != nil {
-		t.Fatal(err)
-	}
+	e.plugin("migrate", "backups", "--switch-grace=0", "-q").mustCode(t, 0)
 	e.plugin("promote", "backups", "v1").mustCode(t, 0) // blocked
 
 	e.plugin("rollback", "backups").mustCode(t, 0)
@@ -140,11 +132,8 @@ func TestPromoteIntroduceFromFile(t *testing.T) {
 
 func TestPromoteDryRunChangesNothing(t *testing.T) {
 	e := newEnv(t, demoObjects)
-	// Blocked needs v1alpha2 gone from storedVersions (what migrate does).
-	restoreAll(t, e, schema.GroupVersionResource{Group: "pki.example.com", Version: "v1", Resource: "certificates"})
-	if err := e.clients.SetStoredVersions(t.Context(), "certificates.pki.example.com", "v1"); err != nil {
-		t.Fatal(err)
-	}
+	// Blocked needs v1alpha2 gone from storedVersions.
+	e.plugin("migrate", "cert", "--switch-grace=0", "-q").mustCode(t, 0)
 	before := e.crdVersions()
 	r := e.plugin("promote", "cert", "v1", "--dry-run=server").mustCode(t, 0)
 	contains(t, "server dry run", r.stdout, "v1 deprecated → blocked (server dry run: validated, not persisted)", "v1alpha2   served   true     false")
@@ -219,25 +208,4 @@ func oneError(t *testing.T, r result, wants ...string) {
 		t.Errorf("stderr = %q, want one error line", r.stderr)
 	}
 	contains(t, "error", r.stderr, wants...)
-}
-
-// restoreAll writes every object back unchanged, so each is re-encoded at
-// the storage version (the test's stand-in for migrate).
-func restoreAll(t *testing.T, e *env, gvr schema.GroupVersionResource) {
-	t.Helper()
-	ri := e.clients.Dynamic.Resource(gvr)
-	list, err := ri.List(t.Context(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range list.Items {
-		o := &list.Items[i]
-		if _, err := ri.Namespace(o.GetNamespace()).Update(t.Context(), o, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	counts, err := e.sb.StoredAPIVersions(t.Context(), gvr.Group, gvr.Resource)
-	if err != nil || len(counts) != 1 || counts[gvr.GroupVersion().String()] != len(list.Items) {
-		t.Fatalf("after re-storing, etcd holds %v (%v), want all %d at %s", counts, err, len(list.Items), gvr.GroupVersion())
-	}
 }
