@@ -109,7 +109,7 @@ func (o *passOptions) Validate() error {
 // attention).
 func (o *passOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*migrate.Result, error)) error {
 	var (
-		results []*migrate.Result
+		reports []*migrate.Result
 		failed  []error
 	)
 	attention := false
@@ -131,10 +131,10 @@ func (o *passOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomRes
 			failed = append(failed, fmt.Errorf("%s: %w", crd.Name, err))
 			res = erred(crd, err)
 		}
-		results = append(results, res)
+		reports = append(reports, res)
 		attention = attention || res.NeedsAttention(prune)
 	}
-	if err := report.WriteMigrate(o.Out, o.format, results, o.dryRun == migrate.DryRunServer); err != nil {
+	if err := report.WriteMigrate(o.Out, o.format, reports, o.dryRun == migrate.DryRunServer); err != nil {
 		return err
 	}
 	switch {

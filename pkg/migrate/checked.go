@@ -69,16 +69,13 @@ func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.In
 					return out, err
 				}
 			}
-			// Read anew at the storage version, which converts nothing: the
-			// check reads it at each version again.
-			fresh, err := ri.Get(ctx, it.Name, metav1.GetOptions{})
-			switch {
-			case objectGone(err, gr, it.Name):
+			// The check reads it at each version again.
+			var gone bool
+			if it, gone, err = readAnew(ctx, ri, gr, it.Name); gone {
 				return outcomeGone, nil
-			case err != nil:
+			} else if err != nil {
 				return 0, err
 			}
-			it = item{ObjectMeta: fresh.ObjectMeta}
 		}
 		return 0, fmt.Errorf("written by someone else %d times between its check and its re-store: not re-stored, run again", maxRechecks)
 	}

@@ -289,16 +289,27 @@ func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.Gr
 		if out != outcomeConflicted || !opts.cleans(it) {
 			return out, err
 		}
-		fresh, err := ri.Get(ctx, it.Name, metav1.GetOptions{})
-		switch {
-		case objectGone(err, gr, it.Name):
+		var gone bool
+		if it, gone, err = readAnew(ctx, ri, gr, it.Name); gone {
 			return outcomeGone, nil
-		case err != nil:
+		} else if err != nil {
 			return 0, err
 		}
-		it = item{ObjectMeta: fresh.ObjectMeta}
 	}
 	return 0, fmt.Errorf("written by someone else %d times while its managedFields were cleaned: not cleaned, run again", maxReplans)
+}
+
+// readAnew reads an object written since it was listed again, metadata
+// only, at the storage version, which converts nothing; gone if deleted.
+func readAnew(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, name string) (item, bool, error) {
+	fresh, err := ri.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case objectGone(err, gr, name):
+		return item{}, true, nil
+	case err != nil:
+		return item{}, false, err
+	}
+	return item{ObjectMeta: fresh.ObjectMeta}, false, nil
 }
 
 // restoreAt sends the re-store's write of it: a merge patch of its
@@ -308,16 +319,16 @@ func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.Gr
 // with what was sent (labels: it was read at the storage version).
 func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions, labels bool) (outcome, error) {
 	want := it.ObjectMeta
-	fields := map[string]any{"resourceVersion": it.ResourceVersion}
+	patch := []byte(fmt.Sprintf(`{"metadata":{"resourceVersion":%q}}`, it.ResourceVersion))
 	cleaning := opts.cleans(it)
 	if cleaning {
 		keep, _ := filterEntries(it.ManagedFields, opts.clean)
 		want.ManagedFields = keep
-		fields["managedFields"] = managedFieldsValue(keep)
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": fields})
-	if err != nil {
-		return 0, err
+		var err error
+		patch, err = json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": it.ResourceVersion, "managedFields": managedFieldsValue(keep)}})
+		if err != nil {
+			return 0, err
+		}
 	}
 	out, got, err := withRetries(ctx, opts, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
 		return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts))
