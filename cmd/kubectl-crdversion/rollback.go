@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -9,6 +11,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
 // RollbackOptions holds what `kubectl crdversion rollback` needs.
@@ -20,12 +24,21 @@ func NewCmdRollback(flags *genericclioptions.ConfigFlags, streams genericiooptio
 	cmd := &cobra.Command{
 		Use:   "rollback CRD [VERSION]",
 		Short: "Move the version in flight one stage back",
-		Long: `Move the CRD's version in flight (or VERSION) one stage back: deprecated →
-bridge makes the old version the storage version again, blocked → deprecated
-serves it again, bridge → introduced drops the verification, introduced
-removes the new version. Objects written at the newer version meanwhile stay
-stored at it until ` + "`kubectl crdversion migrate`" + ` re-stores them. A removed
-version cannot be rolled back: its schema is gone.`,
+		Long: `Move the CRD's version in flight (or VERSION) one stage back, undoing what
+the step forward did and nothing more:
+
+  blocked → deprecated   serve the older versions again, deprecated
+  deprecated → bridge    where the old version still holds objects (it is in
+                         status.storedVersions), make it the storage version
+                         again; right after, every object must survive
+                         new→old→new, or the switch back is undone
+  deprecated → served    where it does not, only undo the deprecation
+  bridge → introduced    drop the round-trip record
+  introduced → absent    remove the new version (nothing stored at it)
+
+Objects written at the newer version meanwhile stay stored at it until
+` + "`kubectl crdversion migrate`" + ` re-stores them. A removed version cannot be
+rolled back: its schema is gone.`,
 		Example: `  kubectl crdversion rollback widgets.example.com --dry-run=server
   kubectl crdversion rollback -f deploy/crds/widgets.yaml`,
 		Args:              cobra.RangeArgs(0, 2),
@@ -36,9 +49,43 @@ version cannot be rolled back: its schema is gone.`,
 	return cmd
 }
 
-// Run plans the step back from a fresh read and applies it.
+// Run takes the step back on the file, or on the cluster with the check a
+// switch back needs (pkg/migrate.Rollback), and reports what it found.
 func (o *RollbackOptions) Run(ctx context.Context) error {
-	return o.run(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
-		return lifecycle.PlanRollback(crd, version)
-	})
+	if o.Filename != "" {
+		return o.runOffline(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
+			return lifecycle.PlanRollback(crd, version, lifecycle.RollbackOptions{Offline: true})
+		})
+	}
+	crd, err := o.target(ctx)
+	if err != nil {
+		return err
+	}
+	mc, err := o.migrateClients()
+	if err != nil {
+		return err
+	}
+	o.holdFor(crd, true)
+	bars := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
+	res, err := migrate.Rollback(ctx, mc, crd.Name, migrate.RollbackOptions{Version: o.Version, DryRun: o.dryRun, Progress: bars.Update})
+	bars.Finish()
+	if res.StepResult == nil {
+		return err
+	}
+	o.sawStep(res.StepResult)
+	if werr := o.reportStep(crd.Name, res.StepResult); werr != nil {
+		return werr
+	}
+	if werr := report.WriteSwitchCheck(o.Out, crd.Name, res.Switch); werr != nil {
+		return werr
+	}
+	p := res.Plan
+	if errors.Is(err, migrate.ErrRollbackUndone) {
+		return fmt.Errorf("%s did not become the storage version again: objects written at %s would lose data stored at %s (above); %s is the storage version again and its bridge record is dropped, but a write between the switch and the switch back was stored at %s without those fields",
+			p.Pair.Old, p.Pair.New, p.Pair.Old, p.Pair.New, p.Pair.Old)
+	}
+	if err != nil {
+		return err
+	}
+	return o.heldBack(nil, lifecycle.Step{Op: lifecycle.OpRollback, CRD: crd.Name, Version: o.Version}.InFile("CRD_MANIFEST"))
 }

@@ -104,22 +104,6 @@ func (o *stepOptions) target(ctx context.Context) (*apiextensionsv1.CustomResour
 	return crds[0], nil
 }
 
-// run applies the step to the cluster or, with -f, to the file.
-func (o *stepOptions) run(ctx context.Context, plan stepPlanner) error {
-	if o.Filename != "" {
-		return o.runOffline(ctx, plan)
-	}
-	crd, err := o.target(ctx)
-	if err != nil {
-		return err
-	}
-	o.holdFor(crd, true)
-	err = o.apply(ctx, crd.Name, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return plan(crd, o.Version)
-	})
-	return o.heldBack(err, lifecycle.Step{Op: lifecycle.OpRollback, CRD: crd.Name, Version: o.Version}.InFile("CRD_MANIFEST"))
-}
-
 // holdFor keeps a step that edits spec.versions off a CRD that Argo CD or
 // Flux syncs (its next sync would revert it): the step is planned only,
 // as a client dry run, unless --force or a dry run was asked for.
@@ -146,18 +130,6 @@ func (o *stepOptions) heldBack(err error, in *lifecycle.Step) error {
 	}
 	fmt.Fprintf(o.Out, "\n%s; %s (--force edits the live CRD anyway)\n", o.held.Reverts(in.CRD), how)
 	return errAttention
-}
-
-// apply runs the step and reports it: the plan for people (or the CRD for
-// scripts), a warning when a GitOps tool owns spec.versions, and a note
-// when a concurrent change made it re-plan.
-func (o *stepOptions) apply(ctx context.Context, name string, plan migrate.Planner) error {
-	res, err := migrate.ApplyStep(ctx, o.clients.crds, name, o.dryRun, plan)
-	if err != nil {
-		return err
-	}
-	o.sawStep(res)
-	return o.reportStep(name, res)
 }
 
 // sawStep remembers the CRD a step wrote: when it switched the storage

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -69,24 +70,15 @@ func PairStage(crd *apiextensionsv1.CustomResourceDefinition, name string) (Pair
 	case v == nil:
 		return Pair{Old: storage, New: name}, StageAbsent, nil
 	case name == storage:
-		old := newestOlder(crd, name)
-		if old == nil {
+		older := olderVersions(crd, name)
+		if len(older) == 0 {
 			if len(crd.Spec.Versions) == 1 {
 				return Pair{}, "", refuse(Introduce(crd.Name, "NEW_VERSION", "CRD_MANIFEST"), "%s is the only version of %s: introduce a newer one", name, crd.Name)
 			}
 			return Pair{}, "", refuse(Promote(crd.Name, newestNewer(crd, name)),
 				"%s is the storage version and every other version is newer: promote the newer one", name)
 		}
-		pair := Pair{Old: old.Name, New: name}
-		switch {
-		case !old.Served:
-			return pair, StageBlocked, nil
-		case old.Deprecated:
-			return pair, StageDeprecated, nil
-		default:
-			// Storage was switched but the old version never deprecated.
-			return pair, StageServed, nil
-		}
+		return Pair{Old: older[0].Name, New: name}, olderStage(older), nil
 	case !v.Served:
 		return Pair{}, "", refuse(nil, "%s is not served: only a served version can take over from %s", name, storage)
 	case v.Deprecated:
@@ -112,6 +104,57 @@ func singleStorage(crd *apiextensionsv1.CustomResourceDefinition) (string, error
 		return "", refuse(nil, "%s has %d storage versions (%s), exactly one is allowed: fix the CRD first", crd.Name, len(storage), strings.Join(storage, ", "))
 	}
 	return storage[0], nil
+}
+
+// olderVersions are the versions older than name, newest first. Once name
+// is storage they retire together: each step after the switch moves every
+// one of them, so no version is left behind at an earlier stage.
+func olderVersions(crd *apiextensionsv1.CustomResourceDefinition, name string) []*apiextensionsv1.CustomResourceDefinitionVersion {
+	var out []*apiextensionsv1.CustomResourceDefinitionVersion
+	for i := range crd.Spec.Versions {
+		if Newer(name, crd.Spec.Versions[i].Name) {
+			out = append(out, &crd.Spec.Versions[i])
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *apiextensionsv1.CustomResourceDefinitionVersion) int {
+		switch {
+		case Newer(a.Name, b.Name):
+			return -1
+		case Newer(b.Name, a.Name):
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// olderStage is where the versions older than storage stand together: at
+// the least advanced of them. One served without a deprecation is a
+// deprecation never announced (served); one still served, deprecated; all
+// unserved, blocked.
+func olderStage(older []*apiextensionsv1.CustomResourceDefinitionVersion) Stage {
+	stage := StageBlocked
+	for _, v := range older {
+		switch {
+		case v.Served && !v.Deprecated:
+			return StageServed
+		case v.Served:
+			stage = StageDeprecated
+		}
+	}
+	return stage
+}
+
+// storedOlder are the versions older than name that status.storedVersions
+// still names: objects may be stored at them.
+func storedOlder(crd *apiextensionsv1.CustomResourceDefinition, name string) []string {
+	var out []string
+	for _, v := range olderVersions(crd, name) {
+		if slices.Contains(crd.Status.StoredVersions, v.Name) {
+			out = append(out, v.Name)
+		}
+	}
+	return out
 }
 
 // newestOlder is the highest-priority version older than name.

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
@@ -114,18 +115,23 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		if !SpecVersion(after, nu).Served {
 			return refuse(nil, "%s is not served: deprecating %s would leave clients no version to move to", nu, old)
 		}
-		o := SpecVersion(after, old)
 		switched := p.From != StageServed
 		if switched {
-			SpecVersion(after, nu).Storage, o.Storage = true, false
+			SpecVersion(after, nu).Storage, SpecVersion(after, old).Storage = true, false
 		}
-		o.Deprecated = true
-		warning := opts.DeprecationWarning
-		if warning == "" {
-			warning = fmt.Sprintf("%s/%s %s is deprecated; use %s/%s %s", crd.Spec.Group, old, crd.Spec.Names.Kind, crd.Spec.Group, nu, crd.Spec.Names.Kind)
+		// Every served older version is deprecated at once: one left
+		// without a warning would hold the pair at this stage for good.
+		for _, o := range olderVersions(after, nu) {
+			if !o.Served || o.Deprecated {
+				continue
+			}
+			warning := opts.DeprecationWarning
+			if warning == "" {
+				warning = fmt.Sprintf("%s/%s %s is deprecated; use %s/%s %s", crd.Spec.Group, o.Name, crd.Spec.Names.Kind, crd.Spec.Group, nu, crd.Spec.Names.Kind)
+			}
+			o.Deprecated, o.DeprecationWarning = true, &warning
+			p.Notes = append(p.Notes, advise(nil, "clients of %s now get the warning %q", o.Name, warning))
 		}
-		o.DeprecationWarning = &warning
-		p.Notes = append(p.Notes, advise(nil, "clients of %s now get the warning %q", old, warning))
 		if switched {
 			p.Notes = append(p.Notes, advise(Migrate(crd.Name), "objects are written at %s from now on; those stored at %s must be re-stored", nu, old))
 		}
@@ -133,104 +139,42 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 			p.Notes = append(p.Notes, advise(PromoteTo(crd.Name, nu, StageBridge), "bridge is checked on the cluster, not in a file: before this manifest is applied, run this there"))
 		}
 	case StageBlocked:
-		// Once old is no longer served, what its objects hold can be
+		// Once a version is no longer served, what its objects hold can be
 		// checked only where another version shows it: they are re-stored
 		// while it can still be checked.
-		if slices.Contains(crd.Status.StoredVersions, old) {
+		if stored := storedOlder(crd, nu); len(stored) > 0 {
 			return refuse(Migrate(crd.Name),
-				"%s is still in status.storedVersions: objects may be stored at it; migrate (which checks each object and prunes storedVersions) before it stops being served", old)
+				"%s still in status.storedVersions: objects may be stored at it; migrate (which checks each object and prunes storedVersions) before it stops being served", isAre(stored))
 		}
-		SpecVersion(after, old).Served = false
-		p.Notes = append(p.Notes, advise(nil, "requests for %s now fail with 404; objects stay readable through %s", old, nu))
+		var blocked []string
+		for _, o := range olderVersions(after, nu) {
+			if o.Served {
+				o.Served = false
+				blocked = append(blocked, o.Name)
+			}
+		}
+		p.Notes = append(p.Notes, advise(nil, "requests for %s now fail with 404; objects stay readable through %s", strings.Join(blocked, ", "), nu))
 		if opts.Offline {
-			p.Notes = append(p.Notes, storedPrecondition(crd.Name, old, "stops being served"))
+			p.Notes = append(p.Notes, storedPrecondition(crd.Name, strings.Join(blocked, ", "), "stops being served"))
 		}
 	case StageRemoved:
-		if slices.Contains(crd.Status.StoredVersions, old) {
+		if stored := storedOlder(crd, nu); len(stored) > 0 {
 			return refuse(Migrate(crd.Name),
-				"%s is still in status.storedVersions: objects may be stored at it; migrate (which prunes storedVersions) before removing it", old)
+				"%s still in status.storedVersions: objects may be stored at it; migrate (which prunes storedVersions) before removing it", isAre(stored))
+		}
+		var removed []string
+		for _, o := range olderVersions(crd, nu) {
+			removed = append(removed, o.Name)
+			delete(after.Annotations, VerifiedAnnotationPrefix+o.Name)
 		}
 		if opts.Offline {
-			p.Notes = append(p.Notes, storedPrecondition(crd.Name, old, "is removed"))
+			p.Notes = append(p.Notes, storedPrecondition(crd.Name, strings.Join(removed, ", "), "is removed"))
 		}
-		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == old })
+		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return slices.Contains(removed, v.Name) })
 		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
-		p.Notes = append(p.Notes, advise(CleanManagedFields(crd.Name), "%s is gone; managedFields entries naming it break server-side apply: promote cleans them on the cluster; by hand", old))
+		p.Notes = append(p.Notes, advise(CleanManagedFields(crd.Name), "%s gone; managedFields entries naming it break server-side apply: promote cleans them on the cluster; by hand", isAre(removed)))
 	}
 	return nil
-}
-
-// PlanRollback plans moving version name's pair one stage back. With name
-// empty, the CRD's one pair in flight is meant.
-func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string) (*Plan, error) {
-	if name == "" {
-		var err error
-		if name, err = InFlight(crd); err != nil {
-			return nil, err
-		}
-	}
-	pair, from, err := PairStage(crd, name)
-	if err != nil {
-		return nil, err
-	}
-	p := &Plan{CRD: crd.Name, Pair: pair, From: from, After: crd.DeepCopy()}
-	after, old, nu := p.After, pair.Old, pair.New
-	switch from {
-	case StageAbsent:
-		return nil, refuse(nil, "%s is not in spec.versions: nothing to roll back", nu)
-	case StageIntroduced:
-		if slices.Contains(crd.Status.StoredVersions, nu) {
-			return nil, refuse(Migrate(crd.Name),
-				"%s is in status.storedVersions: objects may be stored at it, so it cannot be removed before they are re-stored at %s", nu, old)
-		}
-		p.To = StageAbsent
-		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == nu })
-		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
-		p.Notes = append(p.Notes, advise(nil, "%s is no longer served; clients using it get 404", nu))
-	case StageBridge:
-		p.To = StageIntroduced
-		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
-	case StageDeprecated, StageServed:
-		p.To = StageBridge
-		o := SpecVersion(after, old)
-		o.Storage, o.Deprecated, o.DeprecationWarning = true, false, nil
-		SpecVersion(after, nu).Storage = false
-		// Objects written at old from now on were never checked: the
-		// old→new→old record no longer covers every object stored at old.
-		delete(after.Annotations, VerifiedAnnotationPrefix+old)
-		p.Notes = append(p.Notes,
-			advise(Migrate(crd.Name), "objects written since %s became storage are stored at %s; re-store them at %s", nu, nu, old))
-	case StageBlocked:
-		p.To = StageDeprecated
-		SpecVersion(after, old).Served = true
-	}
-	p.Changes = diffVersions(crd, p.After)
-	return p, nil
-}
-
-// InFlight finds the one version whose pair is moving: a served version
-// newer than storage, or the storage version while an older one remains.
-func InFlight(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
-	storage, err := singleStorage(crd)
-	if err != nil {
-		return "", err
-	}
-	var names []string
-	for _, v := range crd.Spec.Versions {
-		if v.Name != storage && v.Served && !v.Deprecated && Newer(v.Name, storage) {
-			names = append(names, v.Name)
-		}
-	}
-	if newestOlder(crd, storage) != nil {
-		names = append(names, storage)
-	}
-	switch len(names) {
-	case 0:
-		return "", refuse(nil, "%s has one version and nothing to roll back; a removed version cannot be brought back by the plugin (its schema is gone): re-add it from your manifest", crd.Name)
-	case 1:
-		return names[0], nil
-	}
-	return "", refuse(nil, "%s has several versions in flight (%v): name the one to roll back", crd.Name, names)
 }
 
 func manifestVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, manifest *apiextensionsv1.CustomResourceDefinition) (apiextensionsv1.CustomResourceDefinitionVersion, error) {
@@ -265,6 +209,14 @@ func promoteStep(crd, name string, to Stage) *Step {
 		return Introduce(crd, name, "CRD_MANIFEST")
 	}
 	return PromoteTo(crd, name, to)
+}
+
+// isAre names versions as the subject of a sentence: "v1 is", "v1, v2 are".
+func isAre(versions []string) string {
+	if len(versions) == 1 {
+		return versions[0] + " is"
+	}
+	return strings.Join(versions, ", ") + " are"
 }
 
 func stageList() string {

@@ -74,6 +74,18 @@ func TestPlanPromote(t *testing.T) {
 			from: StageBlocked, changes: "v1beta1.version:present>"},
 		{name: "remove while still in storedVersions", crd: crd([]string{"v1beta1", "v1"}, "v1beta1:deprecated", "v1:served,storage"), version: "v1",
 			refusal: "v1beta1 is still in status.storedVersions", instead: Migrate("widgets.example.com")},
+		{name: "deprecate every served older version at once", crd: crd([]string{"v1"}, "v1alpha1:served", "v1alpha2:served,deprecated", "v1beta1:served", "v1:served,storage"), version: "v1",
+			from: StageServed, changes: "v1beta1.deprecated:false>true v1beta1.deprecationWarning:>example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget v1alpha1.deprecated:false>true v1alpha1.deprecationWarning:>example.com/v1alpha1 Widget is deprecated; use example.com/v1 Widget"},
+		{name: "the switch deprecates an older version served without warning too", crd: verified(crd([]string{"v1beta1"}, "v1alpha1:served", "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", nil), version: "v1",
+			from: StageBridge, changes: "v1.storage:false>true v1beta1.storage:true>false v1beta1.deprecated:false>true v1beta1.deprecationWarning:>example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget v1alpha1.deprecated:false>true v1alpha1.deprecationWarning:>example.com/v1alpha1 Widget is deprecated; use example.com/v1 Widget"},
+		{name: "block every older version", crd: crd([]string{"v1"}, "v1alpha1:served,deprecated", "v1alpha2:deprecated", "v1beta1:served,deprecated", "v1:served,storage"), version: "v1",
+			from: StageDeprecated, changes: "v1beta1.served:true>false v1alpha1.served:true>false"},
+		{name: "block while an older version is still in storedVersions", crd: crd([]string{"v1alpha1", "v1"}, "v1alpha1:served,deprecated", "v1beta1:served,deprecated", "v1:served,storage"), version: "v1",
+			refusal: "v1alpha1 is still in status.storedVersions", instead: Migrate("widgets.example.com")},
+		{name: "remove every older version", crd: crd([]string{"v1"}, "v1alpha1:deprecated", "v1beta1:deprecated", "v1:served,storage"), version: "v1",
+			from: StageBlocked, changes: "v1beta1.version:present> v1alpha1.version:present>"},
+		{name: "remove while two older versions are in storedVersions", crd: crd([]string{"v1alpha1", "v1beta1", "v1"}, "v1alpha1:deprecated", "v1beta1:deprecated", "v1:served,storage"), version: "v1",
+			refusal: "v1beta1, v1alpha1 are still in status.storedVersions", instead: Migrate("widgets.example.com")},
 		{name: "skip a stage", crd: introduced(), version: "v1", to: StageDeprecated,
 			refusal: "v1 is introduced; the next stage is bridge, not deprecated", instead: PromoteTo("widgets.example.com", "v1", StageBridge)},
 		{name: "skip from bridge", crd: bridged(), version: "v1", to: StageBlocked,
@@ -130,28 +142,49 @@ func TestPlanRollback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	switched := deprecated.After.DeepCopy()
+	switched.Status.StoredVersions = []string{"v1beta1", "v1"}
+	migrated := deprecated.After.DeepCopy()
+	migrated.Status.StoredVersions = []string{"v1"}
 	for _, tc := range []struct {
 		name     string
 		crd      *apiextensionsv1.CustomResourceDefinition
 		version  string
+		offline  bool
 		to       Stage
 		changes  string
 		refusal  string
 		noteWant string
 	}{
-		{name: "deprecated back to bridge keeps the verification", crd: deprecated.After, to: StageBridge,
+		{name: "deprecated back to bridge switches storage back and keeps the verification", crd: switched, to: StageBridge,
 			changes:  "v1.storage:true>false v1beta1.storage:false>true v1beta1.deprecated:true>false v1beta1.deprecationWarning:example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget>",
 			noteWant: "objects written since v1 became storage are stored at v1"},
+		{name: "deprecated, old no longer stored: only the deprecation is undone", crd: migrated, to: StageServed,
+			changes:  "v1beta1.deprecated:true>false v1beta1.deprecationWarning:example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget>",
+			noteWant: "v1 stays the storage version"},
+		{name: "deprecated, several old versions never storage: storage stays", crd: crd([]string{"v1"}, "v1alpha1:served,deprecated", "v1alpha2:served,deprecated", "v1:served,storage"), to: StageServed,
+			changes: "v1alpha2.deprecated:true>false v1alpha1.deprecated:true>false"},
+		{name: "served, old stored: a switch back, to introduced without a bridge record", crd: crd([]string{"v1beta1", "v1"}, "v1beta1:served", "v1:served,storage"), to: StageIntroduced,
+			changes: "v1.storage:true>false v1beta1.storage:false>true"},
+		{name: "served, old never stored: nothing to undo", crd: crd([]string{"v1"}, "v1beta1:served", "v1:served,storage"), refusal: "nothing to roll back"},
+		{name: "deprecated, old stored but not served: only the deprecation is undone", crd: crd([]string{"v1beta1", "v1"}, "v1alpha1:served,deprecated", "v1beta1:deprecated", "v1:served,storage"), to: StageServed,
+			changes: "v1alpha1.deprecated:true>false"},
+		{name: "offline, a file without status: the switch back, checked on the cluster", crd: deprecated.After, offline: true, to: StageBridge,
+			changes:  "v1.storage:true>false v1beta1.storage:false>true v1beta1.deprecated:true>false v1beta1.deprecationWarning:example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget>",
+			noteWant: "precondition: switching storage back to v1beta1 is checked on the cluster"},
 		{name: "bridge back to introduced", crd: bridged, to: StageIntroduced, changes: "v1.annotation:verified>"},
 		{name: "introduced back to absent", crd: crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), to: StageAbsent, changes: "v1.version:present>"},
+		{name: "offline, introduced keeps its schema", crd: crd(nil, "v1beta1:served,storage", "v1:served"), offline: true, refusal: "v1 is a version of this file with its schema"},
 		{name: "introduced, but stored at: refused", crd: crd([]string{"v1beta1", "v1"}, "v1beta1:served,storage", "v1:served"), refusal: "v1 is in status.storedVersions"},
 		{name: "blocked back to deprecated", crd: crd([]string{"v1"}, "v1beta1:deprecated", "v1:served,storage"), to: StageDeprecated, changes: "v1beta1.served:false>true"},
+		{name: "blocked back to deprecated serves every older version", crd: crd([]string{"v1"}, "v1alpha1:deprecated", "v1beta1:deprecated", "v1:served,storage"), to: StageDeprecated,
+			changes: "v1beta1.served:false>true v1alpha1.served:false>true"},
 		{name: "removed cannot be rolled back", crd: crd([]string{"v1"}, "v1:served,storage"), refusal: "a removed version cannot be brought back by the plugin"},
 		{name: "two pairs in flight", crd: crd([]string{"v1"}, "v1beta1:served,deprecated", "v1:served,storage", "v2:served"), refusal: "several versions in flight"},
 		{name: "two pairs, one named", crd: crd([]string{"v1"}, "v1beta1:served,deprecated", "v1:served,storage", "v2:served"), version: "v2", to: StageAbsent, changes: "v2.version:present>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := PlanRollback(tc.crd, tc.version)
+			p, err := PlanRollback(tc.crd, tc.version, RollbackOptions{Offline: tc.offline})
 			if tc.refusal != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.refusal) {
 					t.Fatalf("got %v, want refusal %q", err, tc.refusal)
@@ -171,5 +204,36 @@ func TestPlanRollback(t *testing.T) {
 				t.Errorf("after rollback %s is %s (%v), want %s", p.Pair.New, stage, err, p.To)
 			}
 		})
+	}
+}
+
+// The undo of a switch that failed its check puts back every flag the
+// step changed, however many versions it deprecated, and drops the records
+// it is told the check disproved.
+func TestPlanUndo(t *testing.T) {
+	before := verified(crd([]string{"v1beta1"}, "v1alpha1:served", "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", nil)
+	step, err := PlanPromote(before, "v1", StageDeprecated, PromoteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo, err := PlanUndo(step.After, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(undo.After.Spec.Versions) != fmt.Sprint(before.Spec.Versions) {
+		t.Errorf("undo left\n%v\nwant\n%v", undo.After.Spec.Versions, before.Spec.Versions)
+	}
+	if _, ok := undo.After.Annotations[VerifiedAnnotationPrefix+"v1"]; !ok {
+		t.Error("undo dropped a record it was not told to")
+	}
+	if undo.From != StageDeprecated || undo.To != StageBridge {
+		t.Errorf("undo %s → %s, want deprecated → bridge", undo.From, undo.To)
+	}
+	forgot, err := PlanUndo(step.After, step, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := forgot.After.Annotations[VerifiedAnnotationPrefix+"v1"]; ok {
+		t.Error("undo kept the record of v1 it was told to drop")
 	}
 }

@@ -120,7 +120,7 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 	}
 	p := step.Plan
 	switch {
-	case p.To == lifecycle.StageDeprecated && p.From != lifecycle.StageServed:
+	case SwitchesStorage(p):
 		return res, promoteCheckSwitch(ctx, c, p, opts, res, progress)
 	case p.To == lifecycle.StageRemoved:
 		return res, promoteCleanManagedFields(ctx, c, p.CRD, opts, res, progress)
@@ -168,7 +168,7 @@ func recordedCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomRe
 // version is storage — and switches back when it does not hold.
 func promoteCheckSwitch(ctx context.Context, c Clients, p *lifecycle.Plan, opts PromoteOptions, res *PromoteResult, progress func(string) func(int64, int64)) error {
 	back := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanRollback(crd, p.Pair.New)
+		return lifecycle.PlanUndo(crd, p)
 	}
 	check, err := CheckSwitch(ctx, c, p.CRD, p.Pair.Old, DefaultSwitchTimeout, ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
 		Progress: progress(fmt.Sprintf("check %s→%s→%s", p.Pair.Old, p.Pair.New, p.Pair.Old))}, back)

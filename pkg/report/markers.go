@@ -29,7 +29,7 @@ func KubebuilderMarkers(p *lifecycle.Plan) []string {
 		case c.Field == lifecycle.FieldServed:
 			drop("+kubebuilder:unservedversion")
 		case c.Field == lifecycle.FieldVersion && c.To == "":
-			out = append(out, fmt.Sprintf("%s types: delete the %s API package (or stop generating it into this CRD)", c.Version, c.Version))
+			out = append(out, fmt.Sprintf("%s types: add // +kubebuilder:skipversion (the Go types stay; controller-gen leaves %s out of this CRD)", c.Version, c.Version))
 		case c.Field == lifecycle.FieldVersion:
 			out = append(out, fmt.Sprintf("%s types: add the %s API package with its schema", c.Version, c.Version))
 		}

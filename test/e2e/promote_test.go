@@ -81,30 +81,38 @@ func TestPromoteAndRollbackWalk(t *testing.T) {
 	oneError(t, e.plugin("rollback", "backups").mustCode(t, 1), "a removed version cannot be brought back by the plugin")
 }
 
-// The walk back, one step at a time, from blocked.
+// The walk back, one step at a time. Before migrate, the step back from
+// deprecated switches storage back to v1beta1, checked on every object
+// (v1 adds nothing v1beta1 cannot hold: the schemas prove it); after
+// migrate has pruned v1beta1 from storedVersions, the step back from
+// deprecated only undoes the deprecation.
 func TestRollbackWalk(t *testing.T) {
 	e := newEnv(t, demoObjects)
 	for range 2 {
 		e.plugin("promote", "backups", "v1").mustCode(t, 0) // bridge, deprecated
 	}
-	e.plugin("migrate", "backups", "--switch-grace=0", "-q").mustCode(t, 0)
-	e.plugin("promote", "backups", "v1").mustCode(t, 0) // blocked
-
-	e.plugin("rollback", "backups").mustCode(t, 0)
-	if v := specVersion(e.crd(backups), "v1beta1"); !v.Served || !v.Deprecated {
-		t.Fatalf("rollback to deprecated: v1beta1 = %+v", v)
-	}
 	r := e.plugin("rollback", "backups").mustCode(t, 0)
-	contains(t, "rollback to bridge", r.stdout, "v1 deprecated → bridge", "re-store them at v1beta1")
+	contains(t, "rollback to bridge", r.stdout, "v1 deprecated → bridge", "re-store them at v1beta1", "v1→v1beta1→v1")
 	crd := e.crd(backups)
 	if lifecycle.StorageVersion(crd) != "v1beta1" || specVersion(crd, "v1beta1").Deprecated || specVersion(crd, "v1beta1").DeprecationWarning != nil {
 		t.Fatalf("rollback to bridge: %+v", crd.Spec.Versions)
 	}
 	contains(t, "status after rollback", e.plugin("status", "backups").stdout, "bridge")
-	e.plugin("rollback", "backups", "v1").mustCode(t, 0)
-	if _, ok := lifecycle.VerificationFor(e.crd(backups), "v1"); ok {
-		t.Fatal("rollback to introduced kept the bridge record")
+
+	e.plugin("promote", "backups", "v1").mustCode(t, 0) // deprecated again
+	e.plugin("migrate", "backups", "--switch-grace=0", "-q").mustCode(t, 0)
+	e.plugin("promote", "backups", "v1").mustCode(t, 0) // blocked
+	e.plugin("rollback", "backups").mustCode(t, 0)
+	if v := specVersion(e.crd(backups), "v1beta1"); !v.Served || !v.Deprecated {
+		t.Fatalf("rollback to deprecated: v1beta1 = %+v", v)
 	}
+	r = e.plugin("rollback", "backups").mustCode(t, 0)
+	contains(t, "rollback of the deprecation", r.stdout, "v1 deprecated → served", "v1 stays the storage version")
+	crd = e.crd(backups)
+	if lifecycle.StorageVersion(crd) != "v1" || specVersion(crd, "v1beta1").Deprecated {
+		t.Fatalf("rollback to served: %+v", crd.Spec.Versions)
+	}
+	oneError(t, e.plugin("rollback", "backups").mustCode(t, 1), "nothing to roll back")
 }
 
 func TestPromoteIntroduceFromFile(t *testing.T) {

@@ -1,0 +1,177 @@
+package lifecycle
+
+import (
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// RollbackOptions carries what a step back needs from outside the CRD.
+type RollbackOptions struct {
+	// Offline plans for a manifest file, which cannot show the cluster's
+	// status.storedVersions nor the bridge record.
+	Offline bool
+}
+
+// PlanRollback plans moving version name's pair one stage back: the
+// inverse of the step that brought it there, nothing more. With name
+// empty, the CRD's one pair in flight is meant.
+func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, opts RollbackOptions) (*Plan, error) {
+	if name == "" {
+		var err error
+		if name, err = InFlight(crd); err != nil {
+			return nil, err
+		}
+	}
+	pair, from, err := PairStage(crd, name)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{CRD: crd.Name, Pair: pair, From: from, After: crd.DeepCopy()}
+	after, old, nu := p.After, pair.Old, pair.New
+	switch from {
+	case StageAbsent:
+		return nil, refuse(nil, "%s is not in spec.versions: nothing to roll back", nu)
+	case StageIntroduced:
+		if slices.Contains(crd.Status.StoredVersions, nu) {
+			return nil, refuse(Migrate(crd.Name),
+				"%s is in status.storedVersions: objects may be stored at it, so it cannot be removed before they are re-stored at %s", nu, old)
+		}
+		if opts.Offline {
+			// A file cannot tell introduced from bridge, and the schema
+			// is the author's: the file keeps it.
+			return nil, refuse(nil, "%s is a version of this file with its schema: taking it out is an edit of yours, not a step back (on a cluster, rollback removes it while nothing is stored at it)", nu)
+		}
+		p.To = StageAbsent
+		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == nu })
+		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
+		p.Notes = append(p.Notes, advise(nil, "%s is no longer served; clients using it get 404", nu))
+	case StageBridge:
+		p.To = StageIntroduced
+		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
+	case StageDeprecated, StageServed:
+		if err := p.rollbackDeprecated(crd, opts); err != nil {
+			return nil, err
+		}
+	case StageBlocked:
+		p.To = StageDeprecated
+		// The step to blocked stopped serving every older version; the
+		// step back serves them again, deprecated.
+		for _, o := range olderVersions(after, nu) {
+			o.Served, o.Deprecated = true, true
+		}
+		p.Notes = append(p.Notes, advise(nil, "served again, deprecated: clients of %s get a warning", strings.Join(names(olderVersions(after, nu)), ", ")))
+	}
+	p.Changes = diffVersions(crd, p.After)
+	return p, nil
+}
+
+// rollbackDeprecated undoes the step to deprecated. Where the old version
+// was storage and may still hold objects (status.storedVersions names it),
+// that step switched storage, and its inverse switches back: a switch like
+// any other, which the caller checks on the objects before it stands
+// (new→old→new: what a write at the new version stores from then on).
+// Where it was not, the step only deprecated, and so does its inverse.
+func (p *Plan) rollbackDeprecated(crd *apiextensionsv1.CustomResourceDefinition, opts RollbackOptions) error {
+	after, old, nu := p.After, p.Pair.Old, p.Pair.New
+	o := SpecVersion(after, old)
+	wasStorage := slices.Contains(crd.Status.StoredVersions, old) || (opts.Offline && len(crd.Status.StoredVersions) == 0)
+	if wasStorage && o.Served {
+		o.Storage, o.Deprecated, o.DeprecationWarning = true, false, nil
+		SpecVersion(after, nu).Storage = false
+		// Objects written at old from now on were never checked: the
+		// old→new→old record no longer covers every object stored at old.
+		delete(after.Annotations, VerifiedAnnotationPrefix+old)
+		p.To = StageIntroduced
+		if isBridged(after, nu, old) {
+			p.To = StageBridge
+		}
+		p.Notes = append(p.Notes,
+			advise(Migrate(crd.Name), "objects written since %s became storage are stored at %s; re-store them at %s", nu, nu, old))
+		if opts.Offline {
+			p.Notes = append(p.Notes, advise(&Step{Op: OpRollback, CRD: crd.Name},
+				"precondition: switching storage back to %s is checked on the cluster, not in a file (a field of %s that %s lacks would be lost on every write): on a cluster, this checks every object right after the switch and undoes it on loss; run it there before this manifest is applied", old, nu, old))
+		}
+		return nil
+	}
+	var undone []string
+	for _, v := range olderVersions(after, nu) {
+		if v.Served && v.Deprecated {
+			v.Deprecated, v.DeprecationWarning = false, nil
+			undone = append(undone, v.Name)
+		}
+	}
+	if len(undone) == 0 {
+		return refuse(nil, "%s is the storage version and %s is not in status.storedVersions, so there is no storage switch to undo, and no older version is deprecated: nothing to roll back", nu, old)
+	}
+	p.To = StageServed
+	p.Notes = append(p.Notes, advise(nil, "%s stays the storage version: %s was not in status.storedVersions (never storage, or its objects were re-stored and pruned), so only the deprecation of %s is undone; clients get no warning", nu, old, strings.Join(undone, ", ")))
+	return nil
+}
+
+func names(versions []*apiextensionsv1.CustomResourceDefinitionVersion) []string {
+	out := make([]string, len(versions))
+	for i, v := range versions {
+		out[i] = v.Name
+	}
+	return out
+}
+
+// InFlight finds the one version whose pair is moving: a served version
+// newer than storage, or the storage version while an older one remains.
+func InFlight(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
+	storage, err := singleStorage(crd)
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	for _, v := range crd.Spec.Versions {
+		if v.Name != storage && v.Served && !v.Deprecated && Newer(v.Name, storage) {
+			names = append(names, v.Name)
+		}
+	}
+	if newestOlder(crd, storage) != nil {
+		names = append(names, storage)
+	}
+	switch len(names) {
+	case 0:
+		return "", refuse(nil, "%s has one version and nothing to roll back; a removed version cannot be brought back by the plugin (its schema is gone): re-add it from your manifest", crd.Name)
+	case 1:
+		return names[0], nil
+	}
+	return "", refuse(nil, "%s has several versions in flight (%v): name the one to roll back", crd.Name, names)
+}
+
+// PlanUndo plans taking back a step just applied that switched storage,
+// when the check after it failed: every flag the step changed goes back to
+// what it was, and the verification records of forget are dropped (what
+// the check found disproves them).
+func PlanUndo(crd *apiextensionsv1.CustomResourceDefinition, step *Plan, forget ...string) (*Plan, error) {
+	p := &Plan{CRD: crd.Name, Pair: step.Pair, From: step.To, To: step.From, After: crd.DeepCopy()}
+	for _, c := range step.Changes {
+		v := SpecVersion(p.After, c.Version)
+		if v == nil {
+			return nil, refuse(nil, "%s changed since the step: %s is gone from spec.versions", crd.Name, c.Version)
+		}
+		switch c.Field {
+		case FieldServed:
+			v.Served = c.From == "true"
+		case FieldStorage:
+			v.Storage = c.From == "true"
+		case FieldDeprecated:
+			v.Deprecated = c.From == "true"
+		case FieldDeprecationWarning:
+			v.DeprecationWarning = nil
+			if c.From != "" {
+				w := c.From
+				v.DeprecationWarning = &w
+			}
+		}
+	}
+	for _, v := range forget {
+		delete(p.After.Annotations, VerifiedAnnotationPrefix+v)
+	}
+	p.Changes = diffVersions(crd, p.After)
+	return p, nil
+}

@@ -1,0 +1,113 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// RollbackOptions say which step Rollback takes back and how the check
+// after a switch back runs. The zero value takes back the step of the
+// version in flight.
+type RollbackOptions struct {
+	// Version is the version whose pair steps back; "" for the one in flight.
+	Version     string
+	DryRun      DryRun
+	Concurrency int
+	PageSize    int64
+	// Progress hears the check after a switch back: its task and the count
+	// done of the total.
+	Progress func(task string, done, total int64)
+}
+
+// RollbackResult is a step taken back, with the check after it when it
+// switched the storage version.
+type RollbackResult struct {
+	*StepResult
+	// Switch is the check of new→old→new that followed switching the
+	// storage version back to the old version.
+	Switch *SwitchCheck
+}
+
+// ErrRollbackUndone: writes at the new version would lose data once stored
+// at the old one; the switch back was undone (the losses are in
+// RollbackResult.Switch).
+var ErrRollbackUndone = errors.New("storing at the old version would lose data: the step back was undone")
+
+// Rollback moves a version of the named CRD one stage back: the inverse of
+// the step that brought it there. Where that step switched the storage
+// version, the step back is a switch too, checked like the one forward:
+// right after it, every object stored at the new version must survive
+// new→old→new (what a write at the new version stores from then on, and
+// what re-storing at the old version makes permanent), or the switch back
+// is undone and the new version's bridge record dropped.
+func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions) (*RollbackResult, error) {
+	res := &RollbackResult{}
+	if err := opts.DryRun.check(false); err != nil {
+		return res, err
+	}
+	plan := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return lifecycle.PlanRollback(crd, opts.Version, lifecycle.RollbackOptions{})
+	}
+	if opts.DryRun != DryRunClient {
+		if err := rollbackAccess(ctx, c, name, opts, plan); err != nil {
+			return res, err
+		}
+	}
+	step, err := ApplyStep(ctx, c.CRDs, name, opts.DryRun, plan)
+	if err != nil {
+		return res, err
+	}
+	res.StepResult = step
+	p := step.Plan
+	if !opts.DryRun.persists() || !SwitchesStorage(p) {
+		return res, nil
+	}
+	po := ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize}
+	if opts.Progress != nil {
+		task := fmt.Sprintf("check %s→%s→%s", p.Pair.New, p.Pair.Old, p.Pair.New)
+		po.Progress = func(done, total int64) { opts.Progress(task, done, total) }
+	}
+	check, err := CheckSwitch(ctx, c, p.CRD, p.Pair.New, DefaultSwitchTimeout, po, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return lifecycle.PlanUndo(crd, p, p.Pair.New)
+	})
+	res.Switch = check
+	if err == nil && check.Back != nil {
+		return res, fmt.Errorf("%w: %s stays the storage version", ErrRollbackUndone, p.Pair.New)
+	}
+	return res, err
+}
+
+// SwitchesStorage says whether a step moves the storage version.
+func SwitchesStorage(p *lifecycle.Plan) bool {
+	for _, c := range p.Changes {
+		if c.Field == lifecycle.FieldStorage {
+			return true
+		}
+	}
+	return false
+}
+
+// rollbackAccess asks, before the step back, whether the user may update
+// the CRD and, for a switch back the schemas do not prove, check the
+// objects after it (a refusal then would undo the step).
+func rollbackAccess(ctx context.Context, c Clients, name string, opts RollbackOptions, plan Planner) error {
+	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	a := cluster.Access{Op: "rollback", Need: []cluster.Permission{cluster.CRDPermission("update", "", name)}}
+	// A step that cannot be planned is refused with its reason by the step.
+	if p, err := plan(crd); err == nil && opts.DryRun.persists() && SwitchesStorage(p) {
+		if ok, _ := lifecycle.SchemaProof(crd, p.Pair.New, p.Pair.Old); !ok {
+			a.ObjectVerbs = []string{"list", "get", "update"}
+		}
+	}
+	return cluster.RequireAccess(ctx, c, crd, a, nil)
+}

@@ -1,0 +1,130 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
+)
+
+// Three old versions, one of them removed already: v1 is storage and has
+// always been (storedVersions [v1]), v1alpha2 and v1alpha1 are served.
+// promote --to deprecated deprecates both; rollback undoes that and only
+// that: v1 stays the storage version, and a write at v1alpha2 afterwards is
+// stored at v1 in etcd.
+func TestRollbackOfADeprecationNeverSwitchesStorage(t *testing.T) {
+	e := newEnv(t, 0)
+	crd := fixtures.CRD("rb.example.com", "Relic", "relics", apiextensionsv1.NamespaceScoped, false,
+		fixtures.Version{Name: "v1", Served: true, Storage: true},
+		fixtures.Version{Name: "v1alpha2", Served: true},
+		fixtures.Version{Name: "v1alpha1", Served: true})
+	if _, err := e.clients.CreateCRD(t.Context(), crd); err != nil {
+		t.Fatal(err)
+	}
+	at := func(v string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: "rb.example.com", Version: v, Resource: "relics"}
+	}
+	if err := e.clients.CreateObjects(t.Context(), at("v1"), "Relic", []fixtures.Object{{Namespace: "default", Name: "r-0", Spec: map[string]any{"a": "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	contains(t, "status before", e.plugin("status", "relics").stdout, "kubectl crdversion promote relics.rb.example.com v1 --to deprecated")
+	r := e.plugin("promote", "relics", "v1", "--to", "deprecated").mustCode(t, 0)
+	contains(t, "promote to deprecated", r.stdout, "v1 served → deprecated", "v1alpha2", "v1alpha1")
+	after := e.crd(crd.Name)
+	for _, v := range []string{"v1alpha2", "v1alpha1"} {
+		if !specVersion(after, v).Deprecated {
+			t.Errorf("after promote --to deprecated, %s = %+v: every served older version is deprecated", v, specVersion(after, v))
+		}
+	}
+	contains(t, "status after", e.plugin("status", "relics").stdout, "kubectl crdversion promote relics.rb.example.com v1 --to blocked")
+
+	r = e.plugin("rollback", "relics").mustCode(t, 0)
+	contains(t, "rollback", r.stdout, "v1 deprecated → served", "v1 stays the storage version")
+	after = e.crd(crd.Name)
+	if lifecycle.StorageVersion(after) != "v1" || specVersion(after, "v1alpha2").Deprecated || specVersion(after, "v1alpha1").Deprecated {
+		t.Fatalf("after rollback: %+v", after.Spec.Versions)
+	}
+	if err := e.clients.CreateObjects(t.Context(), at("v1alpha2"), "Relic", []fixtures.Object{{Namespace: "default", Name: "r-1", Spec: map[string]any{"a": "y"}}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.sb.StoredAPIVersions(t.Context(), "rb.example.com", "relics")
+	if err != nil || len(c) != 1 || c["rb.example.com/v1"] != 2 {
+		t.Fatalf("etcd after the rollback and a write at v1alpha2: %v %v (want both objects at v1)", c, err)
+	}
+}
+
+// gizmos: v1 adds spec.extra, which v1beta1 has not (conversion None, so
+// storing at v1beta1 prunes it).
+func installGizmos(t *testing.T, e *env) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
+	spec := func(fields ...string) *apiextensionsv1.CustomResourceValidation {
+		props := map[string]apiextensionsv1.JSONSchemaProps{}
+		for _, f := range fields {
+			props[f] = str
+		}
+		return &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", Properties: props}}}}
+	}
+	crd := fixtures.CRD("rb.example.com", "Gizmo", "gizmos", apiextensionsv1.NamespaceScoped, false,
+		fixtures.Version{Name: "v1", Served: true},
+		fixtures.Version{Name: "v1beta1", Served: true, Storage: true})
+	crd.Spec.Versions[0].Schema, crd.Spec.Versions[1].Schema = spec("a", "extra"), spec("a")
+	if _, err := e.clients.CreateCRD(t.Context(), crd); err != nil {
+		t.Fatal(err)
+	}
+	objs := make([]fixtures.Object, 3)
+	for i := range objs {
+		objs[i] = fixtures.Object{Namespace: "default", Name: fmt.Sprintf("g-%d", i), Spec: map[string]any{"a": "x"}}
+	}
+	if err := e.clients.CreateObjects(t.Context(), schema.GroupVersionResource{Group: "rb.example.com", Version: "v1beta1", Resource: "gizmos"}, "Gizmo", objs); err != nil {
+		t.Fatal(err)
+	}
+	return crd
+}
+
+// Switching storage back is a switch like the one forward: an object
+// written at v1 with spec.extra after bridge → deprecated would lose it
+// once stored at v1beta1. rollback switches, checks v1→v1beta1→v1 on every
+// object, finds the loss and switches back: v1 stays storage, the object
+// keeps spec.extra in etcd, and the bridge record of v1 is dropped.
+func TestRollbackSwitchIsCheckedAndUndoneOnLoss(t *testing.T) {
+	e := newEnv(t, 0)
+	crd := installGizmos(t, e)
+	e.plugin("promote", "gizmos", "v1").mustCode(t, 0) // bridge
+	e.plugin("promote", "gizmos", "v1").mustCode(t, 0) // deprecated: the storage switch
+	v1 := schema.GroupVersionResource{Group: "rb.example.com", Version: "v1", Resource: "gizmos"}
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rb.example.com/v1", "kind": "Gizmo",
+		"metadata": map[string]any{"name": "g-new", "namespace": "default"}, "spec": map[string]any{"a": "x", "extra": "keep"}}}
+	if _, err := e.clients.Dynamic.Resource(v1).Namespace("default").Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	r := e.plugin("rollback", "gizmos")
+	if r.code != 1 || !contains1(r.stderr, "error: v1beta1 did not become the storage version again: objects written at v1 would lose data stored at v1beta1") {
+		t.Fatalf("rollback with an object v1beta1 cannot hold: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	contains(t, "the loss", r.stdout, "v1 deprecated → bridge", "v1→v1beta1→v1 loses data on 1 of 4 objects", "default/g-new", "spec.extra", "switched back")
+	after := e.crd(crd.Name)
+	if lifecycle.StorageVersion(after) != "v1" || !specVersion(after, "v1beta1").Deprecated {
+		t.Fatalf("after the undone rollback: %+v", after.Spec.Versions)
+	}
+	if _, ok := lifecycle.VerificationFor(after, "v1"); ok {
+		t.Error("the bridge record of v1 survived a check that found objects at v1 losing fields at v1beta1")
+	}
+	got, err := e.clients.Dynamic.Resource(v1).Namespace("default").Get(t.Context(), "g-new", metav1.GetOptions{})
+	if err != nil || got.Object["spec"].(map[string]any)["extra"] != "keep" {
+		t.Fatalf("g-new after the undone rollback: %v %v", got, err)
+	}
+	c, err := e.sb.StoredAPIVersions(t.Context(), "rb.example.com", "gizmos")
+	if err != nil || c["rb.example.com/v1"] != 1 {
+		t.Fatalf("etcd after the undone rollback: %v %v (want g-new still at v1)", c, err)
+	}
+}
