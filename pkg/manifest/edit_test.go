@@ -125,7 +125,9 @@ func TestOfflineRollbackRemovesWarning(t *testing.T) {
 	if !strings.Contains(deprecated, `deprecationWarning: "it's gone in 2027"`) {
 		t.Fatalf("own warning not written:\n%s", deprecated)
 	}
-	back := step(t, deprecated, func(c CRD) (*lifecycle.Plan, error) { return lifecycle.PlanRollback(c.Obj, "v1", lifecycle.RollbackOptions{Offline: true}) })
+	back := step(t, deprecated, func(c CRD) (*lifecycle.Plan, error) {
+		return lifecycle.PlanRollback(c.Obj, "v1", lifecycle.RollbackOptions{Offline: true})
+	})
 	if back != original {
 		t.Fatalf("rollback did not restore the file:\n%s\nwant:\n%s", back, original)
 	}
