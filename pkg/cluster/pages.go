@@ -47,6 +47,29 @@ func ListPages(ctx context.Context, client metadata.Interface, gvr schema.GroupV
 	})
 }
 
+// ListPagesAt lists addresses as ListPages does, at the first of versions
+// (of gvr's group and resource). A page that fails where failed says so (a
+// converter that will not express one of its objects at that version fails
+// the whole page) is listed again, with the same limit and continue token,
+// at the next version: an object's address is the same at every version,
+// and one object never fails a page.
+func ListPagesAt(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, versions []string, pageSize int64, failed func(error) bool, fn func(Page) error) (int, error) {
+	return listPages(ctx, gvr, pageSize, func(ctx context.Context, o metav1.ListOptions) (string, func() error, error) {
+		var err error
+		for _, v := range versions {
+			var list *metav1.PartialObjectMetadataList
+			list, err = client.Resource(schema.GroupVersionResource{Group: gvr.Group, Version: v, Resource: gvr.Resource}).List(ctx, o)
+			if err == nil {
+				return list.Continue, func() error { return fn(Page{Items: list.Items, Remaining: list.RemainingItemCount}) }, nil
+			}
+			if !failed(err) {
+				break
+			}
+		}
+		return "", nil, err
+	})
+}
+
 // ListObjectPages lists whole objects at gvr's version as ListPages lists
 // their metadata.
 func ListObjectPages(ctx context.Context, client dynamic.Interface, gvr schema.GroupVersionResource, pageSize int64, fn func(ObjectPage) error) (int, error) {

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
@@ -261,7 +260,7 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 		return p, err
 	}
 	log.Info("storage switch in effect", "storage", res.Storage)
-	if err := probeConversion(ctx, c.Dynamic, c.Metadata, crd); err != nil {
+	if err := probeConversion(ctx, c.Dynamic, crd); err != nil {
 		return p, err
 	}
 	log.Info("conversion answers", "webhook", lifecycle.ConvertsByWebhook(crd))
@@ -350,13 +349,14 @@ func (g grace) wait(ctx context.Context, then string) bool {
 
 // probeConversion proves a conversion webhook answers before anything is
 // written: it reads one object at every served version, and at least one
-// of those reads needs a conversion. A webhook that will not express that
-// object at a version (a field the version has no form for) fails the read
-// for that object only: the probe then reads the objects one by one, up to
-// probeObjects of them, and one that reads at that version is the answer.
-// A webhook that fails every object it is asked about does not answer.
-// Without a webhook there is nothing to prove.
-func probeConversion(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
+// of those reads needs a conversion. A webhook that will not express an
+// object at a version (a field the version has no form for) may have
+// answered, with a no for that object: the probe then asks it to convert
+// the smallest object the schema allows (ProveConverter), and a webhook
+// that does has answered. One the API server cannot call, whose answer it
+// cannot read, or that converts nothing does not answer. Without a webhook
+// there is nothing to prove.
+func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
 	if !lifecycle.ConvertsByWebhook(crd) {
 		return nil
 	}
@@ -366,37 +366,33 @@ func probeConversion(ctx context.Context, dyn dynamic.Interface, meta metadata.I
 		}
 		gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v.Name, Resource: crd.Spec.Names.Plural}
 		_, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
-		if pass.IsConversionRefusal(err) {
-			err = readsOneByOne(ctx, dyn, meta, crd, gvr, err)
+		if err == nil {
+			continue
 		}
-		if err != nil {
-			return fmt.Errorf("%w: %s (reading at %s: %v): nothing was written", ErrWebhookUnavailable, crd.Name, v.Name, err)
+		if at := converting(crd, v.Name); pass.IsConversionRefusal(err) && at != "" {
+			if perr := ProveConverter(ctx, dyn, crd, at); perr != nil {
+				return fmt.Errorf("%w (reading at %s: %v); nothing was written", perr, v.Name, err)
+			}
+			continue
 		}
+		return fmt.Errorf("%w: %s (reading at %s: %v): nothing was written", ErrWebhookUnavailable, crd.Name, v.Name, err)
 	}
 	return nil
 }
 
-// probeObjects bounds the objects the probe reads one by one at a version.
-const probeObjects = 100
-
-// readsOneByOne reads the first objects, listed at the storage version
-// (which converts nothing), one by one at gvr's version: nil at the first
-// that reads, else refused, the refusal that sent it here.
-func readsOneByOne(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, gvr schema.GroupVersionResource, refused error) error {
-	list, err := meta.Resource(storageGVR(crd)).List(ctx, metav1.ListOptions{Limit: probeObjects})
-	if err != nil {
-		return err
+// converting is a served version at which a write converts: v itself
+// unless it is the storage version, else another served one ("" if none).
+func converting(crd *apiextensionsv1.CustomResourceDefinition, v string) string {
+	storage := lifecycle.StorageVersion(crd)
+	if v != storage {
+		return v
 	}
-	for _, o := range list.Items {
-		_, err := dyn.Resource(gvr).Namespace(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
-		switch {
-		case err == nil:
-			return nil
-		case !pass.IsConversionFailure(err) && !objectGone(err, gvr.GroupResource(), o.Name):
-			return err
+	for _, ver := range crd.Spec.Versions {
+		if ver.Served && ver.Name != storage {
+			return ver.Name
 		}
 	}
-	return refused
+	return ""
 }
 
 // PruneOptions tune Prune.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,7 +92,10 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 			return res, err
 		}
 	}
-	var verified *lifecycle.Verification
+	var (
+		verified        *lifecycle.Verification
+		converterProven bool
+	)
 	step, err := ApplyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		version := opts.Version
 		if version == "" {
@@ -100,13 +104,22 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 				return nil, err
 			}
 		}
-		if _, _, next, err := lifecycle.NextStage(crd, version, opts.To, false); err != nil {
+		_, from, next, err := lifecycle.NextStage(crd, version, opts.To, false)
+		switch {
+		case err != nil:
 			return nil, err
-		} else if next == lifecycle.StageBridge && verified == nil {
+		case next == lifecycle.StageBridge && verified == nil:
 			// Once: a re-plan after a conflict reuses the check.
 			if verified, err = bridgeCheck(ctx, c, crd, version, opts, res); err != nil {
 				return nil, err
 			}
+		case next == lifecycle.StageDeprecated && from != lifecycle.StageServed && !converterProven && opts.DryRun != DryRunClient:
+			// A switch needs a converter that answers both ways, objects
+			// or not: after it, every write at the old version needs one.
+			if err := ProveConverter(ctx, c.Dynamic, crd, version); err != nil {
+				return nil, err
+			}
+			converterProven = true
 		}
 		return lifecycle.PlanPromote(crd, version, opts.To, lifecycle.PromoteOptions{
 			Manifest: opts.Manifest, DeprecationWarning: opts.DeprecationWarning, Verification: verified})
@@ -142,6 +155,12 @@ func bridgeCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomReso
 	res.Verify = v
 	if !v.Passed() {
 		return nil, fmt.Errorf("%w: %s cannot be bridged", ErrNotBridgeable, version)
+	}
+	if v.Objects == 0 {
+		// No object showed the converter at work: an object of its own does.
+		if err := ProveConverter(ctx, c.Dynamic, crd, version); err != nil {
+			return nil, err
+		}
 	}
 	rec := v.Verification()
 	return &rec, nil
@@ -194,6 +213,20 @@ func promoteCleanManagedFields(ctx context.Context, c Clients, name string, opts
 	return nil
 }
 
+// switchVerbs are what a storage switch from storage to version needs on
+// the objects: with a webhook, a dry-run create proves it answers first;
+// unless the schemas prove old→new→old, every object is checked after.
+func switchVerbs(crd *apiextensionsv1.CustomResourceDefinition, storage, version string) []string {
+	var verbs []string
+	if lifecycle.ConvertsByWebhook(crd) {
+		verbs = append(verbs, "create", "list", "update")
+	}
+	if ok, _ := lifecycle.SchemaProof(crd, storage, version); !ok {
+		verbs = append(verbs, "list", "get", "update")
+	}
+	return slices.Compact(slices.Sorted(slices.Values(verbs)))
+}
+
 // promoteAccess asks, before the step, whether the user may update the
 // CRD and do what follows it on the objects: the old→new→old check after a
 // storage switch the schemas do not prove (it runs after the switch, so a
@@ -213,9 +246,7 @@ func promoteAccess(ctx context.Context, c Clients, name string, opts PromoteOpti
 	if _, _, next, err := lifecycle.NextStage(crd, version, opts.To, false); err == nil && opts.DryRun.persists() {
 		switch next {
 		case lifecycle.StageDeprecated:
-			if ok, _ := lifecycle.SchemaProof(crd, lifecycle.StorageVersion(crd), version); !ok {
-				a.ObjectVerbs = []string{"list", "get", "update"}
-			}
+			a.ObjectVerbs = switchVerbs(crd, lifecycle.StorageVersion(crd), version)
 		case lifecycle.StageRemoved:
 			a.WriteVerbs = []string{"patch"}
 		}

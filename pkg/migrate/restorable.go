@@ -49,7 +49,10 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 		}
 		p, known := proofByCRD(crd, v, false)
 		if !known {
-			vo := VerifyOptions{Versions: p.CheckedAt, Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize}
+			// Where v is served and checked at itself, a converter's refusal
+			// to express an object at v shows it is not stored there.
+			vo := VerifyOptions{Versions: p.CheckedAt, Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize,
+				RefusedNotStored: slices.Equal(p.CheckedAt, []string{v})}
 			if opts.Progress != nil {
 				vo.Progress = func(_ string, done, total int64) { opts.Progress(done, total) }
 			}
@@ -57,8 +60,11 @@ func ProveRestorable(ctx context.Context, c Clients, crd *apiextensionsv1.Custom
 			if err != nil {
 				return nil, fmt.Errorf("checking %s on the objects of %s: %w", trip(v, storage), crd.Name, err)
 			}
-			p.By, p.Objects, p.Skipped, p.Losses = results.ProofObjects, vr.Objects, vr.Skipped, vr.Losses
+			p.By, p.Objects, p.Skipped, p.NotStored, p.Losses = results.ProofObjects, vr.Objects, vr.Skipped, vr.NotStored, vr.Losses
 			p.Detail = fmt.Sprintf("%s checked on %s through the API server", checkedTrip(p), lifecycle.Objects(vr.Objects))
+			if vr.NotStored > 0 {
+				p.Detail += fmt.Sprintf("; the converter will not express %s at %s, so none of them is stored there (a read at an object's stored version converts nothing)", lifecycle.Objects(vr.NotStored), v)
+			}
 			if len(vr.Losses) > 0 {
 				p.Detail = fmt.Sprintf("%s loses data on %d of %s: re-storing them at %s would make it permanent", checkedTrip(p), len(vr.Losses), lifecycle.Objects(vr.Objects+vr.Skipped), storage)
 			} else if opts.DryRun.persists() {

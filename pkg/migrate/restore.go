@@ -103,14 +103,26 @@ type item struct {
 // addresses lists the objects' metadata only.
 func addresses(meta metadata.Interface, gvr schema.GroupVersionResource) pass.Source[item] {
 	return func(ctx context.Context, pageSize int64, page func(pass.Page[item]) error) (int, error) {
-		return cluster.ListPages(ctx, meta, gvr, pageSize, func(p cluster.Page) error {
-			items := make([]item, len(p.Items))
-			for i := range p.Items {
-				items[i].ObjectMeta = p.Items[i].ObjectMeta
-			}
-			return page(pass.Page[item]{Items: items, Remaining: p.Remaining})
-		})
+		return cluster.ListPages(ctx, meta, gvr, pageSize, func(p cluster.Page) error { return page(addressPage(p)) })
 	}
+}
+
+// addressesAt lists the objects' metadata at the first of versions that
+// lists each page: one object a converter will not express at a version
+// never fails its page (cluster.ListPagesAt).
+func addressesAt(meta metadata.Interface, gvr schema.GroupVersionResource, versions ...string) pass.Source[item] {
+	return func(ctx context.Context, pageSize int64, page func(pass.Page[item]) error) (int, error) {
+		return cluster.ListPagesAt(ctx, meta, gvr, versions, pageSize, pass.IsConversionFailure, func(p cluster.Page) error { return page(addressPage(p)) })
+	}
+}
+
+// addressPage is a page of addresses as items without their objects.
+func addressPage(p cluster.Page) pass.Page[item] {
+	items := make([]item, len(p.Items))
+	for i := range p.Items {
+		items[i].ObjectMeta = p.Items[i].ObjectMeta
+	}
+	return pass.Page[item]{Items: items, Remaining: p.Remaining}
 }
 
 // wholeObjects lists the objects whole, read at gvr's version. A page the
@@ -124,13 +136,7 @@ func wholeObjects(dyn dynamic.Interface, meta metadata.Interface, gvr schema.Gro
 				items[i] = itemOf(&p.Items[i])
 			}
 			return page(pass.Page[item]{Items: items, Remaining: p.Remaining})
-		}, func(p cluster.Page) error {
-			items := make([]item, len(p.Items))
-			for i := range p.Items {
-				items[i].ObjectMeta = p.Items[i].ObjectMeta
-			}
-			return page(pass.Page[item]{Items: items, Remaining: p.Remaining})
-		})
+		}, func(p cluster.Page) error { return page(addressPage(p)) })
 	}
 }
 

@@ -60,7 +60,18 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 			return res, err
 		}
 	}
-	step, err := ApplyStep(ctx, c.CRDs, name, opts.DryRun, plan)
+	converterProven := false
+	step, err := ApplyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		p, err := plan(crd)
+		if err == nil && SwitchesStorage(p) && !converterProven && opts.DryRun != DryRunClient {
+			// As forward: the converter must answer both ways first.
+			if err := ProveConverter(ctx, c.Dynamic, crd, p.Pair.Old); err != nil {
+				return nil, err
+			}
+			converterProven = true
+		}
+		return p, err
+	})
 	if err != nil {
 		return res, err
 	}
@@ -105,9 +116,7 @@ func rollbackAccess(ctx context.Context, c Clients, name string, opts RollbackOp
 	a := cluster.Access{Op: "rollback", Need: []cluster.Permission{cluster.CRDPermission("update", "", name)}}
 	// A step that cannot be planned is refused with its reason by the step.
 	if p, err := plan(crd); err == nil && opts.DryRun.persists() && SwitchesStorage(p) {
-		if ok, _ := lifecycle.SchemaProof(crd, p.Pair.New, p.Pair.Old); !ok {
-			a.ObjectVerbs = []string{"list", "get", "update"}
-		}
+		a.ObjectVerbs = switchVerbs(crd, p.Pair.New, p.Pair.Old)
 	}
 	return cluster.RequireAccess(ctx, c, crd, a, nil)
 }

@@ -28,6 +28,13 @@ type VerifyOptions struct {
 	Gentle bool
 	// PageSize is objects listed per request (0: DefaultPageSize).
 	PageSize int64
+	// RefusedNotStored takes a converter's refusal to express an object at
+	// a version checked as proof that the object is not stored there (a
+	// read at the version an object is stored at converts nothing): such
+	// an object is counted in NotStored, not as a loss. For a check of an
+	// old version after the switch, never for the bridge's check of a new
+	// one.
+	RefusedNotStored bool
 	// Record records, for each version but the storage version whose every
 	// object passed, the check on the CRD (lifecycle.CheckFor), with the
 	// objects it covered: promote --to bridge takes it instead of checking
@@ -95,20 +102,24 @@ func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 	p := pass.New(po)
 	res.Objects = -1
 	for i, v := range res.Versions {
-		var checked, skipped int64
+		var checked, skipped, notStored int64
 		set := cluster.NewObjectSet()
 		lossesBefore := len(res.Losses)
 		task = "verify " + res.RoundTrips[i]
 		ri := c.Dynamic.Resource(gvr(v))
-		st := pass.Run(ctx, p, hashing(addresses(c.Metadata, gvr(v)), set), func(ctx context.Context, it item) error {
-			loss, skip, err := roundTrip(ctx, p, ri.Namespace(it.Namespace), gvr(v).GroupResource(), it.Namespace, it.Name, schemas[v])
+		// Addresses are listed at the storage version, where a listing
+		// converts least, and a page the converter fails there at v.
+		st := pass.Run(ctx, p, hashing(addressesAt(c.Metadata, gvr(v), res.Storage, v), set), func(ctx context.Context, it item) error {
+			loss, outcome, err := roundTrip(ctx, p, ri.Namespace(it.Namespace), gvr(v).GroupResource(), it.Namespace, it.Name, schemas[v], opts.RefusedNotStored)
 			if err != nil {
 				return err
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
-			case skip:
+			case outcome == tripNotStored:
+				notStored++
+			case outcome == tripSkipped:
 				skipped++
 			case loss != nil:
 				loss.Version = v
@@ -145,6 +156,7 @@ func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 			res.Objects = checked
 		}
 		res.Skipped = max(res.Skipped, skipped)
+		res.NotStored = max(res.NotStored, notStored)
 	}
 	res.Objects = max(res.Objects, 0)
 	return res, nil
@@ -162,6 +174,18 @@ func reverseTrip(crd *apiextensionsv1.CustomResourceDefinition, storage, v strin
 	return trip + ": not checked while " + storage + " is the storage version; the step to deprecated checks it on every object after switching (and switches back if anything would be lost), and migrate checks it before re-storing"
 }
 
+// tripOutcome is how one object's round trip went.
+type tripOutcome int
+
+const (
+	tripChecked tripOutcome = iota
+	// tripSkipped: deleted or changed between the read and the check.
+	tripSkipped
+	// tripNotStored: the converter refused to express it at the version,
+	// so it is not stored there (VerifyOptions.RefusedNotStored).
+	tripNotStored
+)
+
 // roundTrip checks one object at one version: it reads the object with a
 // GET, not from a list, because a list may be served from the watch cache,
 // whose cached encodings of an unchanged object can predate the conversion
@@ -169,7 +193,7 @@ func reverseTrip(crd *apiextensionsv1.CustomResourceDefinition, storage, v strin
 // the check is skipped: the object in hand is no longer the object in the
 // cluster. An API error other than a conversion or validation failure ends
 // the check.
-func roundTrip(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, gr schema.GroupResource, ns, name string, s *apiextensionsv1.JSONSchemaProps) (*Loss, bool, error) {
+func roundTrip(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, gr schema.GroupResource, ns, name string, s *apiextensionsv1.JSONSchemaProps, refusedNotStored bool) (*Loss, tripOutcome, error) {
 	var read *unstructured.Unstructured
 	err := p.Attempt(ctx, func(rctx context.Context) (err error) {
 		read, err = r.Get(rctx, name, metav1.GetOptions{})
@@ -177,11 +201,13 @@ func roundTrip(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, g
 	})
 	switch {
 	case objectGone(err, gr, name):
-		return nil, true, nil
+		return nil, tripSkipped, nil
+	case refusedNotStored && pass.IsConversionRefusal(err):
+		return nil, tripNotStored, nil
 	case isObjectFailure(err):
-		return &Loss{Namespace: ns, Name: name, Error: err.Error()}, false, nil
+		return &Loss{Namespace: ns, Name: name, Error: err.Error()}, tripChecked, nil
 	case err != nil:
-		return nil, false, err
+		return nil, tripChecked, err
 	}
 	var diffs []FieldDiff
 	err = p.Attempt(ctx, func(rctx context.Context) (err error) {
@@ -190,16 +216,16 @@ func roundTrip(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, g
 	})
 	switch {
 	case objectGone(err, gr, name) || realConflict(err, gr, name):
-		return nil, true, nil
+		return nil, tripSkipped, nil
 	case isObjectFailure(err):
-		return &Loss{Namespace: ns, Name: name, Error: err.Error()}, false, nil
+		return &Loss{Namespace: ns, Name: name, Error: err.Error()}, tripChecked, nil
 	case err != nil:
-		return nil, false, err
+		return nil, tripChecked, err
 	}
 	if len(diffs) > 0 {
-		return &Loss{Namespace: ns, Name: name, Diffs: diffs}, false, nil
+		return &Loss{Namespace: ns, Name: name, Diffs: diffs}, tripChecked, nil
 	}
-	return nil, false, nil
+	return nil, tripChecked, nil
 }
 
 // hashing hashes every object src lists into set, in list order.

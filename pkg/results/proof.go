@@ -38,7 +38,10 @@ type Proof struct {
 	CheckedAt []string `json:"checkedAt,omitempty"`
 	Objects   int64    `json:"objects,omitempty"`
 	Skipped   int64    `json:"skipped,omitempty"`
-	Losses    []Loss   `json:"losses,omitempty"`
+	// NotStored the converter refused to express at Version: not stored
+	// there, so nothing of them to lose.
+	NotStored int64  `json:"notStored,omitempty"`
+	Losses    []Loss `json:"losses,omitempty"`
 }
 
 // Holds reports a proof that re-storing loses nothing.

@@ -26,9 +26,12 @@ type VerifyResult struct {
 	Unchecked []string `json:"unchecked,omitempty"`
 	// Objects were checked at every version; Skipped were deleted or
 	// changed between the read and the check, so not checked.
-	Objects int64  `json:"objects"`
-	Skipped int64  `json:"skipped"`
-	Losses  []Loss `json:"losses"`
+	Objects int64 `json:"objects"`
+	Skipped int64 `json:"skipped"`
+	// NotStored the converter refused to express at a version checked,
+	// so they are not stored there (only where the check asked that).
+	NotStored int64  `json:"notStored,omitempty"`
+	Losses    []Loss `json:"losses"`
 	// NotRecorded says why a passed check was not recorded on the CRD.
 	NotRecorded string `json:"notRecorded,omitempty"`
 }

@@ -128,3 +128,24 @@ func TestRollbackSwitchIsCheckedAndUndoneOnLoss(t *testing.T) {
 		t.Fatalf("etcd after the undone rollback: %v %v (want g-new still at v1)", c, err)
 	}
 }
+
+// A storage switch needs a converter that answers both ways, objects or
+// not: with no object, bridge proves it by a server-side dry-run create;
+// once the webhook is gone, the switch to deprecated is refused before
+// anything is written (else every write at v1 would fail after it).
+func TestASwitchNeedsAConverterThatAnswers(t *testing.T) {
+	e := newEnv(t, 0)
+	wh := installEndpoints(t, e, 0)
+	r := e.plugin("promote", "endpoints", "v2").mustCode(t, 0)
+	contains(t, "bridge with no object", r.stdout, "v2 introduced → bridge")
+
+	if err := wh.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	before := e.crdVersions()
+	r = e.plugin("promote", "endpoints", "v2")
+	if r.code != 1 || !contains1(r.stderr, "error: the conversion webhook does not answer: endpoints.net.example.com: a server-side dry-run create at v2, converted to v1 and back, failed") {
+		t.Fatalf("promote to deprecated with the webhook gone: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	sameCRDs(t, before, e.crdVersions())
+}

@@ -253,35 +253,8 @@ func TestMigrateReStoresOnceMoreWhenThePassOutlastsTheGrace(t *testing.T) {
 // takes the refusal as the answer it is, the listing at v1beta1 goes
 // object by object where a page holds one, and migrate ends done.
 func TestMigrateThroughAConverterThatWillNotExpressAnObjectAtTheOldVersion(t *testing.T) {
-	wh, err := convwebhook.Start(convwebhook.RefusesExtra)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wh.Stop()
 	const n = 10
-	s := newSwitched(t, sandbox.Options{}, n, wh.Conversion())
-	onlyV1 := []fixtures.Object{
-		{Namespace: "ns-0", Name: "a-0", Spec: map[string]any{"hostPort": "h:1", "extra": "v1-only"}},
-		{Namespace: "ns-1", Name: "a-1", Spec: map[string]any{"hostPort": "h:2", "extra": "v1-only"}},
-	}
-	// Created at v1 once the switch is in effect: before, v1 objects are
-	// stored at v1beta1, which the converter refuses them.
-	for _, o := range onlyV1 {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			err := s.fx.CreateObjects(t.Context(), s.gvr, "Widget", []fixtures.Object{o})
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) || !strings.Contains(err.Error(), "has no form") {
-				t.Fatal(err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	if _, err := s.fx.Dynamic.Resource(v1beta1).Namespace("ns-0").Get(t.Context(), "a-0", metav1.GetOptions{}); err == nil {
-		t.Fatal("setup: the converter expressed a-0 at v1beta1")
-	}
+	s := newRefusing(t, n, "a-0", "a-1")
 	o := opts()
 	o.PageSize = 4
 	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
@@ -296,6 +269,72 @@ func TestMigrateThroughAConverterThatWillNotExpressAnObjectAtTheOldVersion(t *te
 	}
 	if got := s.holding(t, "v1", "extra"); got != 2 {
 		t.Errorf("%d objects hold spec.extra at v1, want 2", got)
+	}
+}
+
+// newRefusing is n objects stored at v1beta1 and, once storage is v1, one
+// object of each name given written at v1 with spec.extra, which the
+// converter of the CRD will not express at v1beta1.
+func newRefusing(t *testing.T, n int, onlyV1 ...string) *switched {
+	t.Helper()
+	wh, err := convwebhook.Start(convwebhook.RefusesExtra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = wh.Stop() })
+	s := newSwitched(t, sandbox.Options{}, n, wh.Conversion())
+	for i, name := range onlyV1 {
+		o := fixtures.Object{Namespace: fmt.Sprintf("ns-%d", i%2), Name: name, Spec: map[string]any{"hostPort": fmt.Sprintf("h:%d", i), "extra": "v1-only"}}
+		// Created at v1 once the switch is in effect: before, v1 objects are
+		// stored at v1beta1, which the converter refuses them.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			err := s.fx.CreateObjects(t.Context(), s.gvr, "Widget", []fixtures.Object{o})
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) || !strings.Contains(err.Error(), "has no form") {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if _, err := s.fx.Dynamic.Resource(v1beta1).Namespace(o.Namespace).Get(t.Context(), name, metav1.GetOptions{}); err == nil {
+			t.Fatalf("setup: the converter expressed %s at v1beta1", name)
+		}
+	}
+	return s
+}
+
+// The check after a switch reads every object at the old version: a page
+// holding an object the converter will not express there is listed where
+// it converts least, and that object is known not stored at v1beta1, not
+// a loss; the others are checked one by one.
+func TestTheSwitchCheckTakesARefusalAsNotStoredThere(t *testing.T) {
+	const n = 10
+	s := newRefusing(t, n, "a-0", "a-1")
+	crd, err := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proofs, err := migrate.ProveRestorable(t.Context(), s.clients, crd, migrate.ProveOptions{PageSize: 4, DryRun: migrate.DryRunServer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(proofs) != 1 || !proofs[0].Holds() || proofs[0].NotStored != 2 || proofs[0].Objects != n {
+		t.Fatalf("%+v: want the %d objects checked and the 2 only v1 expresses known not stored at v1beta1", proofs, n)
+	}
+}
+
+// Every object the probe asks about is one the converter refuses at
+// v1beta1: it answered each time, with a no, so migrate goes on.
+func TestMigrateWhenTheConverterRefusesEveryObjectItIsAskedAbout(t *testing.T) {
+	s := newRefusing(t, 0, "a-0", "a-1")
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Pruned || res.NotAtOld != 2 || res.Failed != 0 {
+		t.Fatalf("%+v: want the 2 objects known not stored at v1beta1 and the prune", res)
 	}
 }
 

@@ -1,0 +1,66 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// ErrConverterUnproven: no object could show that the conversion webhook
+// converts between two versions: none exists, and the smallest one the
+// schema seems to allow was refused before any conversion.
+var ErrConverterUnproven = errors.New("the conversion webhook could not be shown to answer")
+
+// ProveConverter shows that the CRD's conversion webhook converts an
+// object both ways between version v and the storage version, objects or
+// not: a server-side dry-run create at v of the smallest object the schema
+// allows (lifecycle.MinimalObject) is converted to the storage version to
+// be encoded and back to v to be answered, and nothing is persisted. Where
+// the schema refuses that object before any conversion, one existing
+// object read at v and sent back as a dry-run update at v shows the same.
+// Without a webhook there is nothing to prove.
+func ProveConverter(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string) error {
+	if !lifecycle.ConvertsByWebhook(crd) {
+		return nil
+	}
+	storage := lifecycle.StorageVersion(crd)
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
+	failed := func(how string, err error) error {
+		return fmt.Errorf("%w: %s: %s at %s, converted to %s and back, failed: %v", ErrWebhookUnavailable, crd.Name, how, v, storage, err)
+	}
+	probe := &unstructured.Unstructured{Object: lifecycle.MinimalObject(crd, v, "crdversion-probe-"+rand.String(8), metav1.NamespaceDefault)}
+	r := dyn.Resource(gvr).Namespace(probe.GetNamespace())
+	_, err := r.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: FieldManager})
+	switch {
+	case err == nil:
+		return nil
+	case pass.IsConversionFailure(err):
+		return failed("a server-side dry-run create", err)
+	}
+	refused := err
+	list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+	switch {
+	case pass.IsConversionFailure(err):
+		return failed("a read", err)
+	case err != nil:
+		return err
+	case len(list.Items) == 0:
+		return fmt.Errorf("%w: %s has no object, and the smallest one its schema at %s seems to allow was refused before any conversion (%v): create one object at %s and run this again", ErrConverterUnproven, crd.Name, v, refused, v)
+	}
+	o := &list.Items[0]
+	_, err = dyn.Resource(gvr).Namespace(o.GetNamespace()).Update(ctx, o, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: FieldManager})
+	if pass.IsConversionFailure(err) {
+		return failed(fmt.Sprintf("a server-side dry-run update of %s", o.GetName()), err)
+	}
+	return err
+}
