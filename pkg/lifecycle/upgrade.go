@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
@@ -27,6 +28,10 @@ const (
 	FindingClients FindingKind = "clients"
 	// FindingUnchecked: a cluster of a fleet the check could not run on.
 	FindingUnchecked FindingKind = "unchecked"
+	// FindingDropped: a CRD that the old manifests or the cluster have and
+	// the new manifests lack: an apply that prunes deletes it, and with it
+	// every object of it.
+	FindingDropped FindingKind = "dropped"
 )
 
 // Finding is one thing an upgrade to a new CRD manifest would do that a
@@ -278,15 +283,121 @@ func Unserved(old, new *apiextensionsv1.CustomResourceDefinition) []string {
 }
 
 // CheckFiles compares new manifests with the ones they replace, matched by
-// CRD name; a CRD new to the files has nothing to compare with.
+// CRD name; a CRD new to the files has nothing to compare with, and a CRD
+// of the old files that the new ones lack is dropped (see Dropped).
 func CheckFiles(old, new []*apiextensionsv1.CustomResourceDefinition) []Finding {
 	byName := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	for _, o := range old {
 		byName[o.Name] = o
 	}
+	inNew := map[string]bool{}
 	var out []Finding
 	for _, n := range new {
+		inNew[n.Name] = true
 		out = append(out, CheckUpgrade(byName[n.Name], n, nil)...)
 	}
+	for _, o := range old {
+		if inNew[o.Name] {
+			continue
+		}
+		inNew[o.Name] = true // reported once, however many documents name it
+		out = append(out, Dropped(o, RenamedTo(o, new), nil))
+	}
 	return out
+}
+
+// RenamedTo returns the CRD of crds that has old's kind and plural under
+// another group (old's group renamed), nil if there is none.
+func RenamedTo(old *apiextensionsv1.CustomResourceDefinition, crds []*apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+	for _, c := range crds {
+		if c.Spec.Group != old.Spec.Group && c.Spec.Names.Kind == old.Spec.Names.Kind && c.Spec.Names.Plural == old.Spec.Names.Plural {
+			return c
+		}
+	}
+	return nil
+}
+
+// DroppedObjects is what a cluster shows of the objects of a dropped CRD.
+type DroppedObjects struct {
+	// Counted: the API server answered the list. Count is how many objects
+	// there are, or, with AtLeast, a lower bound (it did not say how many
+	// more).
+	Counted bool
+	Count   int64
+	AtLeast bool
+	// Why says why they could not be counted.
+	Why string
+}
+
+// Dropped is the finding for old, a CRD that the old manifests or the
+// cluster have and the new manifests lack. to is the new manifests' CRD of
+// the same kind and plural under another group (RenamedTo), nil if none;
+// given, the finding is a rename, whose objects do not follow it. live is
+// what the cluster shows of old's objects, nil without a cluster.
+//
+// It is an error, for an apply that prunes (Argo CD or Flux with pruning,
+// kubectl apply --prune) deletes the CRD and, with it, every object of it;
+// only a CRD that the cluster shows without objects is a warning.
+func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedObjects) Finding {
+	f := Finding{Severity: SeverityError, Kind: FindingDropped, CRD: old.Name, Rule: "crdDropped"}
+	const pruning = "an apply that prunes (Argo CD or Flux with pruning, kubectl apply --prune)"
+	where, all := "is in the old manifests", "every object of it"
+	empty := false
+	if live != nil {
+		switch {
+		case !live.Counted:
+			where = fmt.Sprintf("is on the cluster (its objects could not be counted: %s)", live.Why)
+		case live.Count == 0:
+			where, empty = "is on the cluster with no object", true
+		case live.AtLeast:
+			where = "is on the cluster with objects"
+		case live.Count == 1:
+			where, all = "is on the cluster with 1 object", "its 1 object"
+		default:
+			where, all = fmt.Sprintf("is on the cluster with %d objects", live.Count), fmt.Sprintf("all %d objects of it", live.Count)
+		}
+	}
+	if empty {
+		f.Severity = SeverityWarning
+	}
+	gone := fmt.Sprintf("%s deletes %s and, with it, %s; a plain kubectl apply leaves it", pruning, old.Name, all)
+	if empty {
+		gone = fmt.Sprintf("nothing is lost: %s deletes %s; a plain kubectl apply leaves it", pruning, old.Name)
+	}
+	if to == nil {
+		f.Message = fmt.Sprintf("%s %s and not in the new manifests: %s", old.Name, where, gone)
+		f.Fix = []Advice{
+			advise(nil, "keep %s in the manifests while any object of it is to stay", old.Name),
+			advise(nil, "to retire it: delete its objects first (kubectl delete %s --all -A, on every cluster; a controller may clean up what they manage), then drop it from the manifests", old.Name)}
+		return f
+	}
+	f.Rule = "crdRenamed"
+	newGroup := to.Spec.Group
+	rename := "a group rename, and objects do not move between groups"
+	if empty {
+		rename = "a group rename"
+	}
+	f.Message = fmt.Sprintf("%s %s and not in the new manifests, which have %s, the same kind (%s, plural %s) under group %s: %s. %s beside %s",
+		old.Name, where, to.Name, old.Spec.Names.Kind, old.Spec.Names.Plural, newGroup, rename, upperFirst(gone), to.Name)
+	if empty {
+		f.Fix = []Advice{
+			advise(nil, "move the clients and controllers of %s to %s: once %s is deleted, requests to it fail", old.Spec.Group, newGroup, old.Name)}
+		return f
+	}
+	version := StorageVersion(to)
+	if version == "" {
+		version = "VERSION"
+	}
+	f.Fix = []Advice{
+		advise(nil, "keep %s in the manifests beside %s until its objects are moved", old.Name, to.Name),
+		advise(nil, "create each object again under %s (apiVersion: %s/%s, kind %s, the same name and namespace, without the old object's metadata.uid and resourceVersion), and move its clients and controllers to %s", newGroup, newGroup, version, to.Spec.Names.Kind, newGroup),
+		advise(nil, "then, once no controller acts on them (one may clean up what a deleted object manages), delete the objects of %s (kubectl delete %s --all -A, on every cluster) and drop it from the manifests", old.Name, old.Name)}
+	return f
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
