@@ -35,7 +35,9 @@ type Options struct {
 // CRD sent to the API server as a server-side dry run (an update of the
 // live CRD, or a create), so everything else it would refuse is reported in
 // its own words, then (with opts.Objects) every live object validated
-// against the new schemas. Nothing is persisted.
+// against the new schemas. A live CRD of a new one's kind and plural under
+// another group, which the new manifests lack, is reported as a rename
+// (renamedFrom). Nothing is persisted.
 func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextensionsv1.CustomResourceDefinition, opts Options) ([]lifecycle.Finding, error) {
 	// CRDs are checked eight at a time (500 CRDs in seconds); findings
 	// keep the order of the manifests.
@@ -48,12 +50,18 @@ func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextension
 		}
 		return usage.DeprecatedRequests(ctx, c.Discovery.RESTClient())
 	})
+	// Discovery is read once, for the live CRDs the new ones may rename.
+	groups := sync.OnceValues(func() (servedGroups, error) { return discoverGroups(c.Discovery) })
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for i, n := range crds {
 		g.Go(func() error {
 			var err error
-			found[i], err = checkOne(gctx, c, n, opts, metrics)
+			if found[i], err = checkOne(gctx, c, n, opts, metrics); err != nil {
+				return err
+			}
+			renamed, err := renamedFrom(gctx, c, n, crds, groups)
+			found[i] = append(found[i], renamed...)
 			return err
 		})
 	}
@@ -61,8 +69,18 @@ func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextension
 		return nil, err
 	}
 	var out []lifecycle.Finding
+	dropped := map[string]bool{}
 	for _, f := range found {
-		out = append(out, f...)
+		for _, d := range f {
+			// A live CRD that two new ones could rename is reported once.
+			if d.Kind == lifecycle.FindingDropped {
+				if dropped[d.CRD] {
+					continue
+				}
+				dropped[d.CRD] = true
+			}
+			out = append(out, d)
+		}
 	}
 	return out, nil
 }
