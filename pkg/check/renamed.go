@@ -59,7 +59,10 @@ func discoverGroups(d discovery.DiscoveryInterface) (servedGroups, error) {
 // each with every object of it, and none of its objects moves to n's group.
 // Only these are reported of the CRDs the new manifests lack: a cluster
 // holds CRDs from many sources, and new manifests are usually a few of them.
-func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, crds []*apiextensionsv1.CustomResourceDefinition, groups func() (servedGroups, error)) ([]lifecycle.Finding, error) {
+// Even of these, one whose marks tell another source applied it (Istio's
+// Gateway beside the Gateway API's) is left out; refs are the new manifests
+// and the live CRDs of their names, whose marks are compared.
+func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, crds, refs []*apiextensionsv1.CustomResourceDefinition, groups func() (servedGroups, error)) ([]lifecycle.Finding, error) {
 	served, err := groups()
 	if err != nil || served == nil {
 		return nil, err
@@ -77,11 +80,16 @@ func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.Cust
 		case err != nil:
 			return nil, fmt.Errorf("reading CRD %s: %w", name, err)
 		}
-		objects, err := countObjects(ctx, c.Metadata, live)
+		same, unrelated := lifecycle.SameSource(live, refs)
+		if unrelated {
+			continue
+		}
+		shown, err := countObjects(ctx, c.Metadata, live)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, lifecycle.Dropped(live, n, &objects))
+		shown.SameSource = same
+		out = append(out, lifecycle.Dropped(live, n, &shown))
 	}
 	return out, nil
 }
@@ -94,7 +102,7 @@ func inManifests(name string, crds []*apiextensionsv1.CustomResourceDefinition) 
 // limit 1, whose remainingItemCount says how many more there are. A list
 // the API server refuses (forbidden, no version served) leaves them
 // uncounted, with why.
-func countObjects(ctx context.Context, md metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition) (lifecycle.DroppedObjects, error) {
+func countObjects(ctx context.Context, md metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition) (lifecycle.DroppedLive, error) {
 	// The storage version where served: no conversion for the read.
 	version := ""
 	for _, v := range crd.Spec.Versions {
@@ -103,21 +111,21 @@ func countObjects(ctx context.Context, md metadata.Interface, crd *apiextensions
 		}
 	}
 	if version == "" {
-		return lifecycle.DroppedObjects{Why: "it serves no version"}, nil
+		return lifecycle.DroppedLive{Why: "it serves no version"}, nil
 	}
 	if md == nil {
-		return lifecycle.DroppedObjects{Why: "no client to list them"}, nil
+		return lifecycle.DroppedLive{Why: "no client to list them"}, nil
 	}
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: version, Resource: crd.Spec.Names.Plural}
 	list, err := md.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
 	var status apierrors.APIStatus
 	switch {
 	case err != nil && errors.As(err, &status):
-		return lifecycle.DroppedObjects{Why: status.Status().Message}, nil
+		return lifecycle.DroppedLive{Why: status.Status().Message}, nil
 	case err != nil:
-		return lifecycle.DroppedObjects{}, fmt.Errorf("counting the objects of %s: %w", crd.Name, err)
+		return lifecycle.DroppedLive{}, fmt.Errorf("counting the objects of %s: %w", crd.Name, err)
 	}
-	got := lifecycle.DroppedObjects{Counted: true, Count: int64(len(list.Items))}
+	got := lifecycle.DroppedLive{Counted: true, Count: int64(len(list.Items))}
 	switch {
 	case list.GetRemainingItemCount() != nil:
 		got.Count += *list.GetRemainingItemCount()

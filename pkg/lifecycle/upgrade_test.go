@@ -199,7 +199,7 @@ func TestDroppedSaysWhatIsLost(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		to       *apiextensionsv1.CustomResourceDefinition
-		live     *DroppedObjects
+		live     *DroppedLive
 		severity Severity
 		rule     string
 		message  []string
@@ -211,18 +211,23 @@ func TestDroppedSaysWhatIsLost(t *testing.T) {
 		{name: "from files, renamed", to: to, severity: SeverityError, rule: "crdRenamed",
 			message: []string{"not in the new manifests, which have widgets.example.org, the same kind (Widget, plural widgets) under group example.org", "objects do not move between groups", "deletes widgets.example.com and, with it, every object of it", "a plain kubectl apply leaves it beside widgets.example.org"},
 			fix:     []string{"keep widgets.example.com in the manifests beside widgets.example.org until its objects are moved", "create each object again under example.org (apiVersion: example.org/v1, kind Widget", "delete the objects of widgets.example.com"}},
-		{name: "on a cluster, renamed, with objects", to: to, live: &DroppedObjects{Counted: true, Count: 12}, severity: SeverityError, rule: "crdRenamed",
-			message: []string{"widgets.example.com is on the cluster with 12 objects and not in the new manifests", "deletes widgets.example.com and, with it, all 12 objects of it"},
+		{name: "on a cluster, renamed, with objects", to: to, live: &DroppedLive{Counted: true, Count: 12, SameSource: "Helm release web in default"}, severity: SeverityError, rule: "crdRenamed",
+			message: []string{"widgets.example.com is on the cluster with 12 objects and not in the new manifests", "a group rename (both from Helm release web in default), and objects do not move between groups", "deletes widgets.example.com and, with it, all 12 objects of it"},
 			fix:     []string{"keep widgets.example.com in the manifests beside widgets.example.org", "create each object again under example.org", "delete the objects"}},
-		{name: "on a cluster, one object", to: to, live: &DroppedObjects{Counted: true, Count: 1}, severity: SeverityError, rule: "crdRenamed",
+		{name: "on a cluster, one object", to: to, live: &DroppedLive{Counted: true, Count: 1, SameSource: "Helm chart web"}, severity: SeverityError, rule: "crdRenamed",
 			message: []string{"is on the cluster with 1 object and", "deletes widgets.example.com and, with it, its 1 object"}},
-		{name: "on a cluster, more than the API server counted", to: to, live: &DroppedObjects{Counted: true, Count: 1, AtLeast: true}, severity: SeverityError, rule: "crdRenamed",
+		{name: "on a cluster, more than the API server counted", to: to, live: &DroppedLive{Counted: true, Count: 1, AtLeast: true, SameSource: "Helm chart web"}, severity: SeverityError, rule: "crdRenamed",
 			message: []string{"is on the cluster with objects and", "every object of it"}},
-		{name: "on a cluster, objects not countable: as if it had some", to: to, live: &DroppedObjects{Why: "forbidden"}, severity: SeverityError, rule: "crdRenamed",
+		{name: "on a cluster, objects not countable: as if it had some", to: to, live: &DroppedLive{Why: "forbidden", SameSource: "Helm chart web"}, severity: SeverityError, rule: "crdRenamed",
 			message: []string{"is on the cluster (its objects could not be counted: forbidden) and", "every object of it"}},
-		{name: "on a cluster, no object: nothing is lost", to: to, live: &DroppedObjects{Counted: true}, severity: SeverityWarning, rule: "crdRenamed",
-			message: []string{"is on the cluster with no object", "a group rename. Nothing is lost: an apply that prunes", "deletes widgets.example.com; a plain kubectl apply leaves it beside widgets.example.org"},
+		{name: "on a cluster, no object: nothing is lost", to: to, live: &DroppedLive{Counted: true, SameSource: "Helm chart web"}, severity: SeverityWarning, rule: "crdRenamed",
+			message: []string{"is on the cluster with no object", "a group rename (both from Helm chart web). Nothing is lost: an apply that prunes", "deletes widgets.example.com; a plain kubectl apply leaves it beside widgets.example.org"},
 			fix:     []string{"move the clients and controllers of example.com to example.org"}},
+		{name: "on a cluster, nothing tells the same source applied it: a warning", to: to, live: &DroppedLive{Counted: true, Count: 12}, severity: SeverityWarning, rule: "crdRenamed",
+			message: []string{"is on the cluster with 12 objects", "if they replace it (nothing tells: no Helm release, Argo CD application, Flux label, chart or part-of label in common), a group rename, and objects do not move between groups", "all 12 objects of it"},
+			fix:     []string{"keep widgets.example.com in the manifests beside widgets.example.org", "create each object again", "delete the objects"}},
+		{name: "on a cluster, nothing tells, no object: a note", to: to, live: &DroppedLive{Counted: true}, severity: SeverityNote, rule: "crdRenamed",
+			message: []string{"is on the cluster with no object", "if they replace it", "Nothing is lost"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := Dropped(old, tc.to, tc.live)
@@ -244,6 +249,52 @@ func TestDroppedSaysWhatIsLost(t *testing.T) {
 				if !strings.Contains(f.Fix[i].Text, want) {
 					t.Errorf("fix %d: %q\nlacks %q", i+1, f.Fix[i].Text, want)
 				}
+			}
+		})
+	}
+}
+
+// Whether what applies the new manifests applied a live CRD too: the
+// marks of the tool whose apply prunes first, then the project's.
+func TestSameSource(t *testing.T) {
+	with := func(labels, annotations map[string]string) *apiextensionsv1.CustomResourceDefinition {
+		c := crd(nil, "v1:served,storage")
+		c.Labels, c.Annotations = labels, annotations
+		return c
+	}
+	helm := func(release, ns string) map[string]string {
+		return map[string]string{"meta.helm.sh/release-name": release, "meta.helm.sh/release-namespace": ns}
+	}
+	type m = map[string]string
+	for _, tc := range []struct {
+		name      string
+		live      *apiextensionsv1.CustomResourceDefinition
+		refs      []*apiextensionsv1.CustomResourceDefinition
+		evidence  string
+		unrelated bool
+	}{
+		{name: "no marks anywhere", live: with(nil, nil), refs: []*apiextensionsv1.CustomResourceDefinition{with(nil, nil)}},
+		{name: "the same Helm release as a live sibling", live: with(nil, helm("web", "apps")),
+			refs: []*apiextensionsv1.CustomResourceDefinition{with(nil, nil), with(nil, helm("web", "apps"))}, evidence: "Helm release web in apps"},
+		{name: "another Helm release of the same chart: two sources", live: with(m{"helm.sh/chart": "web-1.2.0"}, helm("web-a", "apps")),
+			refs: []*apiextensionsv1.CustomResourceDefinition{with(m{"helm.sh/chart": "web-1.3.0"}, helm("web-b", "apps"))}, unrelated: true},
+		{name: "the same release name in another namespace", live: with(nil, helm("web", "a")), refs: []*apiextensionsv1.CustomResourceDefinition{with(nil, helm("web", "b"))}, unrelated: true},
+		{name: "the same Argo CD application", live: with(nil, m{"argocd.argoproj.io/tracking-id": "web:apiextensions.k8s.io/CustomResourceDefinition:/widgets.example.com"}),
+			refs: []*apiextensionsv1.CustomResourceDefinition{with(nil, m{"argocd.argoproj.io/tracking-id": "web:apiextensions.k8s.io/CustomResourceDefinition:/gadgets.example.com"})}, evidence: "Argo CD application web"},
+		{name: "another Argo CD application", live: with(nil, m{"argocd.argoproj.io/tracking-id": "istio:apiextensions.k8s.io/CustomResourceDefinition:/gateways.networking.istio.io"}),
+			refs: []*apiextensionsv1.CustomResourceDefinition{with(nil, m{"argocd.argoproj.io/tracking-id": "gateway-api:apiextensions.k8s.io/CustomResourceDefinition:/httproutes.gateway.networking.k8s.io"})}, unrelated: true},
+		{name: "the same Flux Kustomization", live: with(m{"kustomize.toolkit.fluxcd.io/name": "infra", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}, nil),
+			refs: []*apiextensionsv1.CustomResourceDefinition{with(m{"kustomize.toolkit.fluxcd.io/name": "infra", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}, nil)}, evidence: "Flux Kustomization infra in flux-system"},
+		{name: "a chart rendered by helm template: the chart name, whatever its version", live: with(m{"helm.sh/chart": "web-1.2.0"}, helm("web", "apps")),
+			refs: []*apiextensionsv1.CustomResourceDefinition{with(m{"helm.sh/chart": "web-2.0.0-rc.1"}, nil)}, evidence: "Helm chart web"},
+		{name: "another chart", live: with(m{"helm.sh/chart": "istio-base-1.20.0"}, nil), refs: []*apiextensionsv1.CustomResourceDefinition{with(m{"helm.sh/chart": "gateway-api-v1.1.0"}, nil)}, unrelated: true},
+		{name: "the same part-of", live: with(m{"app.kubernetes.io/part-of": "web"}, nil), refs: []*apiextensionsv1.CustomResourceDefinition{with(m{"app.kubernetes.io/part-of": "web"}, nil)}, evidence: "label app.kubernetes.io/part-of=web"},
+		{name: "a mark on one side only tells nothing", live: with(m{"app.kubernetes.io/part-of": "web"}, helm("web", "apps")), refs: []*apiextensionsv1.CustomResourceDefinition{with(nil, nil)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			evidence, unrelated := SameSource(tc.live, tc.refs)
+			if evidence != tc.evidence || unrelated != tc.unrelated {
+				t.Errorf("got %q, unrelated %v; want %q, %v", evidence, unrelated, tc.evidence, tc.unrelated)
 			}
 		})
 	}
