@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -35,7 +36,9 @@ type Options struct {
 // CRD sent to the API server as a server-side dry run (an update of the
 // live CRD, or a create), so everything else it would refuse is reported in
 // its own words, then (with opts.Objects) every live object validated
-// against the new schemas. Nothing is persisted.
+// against the new schemas. A live CRD of a new one's kind and plural under
+// another group, which the new manifests lack, is reported as a rename
+// (renamedFrom). Nothing is persisted.
 func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextensionsv1.CustomResourceDefinition, opts Options) ([]lifecycle.Finding, error) {
 	// CRDs are checked eight at a time (500 CRDs in seconds); findings
 	// keep the order of the manifests.
@@ -48,33 +51,57 @@ func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextension
 		}
 		return usage.DeprecatedRequests(ctx, c.Discovery.RESTClient())
 	})
+	live := make([]*apiextensionsv1.CustomResourceDefinition, len(crds))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for i, n := range crds {
 		g.Go(func() error {
 			var err error
-			found[i], err = checkOne(gctx, c, n, opts, metrics)
+			found[i], live[i], err = checkOne(gctx, c, n, opts, metrics)
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	// What applies the new manifests shows on them and on the live CRDs
+	// of the same names: a rename is told from an unrelated CRD by it.
+	refs := slices.Clone(crds)
+	for _, l := range live {
+		if l != nil {
+			refs = append(refs, l)
+		}
+	}
+	// Discovery is read once, for the live CRDs the new ones may rename.
+	groups := sync.OnceValues(func() (servedGroups, error) { return discoverGroups(c.Discovery) })
 	var out []lifecycle.Finding
-	for _, f := range found {
-		out = append(out, f...)
+	dropped := map[string]bool{}
+	for i, n := range crds {
+		renamed, err := renamedFrom(ctx, c, n, crds, refs, groups)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found[i]...)
+		for _, d := range renamed {
+			// A live CRD that two new ones could rename is reported once.
+			if !dropped[d.CRD] {
+				dropped[d.CRD] = true
+				out = append(out, d)
+			}
+		}
 	}
 	return out, nil
 }
 
 // checkOne compares one new CRD with the live one.
-func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, opts Options, metrics func() (*usage.DeprecatedAPIs, error)) ([]lifecycle.Finding, error) {
+// It also returns the live CRD, nil when there is none.
+func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, opts Options, metrics func() (*usage.DeprecatedAPIs, error)) ([]lifecycle.Finding, *apiextensionsv1.CustomResourceDefinition, error) {
 	live, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		live = nil
 	case err != nil:
-		return nil, fmt.Errorf("reading CRD %s: %w", n.Name, err)
+		return nil, nil, fmt.Errorf("reading CRD %s: %w", n.Name, err)
 	}
 	var stored []string
 	if live != nil {
@@ -93,25 +120,25 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 		}
 	}
 	if err := cluster.RequireAccess(ctx, c, n, a, nil); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := lifecycle.CheckUpgrade(live, n, stored)
 	server, err := dryRunApply(ctx, c.CRDs, live, n)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out = append(out, serverFindings(n.Name, server, out)...)
 	if live == nil {
-		return lifecycle.Consequence(out, nil, opts.Policy), nil
+		return lifecycle.Consequence(out, nil, opts.Policy), live, nil
 	}
 	if gone := lifecycle.Unserved(live, n); len(gone) > 0 {
 		requests, err := metrics()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		managers, err := usage.VersionManagers(ctx, c.Metadata, live, gone, max(opts.PageSize, 1))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, v := range gone {
 			if len(managers[v]) > 0 {
@@ -123,7 +150,7 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 		}
 	}
 	if !opts.Objects {
-		return lifecycle.Consequence(out, nil, opts.Policy), nil
+		return lifecycle.Consequence(out, nil, opts.Policy), live, nil
 	}
 	vo := validateOptions{PageSize: max(opts.PageSize, 1)}
 	if opts.Progress != nil {
@@ -131,13 +158,13 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 	}
 	objs, counts, err := validateObjects(ctx, c.Dynamic, live, n, vo)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	validated := map[string]int64{}
 	for v, count := range counts {
 		validated[n.Name+"/"+v] = count
 	}
-	return lifecycle.Consequence(append(out, objs...), validated, opts.Policy), nil
+	return lifecycle.Consequence(append(out, objs...), validated, opts.Policy), live, nil
 }
 
 // dryRunApply sends the new CRD as a server-side dry run of what an apply

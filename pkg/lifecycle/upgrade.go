@@ -2,7 +2,9 @@ package lifecycle
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
@@ -27,6 +29,10 @@ const (
 	FindingClients FindingKind = "clients"
 	// FindingUnchecked: a cluster of a fleet the check could not run on.
 	FindingUnchecked FindingKind = "unchecked"
+	// FindingDropped: a CRD that the old manifests or the cluster have and
+	// the new manifests lack: an apply that prunes deletes it, and with it
+	// every object of it.
+	FindingDropped FindingKind = "dropped"
 )
 
 // Finding is one thing an upgrade to a new CRD manifest would do that a
@@ -278,15 +284,217 @@ func Unserved(old, new *apiextensionsv1.CustomResourceDefinition) []string {
 }
 
 // CheckFiles compares new manifests with the ones they replace, matched by
-// CRD name; a CRD new to the files has nothing to compare with.
+// CRD name; a CRD new to the files has nothing to compare with, and a CRD
+// of the old files that the new ones lack is dropped (see Dropped).
 func CheckFiles(old, new []*apiextensionsv1.CustomResourceDefinition) []Finding {
 	byName := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	for _, o := range old {
 		byName[o.Name] = o
 	}
+	inNew := map[string]bool{}
 	var out []Finding
 	for _, n := range new {
+		inNew[n.Name] = true
 		out = append(out, CheckUpgrade(byName[n.Name], n, nil)...)
 	}
+	for _, o := range old {
+		if inNew[o.Name] {
+			continue
+		}
+		inNew[o.Name] = true // reported once, however many documents name it
+		out = append(out, Dropped(o, RenamedTo(o, new), nil))
+	}
 	return out
+}
+
+// RenamedTo returns the CRD of crds that has old's kind and plural under
+// another group (old's group renamed), nil if there is none.
+func RenamedTo(old *apiextensionsv1.CustomResourceDefinition, crds []*apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+	for _, c := range crds {
+		if c.Spec.Group != old.Spec.Group && c.Spec.Names.Kind == old.Spec.Names.Kind && c.Spec.Names.Plural == old.Spec.Names.Plural {
+			return c
+		}
+	}
+	return nil
+}
+
+// DroppedLive is what a cluster shows of a dropped CRD.
+type DroppedLive struct {
+	// Counted: the API server answered the list of its objects. Count is
+	// how many there are, or, with AtLeast, a lower bound (it did not say
+	// how many more).
+	Counted bool
+	Count   int64
+	AtLeast bool
+	// Why says why they could not be counted.
+	Why string
+	// SameSource is the evidence that what applies the new manifests
+	// applied it too (SameSource), "" when nothing tells.
+	SameSource string
+}
+
+// Dropped is the finding for old, a CRD that the old manifests or the
+// cluster have and the new manifests lack. to is the new manifests' CRD of
+// the same kind and plural under another group (RenamedTo), nil if none;
+// given, the finding is a rename, whose objects do not follow it. live is
+// what the cluster shows of old, nil without a cluster.
+//
+// From files it is an error: an apply that prunes (Argo CD or Flux with
+// pruning, kubectl apply --prune) deletes the CRD and, with it, every
+// object of it. On a cluster, whose CRDs come from many sources, it is an
+// error only where the same source applied old (live.SameSource) and old
+// has objects (or they could not be counted), a warning where it has none;
+// where nothing tells, a warning, a note without objects.
+func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLive) Finding {
+	f := Finding{Severity: SeverityError, Kind: FindingDropped, CRD: old.Name, Rule: "crdDropped"}
+	const pruning = "an apply that prunes (Argo CD or Flux with pruning, kubectl apply --prune)"
+	where, all := "is in the old manifests", "every object of it"
+	empty, unsure := false, false
+	if live != nil {
+		switch {
+		case !live.Counted:
+			where = fmt.Sprintf("is on the cluster (its objects could not be counted: %s)", live.Why)
+		case live.Count == 0:
+			where, empty = "is on the cluster with no object", true
+		case live.AtLeast:
+			where = "is on the cluster with objects"
+		case live.Count == 1:
+			where, all = "is on the cluster with 1 object", "its 1 object"
+		default:
+			where, all = fmt.Sprintf("is on the cluster with %d objects", live.Count), fmt.Sprintf("all %d objects of it", live.Count)
+		}
+		unsure = live.SameSource == ""
+		switch {
+		case unsure && empty:
+			f.Severity = SeverityNote
+		case unsure || empty:
+			f.Severity = SeverityWarning
+		}
+	}
+	gone := fmt.Sprintf("%s deletes %s and, with it, %s; a plain kubectl apply leaves it", pruning, old.Name, all)
+	if empty {
+		gone = fmt.Sprintf("nothing is lost: %s deletes %s; a plain kubectl apply leaves it", pruning, old.Name)
+	}
+	if to == nil {
+		f.Message = fmt.Sprintf("%s %s and not in the new manifests: %s", old.Name, where, gone)
+		f.Fix = []Advice{
+			advise(nil, "keep %s in the manifests while any object of it is to stay", old.Name),
+			advise(nil, "to retire it: delete its objects first (kubectl delete %s --all -A, on every cluster; a controller may clean up what they manage), then drop it from the manifests", old.Name)}
+		return f
+	}
+	f.Rule = "crdRenamed"
+	newGroup := to.Spec.Group
+	rename := "a group rename"
+	switch {
+	case unsure:
+		rename = "if they replace it (nothing tells: no Helm release, Argo CD application, Flux label, chart or part-of label in common), a group rename"
+	case live != nil:
+		rename = fmt.Sprintf("a group rename (both from %s)", live.SameSource)
+	}
+	if !empty {
+		rename += ", and objects do not move between groups"
+	}
+	f.Message = fmt.Sprintf("%s %s and not in the new manifests, which have %s, the same kind (%s, plural %s) under group %s: %s. %s beside %s",
+		old.Name, where, to.Name, old.Spec.Names.Kind, old.Spec.Names.Plural, newGroup, rename, upperFirst(gone), to.Name)
+	if empty {
+		f.Fix = []Advice{
+			advise(nil, "move the clients and controllers of %s to %s: once %s is deleted, requests to it fail", old.Spec.Group, newGroup, old.Name)}
+		return f
+	}
+	version := StorageVersion(to)
+	if version == "" {
+		version = "VERSION"
+	}
+	f.Fix = []Advice{
+		advise(nil, "keep %s in the manifests beside %s until its objects are moved", old.Name, to.Name),
+		advise(nil, "create each object again under %s (apiVersion: %s/%s, kind %s, the same name and namespace, without the old object's metadata.uid and resourceVersion), and move its clients and controllers to %s", newGroup, newGroup, version, to.Spec.Names.Kind, newGroup),
+		advise(nil, "then, once no controller acts on them (one may clean up what a deleted object manages), delete the objects of %s (kubectl delete %s --all -A, on every cluster) and drop it from the manifests", old.Name, old.Name)}
+	return f
+}
+
+// sourceMark reads one mark of what applied a CRD ("" when it has none),
+// and names it (a format of its value).
+type sourceMark struct {
+	what  string
+	value func(c *apiextensionsv1.CustomResourceDefinition) string
+}
+
+func labelMark(key string) sourceMark {
+	return sourceMark{"label " + key + "=%s", func(c *apiextensionsv1.CustomResourceDefinition) string { return c.Labels[key] }}
+}
+
+func namespacedMark(what, name, namespace string, in func(*apiextensionsv1.CustomResourceDefinition) map[string]string) sourceMark {
+	return sourceMark{what, func(c *apiextensionsv1.CustomResourceDefinition) string {
+		if n := in(c)[name]; n != "" {
+			return n + " in " + in(c)[namespace]
+		}
+		return ""
+	}}
+}
+
+func annotations(c *apiextensionsv1.CustomResourceDefinition) map[string]string { return c.Annotations }
+func labels(c *apiextensionsv1.CustomResourceDefinition) map[string]string      { return c.Labels }
+
+// chartVersion is the version Helm's helm.sh/chart label ends with.
+var chartVersion = regexp.MustCompile(`-v?[0-9]+\.[0-9]+\.[0-9]+.*$`)
+
+// sourceMarks are what tells which source applied a CRD: first those of
+// the tool whose apply prunes (a Helm release, an Argo CD application, a
+// Flux Kustomization or HelmRelease), then those of the project.
+var sourceMarks = [][]sourceMark{{
+	namespacedMark("Helm release %s", "meta.helm.sh/release-name", "meta.helm.sh/release-namespace", annotations),
+	{"Argo CD application %s", func(c *apiextensionsv1.CustomResourceDefinition) string {
+		app, _, ok := strings.Cut(c.Annotations["argocd.argoproj.io/tracking-id"], ":")
+		if !ok {
+			return ""
+		}
+		return app
+	}},
+	labelMark("argocd.argoproj.io/instance"),
+	namespacedMark("Flux Kustomization %s", "kustomize.toolkit.fluxcd.io/name", "kustomize.toolkit.fluxcd.io/namespace", labels),
+	namespacedMark("Flux HelmRelease %s", "helm.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/namespace", labels),
+}, {
+	{"Helm chart %s", func(c *apiextensionsv1.CustomResourceDefinition) string {
+		return chartVersion.ReplaceAllString(c.Labels["helm.sh/chart"], "")
+	}},
+	labelMark("app.kubernetes.io/instance"),
+	labelMark("app.kubernetes.io/part-of"),
+}}
+
+// SameSource says whether what applied c applies one of refs too (the new
+// manifests, and the live CRDs of the same names), from the marks Helm,
+// Argo CD and Flux leave on what they apply, else the chart and the
+// app.kubernetes.io labels: evidence names the mark they share; unrelated
+// says they carry marks that tell their sources apart (Istio's Gateway
+// beside the Gateway API's). Both zero when nothing tells. The marks of the
+// tool whose apply prunes are asked first: two releases of one chart are
+// two sources.
+func SameSource(c *apiextensionsv1.CustomResourceDefinition, refs []*apiextensionsv1.CustomResourceDefinition) (evidence string, unrelated bool) {
+	for _, marks := range sourceMarks {
+		for _, m := range marks {
+			v := m.value(c)
+			if v == "" {
+				continue
+			}
+			for _, r := range refs {
+				switch rv := m.value(r); {
+				case rv == v:
+					return fmt.Sprintf(m.what, v), false
+				case rv != "":
+					unrelated = true
+				}
+			}
+		}
+		if unrelated {
+			return "", true
+		}
+	}
+	return "", false
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -121,3 +121,181 @@ func TestRemovedStorageVersionFixBridgesOnTheCluster(t *testing.T) {
 		}
 	}
 }
+
+// named is c under group, with kind and plural (both kept when empty), its
+// name plural.group as the API server wants it.
+func named(c *apiextensionsv1.CustomResourceDefinition, group, kind, plural string) *apiextensionsv1.CustomResourceDefinition {
+	c.Spec.Group = group
+	if kind != "" {
+		c.Spec.Names.Kind = kind
+	}
+	if plural != "" {
+		c.Spec.Names.Plural = plural
+	}
+	c.Name = c.Spec.Names.Plural + "." + group
+	return c
+}
+
+// A CRD the old files have and the new ones lack is deleted, with every
+// object of it, by an apply that prunes: an error, named as a rename when
+// the new files have its kind and plural under another group.
+func TestCheckFilesDroppedCRDs(t *testing.T) {
+	widgets := func(group string) *apiextensionsv1.CustomResourceDefinition {
+		return named(crd(nil, "v1:served,storage"), group, "", "")
+	}
+	gadgets := named(crd(nil, "v1:served,storage"), "example.com", "Gadget", "gadgets")
+	type crds = []*apiextensionsv1.CustomResourceDefinition
+	for _, tc := range []struct {
+		name     string
+		old, new crds
+		want     []string // "severity rule crd [→ renamed to]"
+	}{
+		{name: "the same set", old: crds{widgets("example.com"), gadgets}, new: crds{widgets("example.com"), gadgets}, want: []string{}},
+		{name: "a CRD new to the files has nothing to compare with", old: crds{widgets("example.com")}, new: crds{widgets("example.com"), gadgets}, want: []string{}},
+		{name: "a CRD dropped", old: crds{widgets("example.com"), gadgets}, new: crds{widgets("example.com")},
+			want: []string{"error crdDropped gadgets.example.com"}},
+		{name: "every CRD dropped", old: crds{widgets("example.com"), gadgets}, new: crds{named(crd(nil, "v1:served,storage"), "example.com", "Sprocket", "sprockets")},
+			want: []string{"error crdDropped widgets.example.com", "error crdDropped gadgets.example.com"}},
+		{name: "the group renamed: the same kind and plural under another group", old: crds{widgets("example.com")}, new: crds{widgets("example.org")},
+			want: []string{"error crdRenamed widgets.example.com → widgets.example.org"}},
+		{name: "renamed beside a CRD kept", old: crds{gadgets, widgets("example.com")}, new: crds{gadgets, widgets("example.org")},
+			want: []string{"error crdRenamed widgets.example.com → widgets.example.org"}},
+		{name: "both groups before, the old one dropped now: still the objects stay behind", old: crds{widgets("example.com"), widgets("example.org")}, new: crds{widgets("example.org")},
+			want: []string{"error crdRenamed widgets.example.com → widgets.example.org"}},
+		{name: "the same kind under another plural is another resource", old: crds{widgets("example.com")}, new: crds{named(crd(nil, "v1:served,storage"), "example.org", "", "widgetses")},
+			want: []string{"error crdDropped widgets.example.com"}},
+		{name: "the same plural of another kind is another resource", old: crds{widgets("example.com")}, new: crds{named(crd(nil, "v1:served,storage"), "example.org", "Gizmo", "")},
+			want: []string{"error crdDropped widgets.example.com"}},
+		{name: "a CRD in two documents of the old files is dropped once", old: crds{widgets("example.com"), widgets("example.com")}, new: crds{gadgets},
+			want: []string{"error crdDropped widgets.example.com"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := []string{}
+			for _, f := range CheckFiles(tc.old, tc.new) {
+				if f.Kind != FindingDropped {
+					continue
+				}
+				s := fmt.Sprintf("%s %s %s", f.Severity, f.Rule, f.CRD)
+				for _, n := range tc.new {
+					if strings.Contains(f.Message, "which have "+n.Name+",") {
+						s += " → " + n.Name
+					}
+				}
+				got = append(got, s)
+			}
+			if strings.Join(got, "; ") != strings.Join(tc.want, "; ") {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// What a dropped CRD's finding says: what a pruning apply does, what a
+// plain one does, and for a rename that the objects stay behind, with the
+// steps that move them; on a cluster, how many objects it has.
+func TestDroppedSaysWhatIsLost(t *testing.T) {
+	old := named(crd(nil, "v1beta1:served", "v1:served,storage"), "example.com", "", "")
+	to := named(crd(nil, "v1:served,storage"), "example.org", "", "")
+	for _, tc := range []struct {
+		name     string
+		to       *apiextensionsv1.CustomResourceDefinition
+		live     *DroppedLive
+		severity Severity
+		rule     string
+		message  []string
+		fix      []string // each step contains its string, in order
+	}{
+		{name: "from files, dropped", live: nil, severity: SeverityError, rule: "crdDropped",
+			message: []string{"widgets.example.com is in the old manifests and not in the new manifests", "an apply that prunes (Argo CD or Flux with pruning, kubectl apply --prune) deletes widgets.example.com and, with it, every object of it", "a plain kubectl apply leaves it"},
+			fix:     []string{"keep widgets.example.com in the manifests while any object of it is to stay", "delete its objects first (kubectl delete widgets.example.com --all -A"}},
+		{name: "from files, renamed", to: to, severity: SeverityError, rule: "crdRenamed",
+			message: []string{"not in the new manifests, which have widgets.example.org, the same kind (Widget, plural widgets) under group example.org", "objects do not move between groups", "deletes widgets.example.com and, with it, every object of it", "a plain kubectl apply leaves it beside widgets.example.org"},
+			fix:     []string{"keep widgets.example.com in the manifests beside widgets.example.org until its objects are moved", "create each object again under example.org (apiVersion: example.org/v1, kind Widget", "delete the objects of widgets.example.com"}},
+		{name: "on a cluster, renamed, with objects", to: to, live: &DroppedLive{Counted: true, Count: 12, SameSource: "Helm release web in default"}, severity: SeverityError, rule: "crdRenamed",
+			message: []string{"widgets.example.com is on the cluster with 12 objects and not in the new manifests", "a group rename (both from Helm release web in default), and objects do not move between groups", "deletes widgets.example.com and, with it, all 12 objects of it"},
+			fix:     []string{"keep widgets.example.com in the manifests beside widgets.example.org", "create each object again under example.org", "delete the objects"}},
+		{name: "on a cluster, one object", to: to, live: &DroppedLive{Counted: true, Count: 1, SameSource: "Helm chart web"}, severity: SeverityError, rule: "crdRenamed",
+			message: []string{"is on the cluster with 1 object and", "deletes widgets.example.com and, with it, its 1 object"}},
+		{name: "on a cluster, more than the API server counted", to: to, live: &DroppedLive{Counted: true, Count: 1, AtLeast: true, SameSource: "Helm chart web"}, severity: SeverityError, rule: "crdRenamed",
+			message: []string{"is on the cluster with objects and", "every object of it"}},
+		{name: "on a cluster, objects not countable: as if it had some", to: to, live: &DroppedLive{Why: "forbidden", SameSource: "Helm chart web"}, severity: SeverityError, rule: "crdRenamed",
+			message: []string{"is on the cluster (its objects could not be counted: forbidden) and", "every object of it"}},
+		{name: "on a cluster, no object: nothing is lost", to: to, live: &DroppedLive{Counted: true, SameSource: "Helm chart web"}, severity: SeverityWarning, rule: "crdRenamed",
+			message: []string{"is on the cluster with no object", "a group rename (both from Helm chart web). Nothing is lost: an apply that prunes", "deletes widgets.example.com; a plain kubectl apply leaves it beside widgets.example.org"},
+			fix:     []string{"move the clients and controllers of example.com to example.org"}},
+		{name: "on a cluster, nothing tells the same source applied it: a warning", to: to, live: &DroppedLive{Counted: true, Count: 12}, severity: SeverityWarning, rule: "crdRenamed",
+			message: []string{"is on the cluster with 12 objects", "if they replace it (nothing tells: no Helm release, Argo CD application, Flux label, chart or part-of label in common), a group rename, and objects do not move between groups", "all 12 objects of it"},
+			fix:     []string{"keep widgets.example.com in the manifests beside widgets.example.org", "create each object again", "delete the objects"}},
+		{name: "on a cluster, nothing tells, no object: a note", to: to, live: &DroppedLive{Counted: true}, severity: SeverityNote, rule: "crdRenamed",
+			message: []string{"is on the cluster with no object", "if they replace it", "Nothing is lost"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Dropped(old, tc.to, tc.live)
+			if f.Severity != tc.severity || f.Rule != tc.rule || f.Kind != FindingDropped || f.CRD != "widgets.example.com" || f.Version != "" {
+				t.Errorf("got %s %s %s %s %q", f.Severity, f.Kind, f.Rule, f.CRD, f.Version)
+			}
+			for _, m := range tc.message {
+				if !strings.Contains(f.Message, m) {
+					t.Errorf("message %q\nlacks %q", f.Message, m)
+				}
+			}
+			if tc.fix == nil {
+				return
+			}
+			if len(f.Fix) != len(tc.fix) {
+				t.Fatalf("fix %+v, want %d steps", f.Fix, len(tc.fix))
+			}
+			for i, want := range tc.fix {
+				if !strings.Contains(f.Fix[i].Text, want) {
+					t.Errorf("fix %d: %q\nlacks %q", i+1, f.Fix[i].Text, want)
+				}
+			}
+		})
+	}
+}
+
+// Whether what applies the new manifests applied a live CRD too: the
+// marks of the tool whose apply prunes first, then the project's.
+func TestSameSource(t *testing.T) {
+	with := func(labels, annotations map[string]string) *apiextensionsv1.CustomResourceDefinition {
+		c := crd(nil, "v1:served,storage")
+		c.Labels, c.Annotations = labels, annotations
+		return c
+	}
+	helm := func(release, ns string) map[string]string {
+		return map[string]string{"meta.helm.sh/release-name": release, "meta.helm.sh/release-namespace": ns}
+	}
+	type m = map[string]string
+	for _, tc := range []struct {
+		name      string
+		live      *apiextensionsv1.CustomResourceDefinition
+		refs      []*apiextensionsv1.CustomResourceDefinition
+		evidence  string
+		unrelated bool
+	}{
+		{name: "no marks anywhere", live: with(nil, nil), refs: []*apiextensionsv1.CustomResourceDefinition{with(nil, nil)}},
+		{name: "the same Helm release as a live sibling", live: with(nil, helm("web", "apps")),
+			refs: []*apiextensionsv1.CustomResourceDefinition{with(nil, nil), with(nil, helm("web", "apps"))}, evidence: "Helm release web in apps"},
+		{name: "another Helm release of the same chart: two sources", live: with(m{"helm.sh/chart": "web-1.2.0"}, helm("web-a", "apps")),
+			refs: []*apiextensionsv1.CustomResourceDefinition{with(m{"helm.sh/chart": "web-1.3.0"}, helm("web-b", "apps"))}, unrelated: true},
+		{name: "the same release name in another namespace", live: with(nil, helm("web", "a")), refs: []*apiextensionsv1.CustomResourceDefinition{with(nil, helm("web", "b"))}, unrelated: true},
+		{name: "the same Argo CD application", live: with(nil, m{"argocd.argoproj.io/tracking-id": "web:apiextensions.k8s.io/CustomResourceDefinition:/widgets.example.com"}),
+			refs: []*apiextensionsv1.CustomResourceDefinition{with(nil, m{"argocd.argoproj.io/tracking-id": "web:apiextensions.k8s.io/CustomResourceDefinition:/gadgets.example.com"})}, evidence: "Argo CD application web"},
+		{name: "another Argo CD application", live: with(nil, m{"argocd.argoproj.io/tracking-id": "istio:apiextensions.k8s.io/CustomResourceDefinition:/gateways.networking.istio.io"}),
+			refs: []*apiextensionsv1.CustomResourceDefinition{with(nil, m{"argocd.argoproj.io/tracking-id": "gateway-api:apiextensions.k8s.io/CustomResourceDefinition:/httproutes.gateway.networking.k8s.io"})}, unrelated: true},
+		{name: "the same Flux Kustomization", live: with(m{"kustomize.toolkit.fluxcd.io/name": "infra", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}, nil),
+			refs: []*apiextensionsv1.CustomResourceDefinition{with(m{"kustomize.toolkit.fluxcd.io/name": "infra", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}, nil)}, evidence: "Flux Kustomization infra in flux-system"},
+		{name: "a chart rendered by helm template: the chart name, whatever its version", live: with(m{"helm.sh/chart": "web-1.2.0"}, helm("web", "apps")),
+			refs: []*apiextensionsv1.CustomResourceDefinition{with(m{"helm.sh/chart": "web-2.0.0-rc.1"}, nil)}, evidence: "Helm chart web"},
+		{name: "another chart", live: with(m{"helm.sh/chart": "istio-base-1.20.0"}, nil), refs: []*apiextensionsv1.CustomResourceDefinition{with(m{"helm.sh/chart": "gateway-api-v1.1.0"}, nil)}, unrelated: true},
+		{name: "the same part-of", live: with(m{"app.kubernetes.io/part-of": "web"}, nil), refs: []*apiextensionsv1.CustomResourceDefinition{with(m{"app.kubernetes.io/part-of": "web"}, nil)}, evidence: "label app.kubernetes.io/part-of=web"},
+		{name: "a mark on one side only tells nothing", live: with(m{"app.kubernetes.io/part-of": "web"}, helm("web", "apps")), refs: []*apiextensionsv1.CustomResourceDefinition{with(nil, nil)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			evidence, unrelated := SameSource(tc.live, tc.refs)
+			if evidence != tc.evidence || unrelated != tc.unrelated {
+				t.Errorf("got %q, unrelated %v; want %q, %v", evidence, unrelated, tc.evidence, tc.unrelated)
+			}
+		})
+	}
+}

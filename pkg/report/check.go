@@ -83,7 +83,10 @@ func WriteCheck(w io.Writer, f Format, r CheckReport) error {
 		if fd.Cluster != "" {
 			where = fd.Cluster + ": " + where
 		}
-		if _, err := fmt.Fprintf(w, "\nfix %s %s (%s):\n", where, fd.Version, fd.Rule); err != nil {
+		if fd.Version != "" {
+			where += " " + fd.Version
+		}
+		if _, err := fmt.Fprintf(w, "\nfix %s (%s):\n", where, fd.Rule); err != nil {
 			return err
 		}
 		for i, step := range fd.Fix {
@@ -145,7 +148,11 @@ func writeCheckMarkdown(w io.Writer, r CheckReport) error {
 			continue
 		}
 		fixes++
-		fmt.Fprintf(&b, "- `%s` `%s` (%s):\n", f.CRD, f.Version, f.Rule)
+		where := "`" + f.CRD + "`"
+		if f.Version != "" {
+			where += " `" + f.Version + "`"
+		}
+		fmt.Fprintf(&b, "- %s (%s):\n", where, f.Rule)
 		for i, s := range f.Fix {
 			fmt.Fprintf(&b, "  %d. %s\n", i+1, Advice(s))
 		}

@@ -217,3 +217,152 @@ func TestCheckFlagsARemovedVersionOffline(t *testing.T) {
 	contains(t, "release notes", breaking, "v1beta1 is removed from spec.versions")
 	offline(t, "check", "-f", removed, "--against-file", "testdata/check/new.yaml", "--strict").mustCode(t, 3)
 }
+
+// A CRD the previous release's files have and the next one's lack is
+// deleted, with every object of it, by an apply that prunes (Argo CD,
+// Flux): an error, not "nothing found". A new group for the same kind and
+// plural is named as the rename it is, with the steps that move the
+// objects. The files are only read.
+func TestCheckFilesFindADroppedCRD(t *testing.T) {
+	oldRaw, err := os.ReadFile("testdata/check/old.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	old := string(oldRaw)
+	// The next release moves Gizmo from example.com to example.org.
+	renamed := write("renamed.yaml", strings.NewReplacer("name: gizmos.example.com", "name: gizmos.example.org", "group: example.com", "group: example.org").Replace(old))
+	if !strings.Contains(read(t, renamed), "group: example.org") {
+		t.Fatal("setup: the group was not replaced")
+	}
+	before := map[string]string{"testdata/check/old.yaml": old, renamed: read(t, renamed)}
+
+	r := offline(t, "check", "-f", renamed, "--against-file", "testdata/check/old.yaml").mustCode(t, 3)
+	contains(t, "a renamed group", r.stdout, "crdRenamed", "gizmos.example.com",
+		"which have gizmos.example.org, the same kind (Gizmo, plural gizmos) under group example.org",
+		"objects do not move between groups",
+		"deletes gizmos.example.com and, with it, every object of it", "a plain kubectl apply leaves it",
+		"fix gizmos.example.com (crdRenamed):",
+		"1. keep gizmos.example.com in the manifests beside gizmos.example.org until its objects are moved",
+		"2. create each object again under example.org (apiVersion: example.org/v1beta1",
+		"1 error")
+	if strings.Contains(r.stdout, "nothing found") {
+		t.Errorf("a dropped CRD reported as nothing found:\n%s", r.stdout)
+	}
+
+	// A CRD dropped outright: the other documents of the old files are
+	// compared as before, and -o json names the kind.
+	sprockets := strings.NewReplacer("gizmos.example.com", "sprockets.example.com", "kind: Gizmo, listKind: GizmoList, plural: gizmos, singular: gizmo", "kind: Sprocket, listKind: SprocketList, plural: sprockets, singular: sprocket").Replace(old)
+	both := write("both.yaml", old+"---\n"+sprockets)
+	before[both] = read(t, both)
+	r = offline(t, "check", "-f", "testdata/check/old.yaml", "--against-file", both, "-o", "json").mustCode(t, 3)
+	var doc report.CheckReport
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, r.stdout)
+	}
+	if len(doc.Findings) != 1 || doc.Errors != 1 {
+		t.Fatalf("want one finding, the dropped CRD: %+v", doc.Findings)
+	}
+	if f := doc.Findings[0]; f.Kind != "dropped" || f.Rule != "crdDropped" || f.CRD != "sprockets.example.com" || f.Severity != "error" ||
+		!strings.Contains(f.Message, "an apply that prunes (Argo CD or Flux with pruning, kubectl apply --prune) deletes sprockets.example.com and, with it, every object of it; a plain kubectl apply leaves it") {
+		t.Errorf("finding %+v", f)
+	}
+
+	for p, content := range before {
+		if read(t, p) != content {
+			t.Errorf("%s was changed by check", p)
+		}
+	}
+}
+
+// Against a cluster, a chart whose CRD moves to another group: the live
+// CRD of the old group, with its objects, is what a pruning sync deletes.
+// It is named as a rename with how many objects stay behind where the
+// chart's marks say the same source applied it; a CRD of the same kind
+// that another chart applied is not reported, one that nothing tells of is
+// a warning; the other live CRDs, which the chart never had, are not
+// reported; the cluster and the files are left as they were.
+func TestCheckFindsARenameOnTheCluster(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	// Helm installed the chart's CRD under storage.example.com, from its
+	// templates/ (which a helm upgrade prunes too): so its marks say.
+	e.kubectl("label", "crd", "backups.storage.example.com", "helm.sh/chart=backups-1.4.0").mustCode(t, 0)
+	e.kubectl("annotate", "crd", "backups.storage.example.com", "meta.helm.sh/release-name=backups", "meta.helm.sh/release-namespace=apps").mustCode(t, 0)
+	live := e.crd("backups.storage.example.com")
+	// manifest is the chart's next CRD as helm template renders it, the
+	// group moved to storage.example.org, labelled with its chart.
+	manifest := func(chart string) string {
+		t.Helper()
+		crd := apiextensionsv1.CustomResourceDefinition{TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+			ObjectMeta: metav1.ObjectMeta{Name: "backups.storage.example.org"}, Spec: *live.Spec.DeepCopy()}
+		crd.Spec.Group = "storage.example.org"
+		if chart != "" {
+			crd.Labels = map[string]string{"helm.sh/chart": chart, "app.kubernetes.io/managed-by": "Helm"}
+		}
+		raw, err := yaml.Marshal(crd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	next := manifest("backups-2.0.0")
+	file := filepath.Join(t.TempDir(), "chart-crds.yaml")
+	if err := os.WriteFile(file, []byte(next), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := e.crdVersions()
+
+	r := e.plugin("check", "-f", file).mustCode(t, 3)
+	contains(t, "a renamed group against the cluster", r.stdout, "error", "crdRenamed", "backups.storage.example.com",
+		fmt.Sprintf("is on the cluster with %d objects", demoObjects/3),
+		"which have backups.storage.example.org, the same kind (Backup, plural backups) under group storage.example.org: a group rename (both from Helm chart backups), and objects do not move between groups",
+		fmt.Sprintf("deletes backups.storage.example.com and, with it, all %d objects of it", demoObjects/3),
+		"1. keep backups.storage.example.com in the manifests beside backups.storage.example.org until its objects are moved",
+		"1 error")
+	for _, other := range []string{"certificates.pki.example.com", "clusterpolicies.policy.example.com", "gadgets.example.com"} {
+		if strings.Contains(r.stdout, other) {
+			t.Errorf("%s, which the chart never had, is reported:\n%s", other, r.stdout)
+		}
+	}
+	sameCRDs(t, before, e.crdVersions()) // nothing created, nothing changed
+	if got := read(t, file); got != next {
+		t.Errorf("%s was changed by check", file)
+	}
+
+	// Another chart's CRD of the same kind and plural (Istio's Gateway
+	// beside the Gateway API's) is not a rename.
+	r = e.kubectlIn(manifest("restic-1.0.0"), "crdversion", "check", "-f", "-").mustCode(t, 0)
+	contains(t, "another chart", r.stdout, "1 CRD checked against the cluster: nothing found")
+	// Where nothing tells, a warning.
+	r = e.kubectlIn(manifest(""), "crdversion", "check", "-f", "-").mustCode(t, 0)
+	contains(t, "nothing tells", r.stdout, "warning", "crdRenamed", "if they replace it (nothing tells", "0 errors, 1 warning")
+
+	// The chart that keeps both while the objects move: no rename to report.
+	keep := live.DeepCopy()
+	keep.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
+	keep.ObjectMeta = metav1.ObjectMeta{Name: live.Name}
+	keep.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+	rawKeep, err := yaml.Marshal(keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = e.kubectlIn(next+"---\n"+string(rawKeep), "crdversion", "check", "-f", "-").mustCode(t, 0)
+	contains(t, "both CRDs in the chart", r.stdout, "2 CRDs checked against the cluster: nothing found")
+	sameCRDs(t, before, e.crdVersions())
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

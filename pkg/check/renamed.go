@@ -1,0 +1,136 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// servedGroups maps "Kind/plural" to the API groups that serve a resource
+// of that kind and plural, from discovery: one request, needing no
+// permission beyond discovery (a list of every CRD would need list on
+// CRDs, which check does not otherwise ask for).
+type servedGroups map[string][]string
+
+func discoverGroups(d discovery.DiscoveryInterface) (servedGroups, error) {
+	if d == nil {
+		return nil, nil
+	}
+	_, lists, err := d.ServerGroupsAndResources()
+	// An aggregated API that does not answer leaves the others, CRDs
+	// among them: go on with what was found.
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, fmt.Errorf("reading the API groups (discovery): %w", err)
+	}
+	out := servedGroups{}
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") {
+				continue // a subresource
+			}
+			k := r.Kind + "/" + r.Name
+			if !slices.Contains(out[k], gv.Group) {
+				out[k] = append(out[k], gv.Group)
+			}
+		}
+	}
+	return out, nil
+}
+
+// renamedFrom finds the live CRDs that n, a CRD of the new manifests,
+// looks like the rename of: the same kind and plural under another group,
+// and absent from the new manifests (crds). An apply that prunes deletes
+// each with every object of it, and none of its objects moves to n's group.
+// Only these are reported of the CRDs the new manifests lack: a cluster
+// holds CRDs from many sources, and new manifests are usually a few of them.
+// Even of these, one whose marks tell another source applied it (Istio's
+// Gateway beside the Gateway API's) is left out; refs are the new manifests
+// and the live CRDs of their names, whose marks are compared.
+func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, crds, refs []*apiextensionsv1.CustomResourceDefinition, groups func() (servedGroups, error)) ([]lifecycle.Finding, error) {
+	served, err := groups()
+	if err != nil || served == nil {
+		return nil, err
+	}
+	var out []lifecycle.Finding
+	for _, g := range served[n.Spec.Names.Kind+"/"+n.Spec.Names.Plural] {
+		name := n.Spec.Names.Plural + "." + g
+		if g == n.Spec.Group || inManifests(name, crds) {
+			continue
+		}
+		live, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue // a built-in or aggregated API, not a CRD
+		case err != nil:
+			return nil, fmt.Errorf("reading CRD %s: %w", name, err)
+		}
+		same, unrelated := lifecycle.SameSource(live, refs)
+		if unrelated {
+			continue
+		}
+		shown, err := countObjects(ctx, c.Metadata, live)
+		if err != nil {
+			return nil, err
+		}
+		shown.SameSource = same
+		out = append(out, lifecycle.Dropped(live, n, &shown))
+	}
+	return out, nil
+}
+
+func inManifests(name string, crds []*apiextensionsv1.CustomResourceDefinition) bool {
+	return slices.ContainsFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool { return c.Name == name })
+}
+
+// countObjects counts a CRD's objects cheaply: a list of metadata with
+// limit 1, whose remainingItemCount says how many more there are. A list
+// the API server refuses (forbidden, no version served) leaves them
+// uncounted, with why.
+func countObjects(ctx context.Context, md metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition) (lifecycle.DroppedLive, error) {
+	// The storage version where served: no conversion for the read.
+	version := ""
+	for _, v := range crd.Spec.Versions {
+		if v.Served && (version == "" || v.Storage) {
+			version = v.Name
+		}
+	}
+	if version == "" {
+		return lifecycle.DroppedLive{Why: "it serves no version"}, nil
+	}
+	if md == nil {
+		return lifecycle.DroppedLive{Why: "no client to list them"}, nil
+	}
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: version, Resource: crd.Spec.Names.Plural}
+	list, err := md.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+	var status apierrors.APIStatus
+	switch {
+	case err != nil && errors.As(err, &status):
+		return lifecycle.DroppedLive{Why: status.Status().Message}, nil
+	case err != nil:
+		return lifecycle.DroppedLive{}, fmt.Errorf("counting the objects of %s: %w", crd.Name, err)
+	}
+	got := lifecycle.DroppedLive{Counted: true, Count: int64(len(list.Items))}
+	switch {
+	case list.GetRemainingItemCount() != nil:
+		got.Count += *list.GetRemainingItemCount()
+	case list.GetContinue() != "":
+		got.AtLeast = true
+	}
+	return got, nil
+}
