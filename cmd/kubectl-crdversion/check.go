@@ -58,6 +58,9 @@ its severity and the fix in order:
                fields, tighter limits, new validation rules), and a storage
                switch that re-storing objects would lose data on
   objects      (on a cluster) live objects the new schemas refuse, grouped
+  dropped      a CRD the old manifests have and the new ones lack (a pruning
+               apply deletes it and every object of it), and a CRD of the
+               same kind under a new group (a rename: no object moves)
   deprecation  versions deprecated, unserved or removed (for release notes)
 
 The severity is the consequence: an error is what will fail (the apply is
