@@ -23,6 +23,7 @@ type PromoteOptions struct {
 	stepOptions
 	To                 string
 	FromFile           string
+	ConversionFromFile bool
 	DeprecationWarning string
 
 	// fromFile is the CRDs --from-file holds: one of them has the
@@ -67,6 +68,7 @@ next one is refused. VERSION defaults to the one version in flight.`,
 	cmd.Flags().StringVar(&o.To, "to", "", "Stage to move to: "+strings.Join(stageNames(), "|")+" (default: the next one)")
 	completeValues(cmd, "to", stageNames()...)
 	cmd.Flags().StringVar(&o.FromFile, "from-file", "", "CRD manifest holding the new version's schema (for introduced)")
+	cmd.Flags().BoolVar(&o.ConversionFromFile, "conversion-from-file", false, "With --from-file, take the manifest's spec.conversion too (default: the live one is kept; a live caBundle the manifest lacks is kept either way)")
 	cmd.Flags().StringVar(&o.DeprecationWarning, "deprecation-warning", "", "Warning clients of the old version get (for deprecated; default: <group>/<old> <Kind> is deprecated; use <group>/<new> <Kind>)")
 	return cmd
 }
@@ -109,6 +111,9 @@ func (o *PromoteOptions) Validate() error {
 	if err := o.stepOptions.Validate(); err != nil {
 		return err
 	}
+	if o.ConversionFromFile && o.FromFile == "" {
+		return errors.New("--conversion-from-file needs --from-file")
+	}
 	if o.To != "" && !isStage(o.To) {
 		return fmt.Errorf("unknown stage %q: stages are %s", o.To, strings.Join(stageNames(), ", "))
 	}
@@ -147,7 +152,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	o.holdFor(crd, next.EditsVersions())
 	bars := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
 	res, err := migrate.Promote(ctx, mc, crd.Name, migrate.PromoteOptions{
-		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifestFor(crd.Name), DeprecationWarning: o.DeprecationWarning,
+		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifestFor(crd.Name), ConversionFromFile: o.ConversionFromFile, DeprecationWarning: o.DeprecationWarning,
 		DryRun: o.dryRun, Progress: bars.Update,
 	})
 	bars.Finish()

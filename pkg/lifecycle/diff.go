@@ -1,6 +1,9 @@
 package lifecycle
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"strconv"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -19,6 +22,9 @@ const (
 	FieldDeprecationWarning Field = "deprecationWarning"
 	// FieldAnnotation is a verification record set or cleared.
 	FieldAnnotation Field = "annotation"
+	// FieldConversion is the CRD's conversion settings (Version is ""),
+	// each side summed up by ConversionSummary.
+	FieldConversion Field = "conversion"
 )
 
 // Change is one field of one version that a plan changes.
@@ -72,7 +78,42 @@ func diffVersions(before, after *apiextensionsv1.CustomResourceDefinition) []Cha
 			out = append(out, Change{n, FieldAnnotation, present(bv), present(av)})
 		}
 	}
+	if b, a := ConversionSummary(before.Spec.Conversion), ConversionSummary(after.Spec.Conversion); b != a {
+		out = append(out, Change{"", FieldConversion, b, a})
+	}
 	return out
+}
+
+// ConversionSummary says in one line how a CRD's versions are converted:
+// None, or Webhook with where it is called and which CA it is trusted by
+// (a caBundle by its hash: one injected by cert-manager's cainjector
+// changes it).
+func ConversionSummary(c *apiextensionsv1.CustomResourceConversion) string {
+	if c == nil || c.Strategy == "" || c.Strategy == apiextensionsv1.NoneConverter {
+		return string(apiextensionsv1.NoneConverter)
+	}
+	s := string(c.Strategy)
+	if c.Webhook == nil || c.Webhook.ClientConfig == nil {
+		return s
+	}
+	cc := c.Webhook.ClientConfig
+	switch {
+	case cc.Service != nil:
+		s += fmt.Sprintf(" service %s/%s", cc.Service.Namespace, cc.Service.Name)
+		if cc.Service.Port != nil {
+			s += fmt.Sprintf(":%d", *cc.Service.Port)
+		}
+		if cc.Service.Path != nil {
+			s += *cc.Service.Path
+		}
+	case cc.URL != nil:
+		s += " " + *cc.URL
+	}
+	if len(cc.CABundle) == 0 {
+		return s + ", no caBundle"
+	}
+	sum := sha256.Sum256(cc.CABundle)
+	return s + ", caBundle sha256:" + hex.EncodeToString(sum[:4])
 }
 
 func deref(s *string) string {

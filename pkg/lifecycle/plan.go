@@ -29,6 +29,11 @@ type PromoteOptions struct {
 	Verification *Verification
 	// DeprecationWarning overrides the default warning, for deprecated.
 	DeprecationWarning string
+	// ConversionFromFile takes the manifest's conversion settings for
+	// introduced; without it the live ones stay (a caBundle a cainjector
+	// keeps is the cluster's, not the file's). A live caBundle is kept
+	// either way where the manifest has none.
+	ConversionFromFile bool
 	// Offline plans for a manifest file: a file cannot show the cluster's
 	// objects, so bridge (a check of those objects) is left to the cluster
 	// and introduced moves on to deprecated.
@@ -96,9 +101,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 			return err
 		}
 		after.Spec.Versions = append(after.Spec.Versions, v)
-		if opts.Manifest.Spec.Conversion != nil {
-			after.Spec.Conversion = opts.Manifest.Spec.Conversion.DeepCopy()
-		}
+		p.Notes = append(p.Notes, takeConversion(crd, after, opts)...)
 		p.Notes = append(p.Notes, advise(nil, "%s is served next to %s; %s stays the storage version", nu, old, old),
 			advise(PromoteTo(crd.Name, nu, StageBridge), "next, check the round trip and record bridge"))
 	case StageBridge:
@@ -194,6 +197,28 @@ func manifestVersion(crd *apiextensionsv1.CustomResourceDefinition, name string,
 	out := *v.DeepCopy()
 	out.Served, out.Storage, out.Deprecated, out.DeprecationWarning = true, false, false, nil
 	return out, nil
+}
+
+// takeConversion keeps the live conversion settings unless asked to take
+// the manifest's, and never drops a live caBundle the manifest lacks; it
+// says what differs and what was done.
+func takeConversion(crd, after *apiextensionsv1.CustomResourceDefinition, opts PromoteOptions) []Advice {
+	live, file := ConversionSummary(crd.Spec.Conversion), ConversionSummary(opts.Manifest.Spec.Conversion)
+	if live == file || opts.Manifest.Spec.Conversion == nil {
+		return nil
+	}
+	if !opts.ConversionFromFile {
+		return []Advice{advise(nil, "the manifest's conversion (%s) differs from the live one (%s), which is kept: a step changes only what it names; to take the manifest's, pass --conversion-from-file", file, live)}
+	}
+	conv := opts.Manifest.Spec.Conversion.DeepCopy()
+	after.Spec.Conversion = conv
+	var notes []Advice
+	if lc := crd.Spec.Conversion; lc != nil && lc.Webhook != nil && lc.Webhook.ClientConfig != nil && len(lc.Webhook.ClientConfig.CABundle) > 0 &&
+		conv.Webhook != nil && conv.Webhook.ClientConfig != nil && len(conv.Webhook.ClientConfig.CABundle) == 0 {
+		conv.Webhook.ClientConfig.CABundle = slices.Clone(lc.Webhook.ClientConfig.CABundle)
+		notes = append(notes, advise(nil, "the live caBundle is kept: the manifest has none (one a cainjector keeps is the cluster's), and without it the API server could not call the converter"))
+	}
+	return notes
 }
 
 func setVerification(crd *apiextensionsv1.CustomResourceDefinition, v string, rec Verification) {

@@ -23,6 +23,55 @@ func manifestWith(versions ...string) *apiextensionsv1.CustomResourceDefinition 
 	return m
 }
 
+func webhook(service string, caBundle string) *apiextensionsv1.CustomResourceConversion {
+	return &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter, Webhook: &apiextensionsv1.WebhookConversion{
+		ClientConfig:             &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{Namespace: "ns", Name: service}, CABundle: []byte(caBundle)},
+		ConversionReviewVersions: []string{"v1"}}}
+}
+
+func withConversion(c *apiextensionsv1.CustomResourceDefinition, conv *apiextensionsv1.CustomResourceConversion) *apiextensionsv1.CustomResourceDefinition {
+	c.Spec.Conversion = conv
+	return c
+}
+
+// --from-file brings the new version's schema; the live conversion stays
+// unless asked, and a live caBundle the manifest lacks stays either way.
+func TestPlanIntroduceKeepsTheLiveConversion(t *testing.T) {
+	live := withConversion(crd([]string{"v1beta1"}, "v1beta1:served,storage"), webhook("conv", "CA"))
+	for _, tc := range []struct {
+		name     string
+		manifest *apiextensionsv1.CustomResourceConversion
+		fromFile bool
+		changes  string
+		note     string
+	}{
+		{name: "a manifest without caBundle: kept, said", manifest: webhook("conv", ""),
+			changes: "v1.version:>added", note: "the manifest's conversion (Webhook service ns/conv, no caBundle) differs from the live one (Webhook service ns/conv, caBundle sha256:"},
+		{name: "taken from the file, the live caBundle kept", manifest: webhook("conv", ""), fromFile: true,
+			changes: "v1.version:>added", note: "the live caBundle is kept"},
+		{name: "taken from the file: another service, shown", manifest: webhook("conv2", ""), fromFile: true,
+			changes: "v1.version:>added .conversion:Webhook service ns/conv, caBundle sha256:4b650e5c>Webhook service ns/conv2, caBundle sha256:4b650e5c", note: "the live caBundle is kept"},
+		{name: "the same conversion", manifest: webhook("conv", "CA"), changes: "v1.version:>added"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := withConversion(crd(nil, "v1beta1:served,storage", "v1:served"), tc.manifest)
+			p, err := PlanPromote(live, "v1", "", PromoteOptions{Manifest: m, ConversionFromFile: tc.fromFile})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := changes(p); got != tc.changes {
+				t.Errorf("changes:\n got %s\nwant %s", got, tc.changes)
+			}
+			if tc.note != "" && !slices.ContainsFunc(p.Notes, func(n Advice) bool { return strings.Contains(n.Text, tc.note) }) {
+				t.Errorf("notes %+v lack %q", p.Notes, tc.note)
+			}
+			if cc := p.After.Spec.Conversion.Webhook.ClientConfig; string(cc.CABundle) != "CA" {
+				t.Errorf("caBundle after: %q", cc.CABundle)
+			}
+		})
+	}
+}
+
 func TestPlanPromote(t *testing.T) {
 	introduced := func() *apiextensionsv1.CustomResourceDefinition {
 		return crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served")

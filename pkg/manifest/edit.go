@@ -38,6 +38,8 @@ func (c CRD) apply(ch lifecycle.Change, p *lifecycle.Plan) error {
 		return c.File.deleteLines(c.File.headCommentStart(item.Line), c.File.blockEnd(item, item.Column-2))
 	case ch.Field == lifecycle.FieldVersion:
 		return fmt.Errorf("adding a version to a manifest is not done offline: add %s and its schema to the file, then promote it on the cluster", ch.Version)
+	case ch.Field == lifecycle.FieldConversion:
+		return fmt.Errorf("the conversion settings are not edited offline: change spec.conversion in the file")
 	case ch.Field == lifecycle.FieldAnnotation:
 		if ch.To != "" {
 			return &lifecycle.Refusal{Reason: "the bridge record needs the cluster's objects: take this step on the cluster", Instead: lifecycle.PromoteTo(p.CRD, ch.Version, lifecycle.StageBridge)}

@@ -24,6 +24,9 @@ type PromoteOptions struct {
 	To lifecycle.Stage
 	// Manifest holds the new version's schema, for introduced.
 	Manifest *apiextensionsv1.CustomResourceDefinition
+	// ConversionFromFile takes Manifest's conversion settings too (a live
+	// caBundle it lacks is kept).
+	ConversionFromFile bool
 	// DeprecationWarning is what clients of the old version are told, for
 	// deprecated ("" for the default).
 	DeprecationWarning string
@@ -122,7 +125,7 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 			converterProven = true
 		}
 		return lifecycle.PlanPromote(crd, version, opts.To, lifecycle.PromoteOptions{
-			Manifest: opts.Manifest, DeprecationWarning: opts.DeprecationWarning, Verification: verified})
+			Manifest: opts.Manifest, ConversionFromFile: opts.ConversionFromFile, DeprecationWarning: opts.DeprecationWarning, Verification: verified})
 	})
 	if err != nil {
 		return res, err

@@ -26,7 +26,11 @@ func WritePlan(w io.Writer, p *lifecycle.Plan, how string) error {
 	}
 	t := newTable(w, "VERSION", "FIELD", "BEFORE", "AFTER")
 	for _, c := range p.Changes {
-		if err := t.Append(c.Version, string(c.Field), c.From, c.To); err != nil {
+		version := c.Version
+		if version == "" {
+			version = "(all)" // a setting of the CRD, not of one version
+		}
+		if err := t.Append(version, string(c.Field), c.From, c.To); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
@@ -216,4 +219,36 @@ func oneError(t *testing.T, r result, wants ...string) {
 		t.Errorf("stderr = %q, want one error line", r.stderr)
 	}
 	contains(t, "error", r.stderr, wants...)
+}
+
+// --from-file brings the new version's schema and nothing else: the live
+// CRD converts through a webhook trusted by a caBundle (as cert-manager's
+// cainjector keeps it) that the chart's manifest lacks. Introducing v3
+// keeps the live caBundle, says the manifest's conversion differs, and the
+// API server can still call the converter: an object created at v3 reads
+// at v1.
+func TestPromoteFromFileKeepsTheLiveConversion(t *testing.T) {
+	e := newEnv(t, 0)
+	installEndpoints(t, e, 2)
+	live := e.crd(endpoints)
+	m := live.DeepCopy()
+	v3 := m.Spec.Versions[1]
+	v3.Name, v3.Storage = "v3", false
+	m.Spec.Versions = append(m.Spec.Versions, v3)
+	m.Spec.Conversion.Webhook.ClientConfig.CABundle = nil
+	file := writeCRD(t, m)
+
+	r := e.plugin("promote", "endpoints", "v3", "--from-file", file).mustCode(t, 0)
+	contains(t, "the plan", r.stdout, "v3        version   ", "the manifest's conversion (", "differs from the live one", "--conversion-from-file")
+	after := e.crd(endpoints)
+	if string(after.Spec.Conversion.Webhook.ClientConfig.CABundle) != string(live.Spec.Conversion.Webhook.ClientConfig.CABundle) || specVersion(after, "v3") == nil {
+		t.Fatalf("after introducing v3: conversion %+v", after.Spec.Conversion)
+	}
+	created := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "net.example.com/v3", "kind": "Endpoint",
+		"metadata": map[string]any{"name": "at-v3", "namespace": "default"}, "spec": map[string]any{"hostPort": "h:1"}}}
+	v3gvr := schema.GroupVersionResource{Group: "net.example.com", Version: "v3", Resource: "endpoints"}
+	if _, err := e.clients.Dynamic.Resource(v3gvr).Namespace("default").Create(t.Context(), created, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a create at v3 after introducing it: %v", err)
+	}
+	oneError(t, e.plugin("promote", "endpoints", "v3", "--conversion-from-file").mustCode(t, 1), "--conversion-from-file needs --from-file")
 }
