@@ -94,6 +94,51 @@ func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.Cust
 	return out, nil
 }
 
+// droppedBySource finds the live CRDs that what applied the new manifests'
+// live CRDs (a Helm release, an Argo CD application, a Flux Kustomization)
+// applied too, and that the new manifests lack: an apply that prunes
+// deletes each, with every object of it. Where nothing tells what applied
+// a live CRD, it is not reported: a cluster's CRDs come from many sources.
+// It needs list on CRDs; where that is refused, a note says what was not
+// seen. reported are the CRDs already reported as renamed.
+func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiextensionsv1.CustomResourceDefinition, reported map[string]bool) ([]lifecycle.Finding, error) {
+	var applied []*apiextensionsv1.CustomResourceDefinition
+	for _, l := range live {
+		if l != nil {
+			applied = append(applied, l)
+		}
+	}
+	if len(applied) == 0 {
+		return nil, nil // no live CRD of the new manifests shows what applied them
+	}
+	list, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
+	switch {
+	case apierrors.IsForbidden(err):
+		return []lifecycle.Finding{{Severity: lifecycle.SeverityNote, Kind: lifecycle.FindingDropped, Rule: "crdDroppedUnseen",
+			Message: "the CRDs on the cluster could not be listed (forbidden): a CRD that what applied these manifests applied too, and that they now lack, is not seen here (check --against-file with the manifests they replace shows it)"}}, nil
+	case err != nil:
+		return nil, fmt.Errorf("listing CustomResourceDefinitions: %w", err)
+	}
+	var out []lifecycle.Finding
+	for i := range list.Items {
+		l := &list.Items[i]
+		if reported[l.Name] || inManifests(l.Name, crds) {
+			continue
+		}
+		same, _ := lifecycle.SameSource(l, applied)
+		if same == "" {
+			continue
+		}
+		shown, err := countObjects(ctx, c.Metadata, l)
+		if err != nil {
+			return nil, err
+		}
+		shown.SameSource = same
+		out = append(out, lifecycle.Dropped(l, nil, &shown))
+	}
+	return out, nil
+}
+
 func inManifests(name string, crds []*apiextensionsv1.CustomResourceDefinition) bool {
 	return slices.ContainsFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool { return c.Name == name })
 }

@@ -38,7 +38,9 @@ type Options struct {
 // its own words, then (with opts.Objects) every live object validated
 // against the new schemas. A live CRD of a new one's kind and plural under
 // another group, which the new manifests lack, is reported as a rename
-// (renamedFrom). Nothing is persisted.
+// (renamedFrom), and a live CRD that what applied the new manifests'
+// live CRDs applied too, which they now lack, as dropped
+// (droppedBySource). Nothing is persisted.
 func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextensionsv1.CustomResourceDefinition, opts Options) ([]lifecycle.Finding, error) {
 	// CRDs are checked eight at a time (500 CRDs in seconds); findings
 	// keep the order of the manifests.
@@ -90,7 +92,11 @@ func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextension
 			}
 		}
 	}
-	return out, nil
+	left, err := droppedBySource(ctx, c, crds, live, dropped)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, left...), nil
 }
 
 // checkOne compares one new CRD with the live one.

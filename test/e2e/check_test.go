@@ -10,8 +10,10 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -365,4 +367,36 @@ func read(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// One Helm release installed backups and certificates; its next chart
+// has backups only. check -f on the cluster names certificates as dropped
+// (an upgrade that prunes deletes it with every object of it), counted;
+// CRDs that release never installed are not reported.
+func TestCheckFindsACRDTheReleaseDrops(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	for _, crd := range []string{"backups.storage.example.com", "certificates.pki.example.com"} {
+		e.kubectl("annotate", "crd", crd, "meta.helm.sh/release-name=shop", "meta.helm.sh/release-namespace=apps").mustCode(t, 0)
+	}
+	live := e.crd("backups.storage.example.com")
+	next := apiextensionsv1.CustomResourceDefinition{TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{Name: live.Name}, Spec: *live.Spec.DeepCopy()}
+	raw, err := yaml.Marshal(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs, err := e.clients.Dynamic.Resource(schema.GroupVersionResource{Group: "pki.example.com", Version: lifecycle.StorageVersion(e.crd("certificates.pki.example.com")), Resource: "certificates"}).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := e.crdVersions()
+	r := e.kubectlIn(string(raw), "crdversion", "check", "-f", "-").mustCode(t, 3)
+	contains(t, "the dropped CRD", r.stdout, "error", "crdDropped", "certificates.pki.example.com",
+		fmt.Sprintf("is on the cluster with %d objects", len(certs.Items)), "1 error")
+	for _, other := range []string{"clusterpolicies.policy.example.com", "gadgets.example.com"} {
+		if strings.Contains(r.stdout, other) {
+			t.Errorf("%s, which the release never installed, is reported:\n%s", other, r.stdout)
+		}
+	}
+	sameCRDs(t, before, e.crdVersions())
 }
