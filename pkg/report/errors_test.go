@@ -16,7 +16,7 @@ func TestErrorMessageSpeaksLikeKubectl(t *testing.T) {
 		want string
 	}{
 		{fmt.Errorf("listing CustomResourceDefinitions: %w", refused), "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?"},
-		{timeout, "Unable to connect to the server 10.0.0.1:443: dial tcp 10.0.0.1:443: i/o timeout"},
+		{timeout, "Unable to connect to the server: dial tcp 10.0.0.1:443: i/o timeout"},
 		{errors.New("widgets.example.com has no version v9"), "widgets.example.com has no version v9"},
 	} {
 		if got := ErrorMessage(tc.err); got != tc.want {

@@ -28,6 +28,14 @@ func TestKubectlManners(t *testing.T) {
 	l.Close() // nothing listens there now: the connection is refused
 	oneError(t, e.plugin("status", "--server", "https://"+addr).mustCode(t, 1),
 		"error: The connection to the server "+addr+" was refused - did you specify the right host or port?")
+	// The plugin says what the real kubectl says for the same server,
+	// without linking kubectl's helper, on its one error: line.
+	for _, server := range []string{"https://" + addr, "https://nowhere.invalid:6443"} {
+		want := lastLine(e.kubectl("get", "crd", "--server", server).mustCode(t, 1).stderr)
+		if got := lastLine(e.plugin("status", "--server", server).mustCode(t, 1).stderr); got != "error: "+want {
+			t.Errorf("server %s: the plugin says\n %s\nkubectl says\n %s", server, got, want)
+		}
+	}
 
 	missing := filepath.Join(t.TempDir(), "crds.yaml")
 	oneError(t, e.plugin("check", "-f", missing).mustCode(t, 1), `error: the path "`+missing+`" does not exist`)
@@ -84,4 +92,9 @@ func TestPromoteOutputAndManifestFlags(t *testing.T) {
 	if after, err := os.ReadFile(edited); err != nil || string(after) != string(live) {
 		t.Errorf("the file changed on a refused step (%v)", err)
 	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
 }
