@@ -117,11 +117,11 @@ func (o *CheckOptions) Complete(cmd *cobra.Command, _ []string) error {
 // a time, where a limit of 100/s would make 500 CRDs take 20 s for no
 // one's benefit.
 func (o *CheckOptions) checkCluster(ctx context.Context, flags *genericclioptions.ConfigFlags, progress func(string, int64, int64)) ([]lifecycle.Finding, error) {
-	mc, err := passClients(flags)
+	c, err := newClients(flags)
 	if err != nil {
 		return nil, err
 	}
-	return check.AgainstCluster(ctx, mc, o.newCRDs.CRDs, check.Options{Objects: !o.NoObjects, Policy: o.Policy, PageSize: 500, Progress: progress})
+	return check.AgainstCluster(ctx, c.Clients, o.newCRDs.CRDs, check.Options{Objects: !o.NoObjects, Policy: o.Policy, PageSize: 500, Progress: progress})
 }
 
 // progress shows the live objects validated on one cluster; CRDs are

@@ -6,79 +6,55 @@ import (
 	"path/filepath"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/dynamic"
-	svmclient "k8s.io/client-go/kubernetes/typed/storagemigration/v1"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
 
-// restConfig returns the client config the global flags describe, with a
-// rate limit that suits a command sending many small requests; client-go's
-// default (5/s) would make `status -o wide` on 500 CRDs take minutes.
+// restConfig returns the client config the global flags describe. It sets
+// no client-side rate limit where the kubeconfig sets none (cluster.
+// NewClients reads QPS 0 so): every command bounds its own concurrency,
+// a pass adapts to the server, and the API server's priority and
+// fairness set the pace; client-go's default of 5 requests a second would
+// make `status -o wide` on 500 CRDs, or a migration, take minutes.
 func restConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return nil, err
 	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = 100, 200
 	cfg.UserAgent = "kubectl-crdversion/" + version
 	return cfg, nil
 }
 
-// passClients are the clients of a pass over many objects or CRDs, with no
-// client-side limit (migrate.NewClients reads QPS 0 so): the pass's own
-// limit and the API server set the pace.
-func passClients(flags *genericclioptions.ConfigFlags) (migrate.Clients, error) {
-	cfg, err := restConfig(flags)
-	if err != nil {
-		return migrate.Clients{}, err
-	}
-	cfg.QPS = 0
-	return migrate.NewClients(cfg)
-}
-
-// clients are what the commands talk to a cluster with.
+// clients are what the commands talk to a cluster with: pkg/cluster's
+// bundle, and the mapper that resolves what kubectl accepts for a resource.
 type clients struct {
-	crds     apiextensionsclient.Interface
-	metadata metadata.Interface
-	dynamic  dynamic.Interface
-	// migrations are the cluster's own StorageVersionMigrations.
-	migrations svmclient.StoragemigrationV1Interface
-	toMapper   func() (meta.RESTMapper, error)
+	cluster.Clients
+	toMapper func() (meta.RESTMapper, error)
 }
 
+// newClients builds the one bundle a command uses.
 func newClients(flags *genericclioptions.ConfigFlags) (*clients, error) {
 	cfg, err := restConfig(flags)
 	if err != nil {
 		return nil, err
 	}
-	c := &clients{toMapper: flags.ToRESTMapper}
-	if c.crds, err = apiextensionsclient.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	if c.metadata, err = metadata.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	if c.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	if c.migrations, err = svmclient.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return newClientsFor(flags, cfg)
+}
+
+func newClientsFor(flags *genericclioptions.ConfigFlags, cfg *rest.Config) (*clients, error) {
+	c, err := cluster.NewClients(cfg)
+	return &clients{Clients: c, toMapper: flags.ToRESTMapper}, err
 }
 
 // selectCRDs lists the CRDs once and finds those the names mean (every
 // one for no names).
 func (c *clients) selectCRDs(ctx context.Context, selector string, names ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	all, err := cluster.ListCRDs(ctx, c.crds, selector)
+	all, err := cluster.ListCRDs(ctx, c.CRDs, selector)
 	if err != nil {
 		return nil, err
 	}

@@ -159,7 +159,7 @@ func (o *MigrateOptions) targets(ctx context.Context) ([]*apiextensionsv1.Custom
 		// Entries of versions no longer served outlive the prune: only the
 		// objects show them.
 		if !take && o.CleanManagedFields {
-			if take, err = cluster.HasStaleEntries(ctx, o.list.metadata, crd, o.PageSize); err != nil {
+			if take, err = cluster.HasStaleEntries(ctx, o.list.Metadata, crd, o.PageSize); err != nil {
 				return nil, err
 			}
 		}

@@ -72,15 +72,15 @@ func (o *passOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.format, err = parseOutput(o.Output); err != nil {
 		return err
 	}
-	if o.list, err = newClients(o.configFlags); err != nil {
-		return err
-	}
 	cfg, err := restConfig(o.configFlags)
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = o.QPS, o.Burst // QPS 0: no cap (migrate.NewClients)
-	o.clients, err = migrate.NewClients(cfg)
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst // QPS 0: no cap (cluster.NewClients)
+	if o.list, err = newClientsFor(o.configFlags, cfg); err != nil {
+		return err
+	}
+	o.clients = o.list.Clients
 	o.sightings = newSightings(o.configFlags)
 	return err
 }

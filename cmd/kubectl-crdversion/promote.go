@@ -138,10 +138,6 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	mc, err := o.migrateClients()
-	if err != nil {
-		return err
-	}
 	version, next := o.Version, lifecycle.Stage(o.To)
 	if version == "" {
 		version, _ = lifecycle.InFlight(crd)
@@ -151,7 +147,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	}
 	o.holdFor(crd, next.EditsVersions())
 	bars := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
-	res, err := migrate.Promote(ctx, mc, crd.Name, migrate.PromoteOptions{
+	res, err := migrate.Promote(ctx, o.clients.Clients, crd.Name, migrate.PromoteOptions{
 		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifestFor(crd.Name), ConversionFromFile: o.ConversionFromFile, DeprecationWarning: o.DeprecationWarning,
 		DryRun: o.dryRun, Progress: bars.Update,
 	})

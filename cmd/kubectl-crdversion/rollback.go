@@ -61,13 +61,9 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	mc, err := o.migrateClients()
-	if err != nil {
-		return err
-	}
 	o.holdFor(crd, true)
 	bars := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
-	res, err := migrate.Rollback(ctx, mc, crd.Name, migrate.RollbackOptions{Version: o.Version, DryRun: o.dryRun, Progress: bars.Update})
+	res, err := migrate.Rollback(ctx, o.clients.Clients, crd.Name, migrate.RollbackOptions{Version: o.Version, DryRun: o.dryRun, Progress: bars.Update})
 	bars.Finish()
 	if res.StepResult == nil {
 		return err

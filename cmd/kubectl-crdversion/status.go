@@ -193,7 +193,7 @@ func (o *StatusOptions) clusterMigrations(ctx context.Context, items []report.St
 	if len(items) == 0 {
 		return
 	}
-	all, err := cluster.ListClusterMigrations(ctx, o.clients.migrations)
+	all, err := cluster.ListClusterMigrations(ctx, o.clients.Migrations)
 	if err != nil {
 		fmt.Fprintf(o.ErrOut, "warning: the cluster's own storage version migrations are not shown: %v\n", err)
 		return
@@ -211,7 +211,7 @@ func (o *StatusOptions) count(ctx context.Context, crds []*apiextensionsv1.Custo
 	warnings := make([]error, len(crds))
 	for i, crd := range crds {
 		g.Go(func() error {
-			n, ok, err := cluster.CountObjects(ctx, o.clients.metadata, crd)
+			n, ok, err := cluster.CountObjects(ctx, o.clients.Metadata, crd)
 			if ok {
 				items[i].Objects = &n
 			}

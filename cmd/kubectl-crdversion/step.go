@@ -90,11 +90,6 @@ func (o *stepOptions) Validate() error {
 	return nil
 }
 
-// migrateClients are the clients of pkg/migrate's passes over objects.
-func (o *stepOptions) migrateClients() (migrate.Clients, error) {
-	return passClients(o.configFlags)
-}
-
 // target resolves the CRD argument on the cluster.
 func (o *stepOptions) target(ctx context.Context) (*apiextensionsv1.CustomResourceDefinition, error) {
 	crds, err := o.clients.selectCRDs(ctx, "", o.CRD)

@@ -105,7 +105,7 @@ func (o *UsageOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := usage.Read(ctx, o.metrics, o.clients.metadata, crds, o.PageSize)
+	res, err := usage.Read(ctx, o.metrics, o.clients.Metadata, crds, o.PageSize)
 	if err != nil {
 		return err
 	}

@@ -88,12 +88,8 @@ func (o *VerifyOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c, err := passClients(o.configFlags)
-	if err != nil {
-		return err
-	}
 	bar := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
-	result, err := migrate.Verify(ctx, c, crds[0], migrate.VerifyOptions{Versions: o.Versions, Concurrency: o.Concurrency, Gentle: o.Gentle, Record: true, Progress: bar.Update})
+	result, err := migrate.Verify(ctx, o.clients.Clients, crds[0], migrate.VerifyOptions{Versions: o.Versions, Concurrency: o.Concurrency, Gentle: o.Gentle, Record: true, Progress: bar.Update})
 	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("verifying %s through %s: %w", crds[0].Name, strings.Join(o.Versions, ","), err)
