@@ -84,12 +84,11 @@ func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.Cust
 		if unrelated {
 			continue
 		}
-		shown, err := countObjects(ctx, c.Metadata, live)
+		f, err := droppedFinding(ctx, c.Metadata, live, n, same)
 		if err != nil {
 			return nil, err
 		}
-		shown.SameSource = same
-		out = append(out, lifecycle.Dropped(live, n, &shown))
+		out = append(out, f)
 	}
 	return out, nil
 }
@@ -129,14 +128,24 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 		if same == "" {
 			continue
 		}
-		shown, err := countObjects(ctx, c.Metadata, l)
+		f, err := droppedFinding(ctx, c.Metadata, l, nil, same)
 		if err != nil {
 			return nil, err
 		}
-		shown.SameSource = same
-		out = append(out, lifecycle.Dropped(l, nil, &shown))
+		out = append(out, f)
 	}
 	return out, nil
+}
+
+// droppedFinding is the finding for live, a CRD the new manifests lack
+// (renamed to, when not nil), its objects counted.
+func droppedFinding(ctx context.Context, md metadata.Interface, live, to *apiextensionsv1.CustomResourceDefinition, same string) (lifecycle.Finding, error) {
+	shown, err := countObjects(ctx, md, live)
+	if err != nil {
+		return lifecycle.Finding{}, err
+	}
+	shown.SameSource = same
+	return lifecycle.Dropped(live, to, &shown), nil
 }
 
 func inManifests(name string, crds []*apiextensionsv1.CustomResourceDefinition) bool {

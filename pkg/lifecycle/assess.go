@@ -132,15 +132,7 @@ func Assess(crd *apiextensionsv1.CustomResourceDefinition) Assessment {
 			a.Versions = append(a.Versions, Version{Name: name, Stored: true, Stage: StageMissing})
 		}
 	}
-	slices.SortStableFunc(a.Versions, func(x, y Version) int {
-		switch {
-		case Newer(x.Name, y.Name):
-			return -1
-		case Newer(y.Name, x.Name):
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(a.Versions, func(x, y Version) int { return ByPriority(x.Name, y.Name) })
 	a.Problems = problems(a)
 	a.GitOps = GitOpsOwner(crd)
 	a.Next = nextStep(a)

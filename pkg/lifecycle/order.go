@@ -17,3 +17,9 @@ func Newer(a, b string) bool {
 func SortByPriority(names []string) {
 	sort.SliceStable(names, func(i, j int) bool { return Newer(names[i], names[j]) })
 }
+
+// ByPriority compares version names for slices.SortFunc: the higher
+// priority first.
+func ByPriority(a, b string) int {
+	return -version.CompareKubeAwareVersionStrings(a, b)
+}

@@ -116,15 +116,7 @@ func olderVersions(crd *apiextensionsv1.CustomResourceDefinition, name string) [
 			out = append(out, &crd.Spec.Versions[i])
 		}
 	}
-	slices.SortStableFunc(out, func(a, b *apiextensionsv1.CustomResourceDefinitionVersion) int {
-		switch {
-		case Newer(a.Name, b.Name):
-			return -1
-		case Newer(b.Name, a.Name):
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b *apiextensionsv1.CustomResourceDefinitionVersion) int { return ByPriority(a.Name, b.Name) })
 	return out
 }
 
