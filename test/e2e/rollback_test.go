@@ -149,3 +149,21 @@ func TestASwitchNeedsAConverterThatAnswers(t *testing.T) {
 	}
 	sameCRDs(t, before, e.crdVersions())
 }
+
+// The switch back needs the same: with v2 storage and the webhook gone,
+// rollback is refused before anything is written.
+func TestASwitchBackNeedsAConverterThatAnswers(t *testing.T) {
+	e := newEnv(t, 0)
+	wh := installEndpoints(t, e, 0)
+	e.plugin("promote", "endpoints", "v2").mustCode(t, 0) // bridge
+	e.plugin("promote", "endpoints", "v2").mustCode(t, 0) // deprecated: v2 is storage
+	if err := wh.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	before := e.crdVersions()
+	r := e.plugin("rollback", "endpoints")
+	if r.code != 1 || !contains1(r.stderr, "error: the conversion webhook does not answer: endpoints.net.example.com: a server-side dry-run create at v1, converted to v2 and back, failed") {
+		t.Fatalf("rollback with the webhook gone: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	sameCRDs(t, before, e.crdVersions())
+}
