@@ -175,7 +175,11 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		}
 		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return slices.Contains(removed, v.Name) })
 		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
-		p.Notes = append(p.Notes, advise(CleanManagedFields(crd.Name), "%s gone; managedFields entries naming it break server-side apply: promote cleans them on the cluster; by hand", isAre(removed)))
+		it := "it"
+		if len(removed) > 1 {
+			it = "them"
+		}
+		p.Notes = append(p.Notes, advise(CleanManagedFields(crd.Name), "%s gone; managedFields entries naming %s break server-side apply: promote cleans them on the cluster; by hand", isAre(removed), it))
 	}
 	return nil
 }

@@ -206,6 +206,11 @@ func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 		n := SpecVersion(new, o.Name)
 		replacement := replacementFor(new, o.Name)
 		switch {
+		case n == nil && !o.Served:
+			// Clients lost it when it stopped being served, a release ago:
+			// a line for the release notes, nothing that may fail.
+			add(o.Name, "versionRemoved", fmt.Sprintf("%s/%s %s, no longer served, is removed", new.Spec.Group, o.Name, new.Spec.Names.Kind))
+			out[len(out)-1].Severity = SeverityNote
 		case n == nil:
 			add(o.Name, "versionRemoved", fmt.Sprintf("%s/%s %s is removed; use %s/%s", new.Spec.Group, o.Name, new.Spec.Names.Kind, new.Spec.Group, replacement))
 		case o.Served && !n.Served:

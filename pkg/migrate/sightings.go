@@ -50,28 +50,55 @@ type sighting struct {
 const keptPerCRD = 16
 
 // Saw records crd as seen now, unless its generation was seen before with
-// the same storage version, and returns when it was first seen.
+// the same storage version, and returns the latest moment its storage
+// switch can have happened: when this generation was first seen, or, where
+// the generations just before it were seen with the same storage version,
+// when the first of them was. A generation is one spec change (the API
+// server adds one to it for each), so a generation seen with the storage
+// version the one before it had was made by a change that did not switch
+// storage: serving or deprecating a version does not cost the grace again.
+// A generation not seen breaks the chain: two changes may switch and back.
 func (s *Sightings) Saw(crd *apiextensionsv1.CustomResourceDefinition) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	storage := lifecycle.StorageVersion(crd)
-	key := fmt.Sprintf("%s/%d/%s", crd.UID, crd.Generation, storage)
-	if at, ok := s.seen[key]; ok {
-		return at
+	kept := s.load(crd)
+	first := func(gen int64) (time.Time, bool) {
+		at, ok := s.seen[sightingKey(crd, gen, storage)]
+		for _, k := range kept {
+			if k.Generation == gen && k.Storage == storage && (!ok || k.At.Before(at)) {
+				at, ok = k.At, true
+			}
+		}
+		return at, ok
 	}
 	now := time.Now()
-	kept := s.load(crd)
-	at := now
-	for _, k := range kept {
-		if k.Generation == crd.Generation && k.Storage == storage && k.At.Before(at) {
-			at = k.At
-		}
-	}
-	s.seen[key] = at
-	if at.Equal(now) {
+	own, seen := first(crd.Generation)
+	if !seen {
+		own = now
+		s.seen[sightingKey(crd, crd.Generation, storage)] = now
 		s.store(crd, append(kept, sighting{Generation: crd.Generation, Storage: storage, At: now}))
 	}
+	at := own
+	for gen := crd.Generation - 1; gen > 0; gen-- {
+		t, ok := first(gen)
+		if !ok {
+			break
+		}
+		at = minTime(at, t)
+	}
 	return at
+}
+
+func sightingKey(crd *apiextensionsv1.CustomResourceDefinition, gen int64, storage string) string {
+	return fmt.Sprintf("%s/%d/%s", crd.UID, gen, storage)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 func (s *Sightings) file(crd *apiextensionsv1.CustomResourceDefinition) string {

@@ -26,10 +26,24 @@ func TestSightingsKeepTheFirstSight(t *testing.T) {
 	if got := again.Saw(sightedCRD("u1", 3, "v1")); !got.Equal(first) {
 		t.Errorf("a later run saw generation 3 at %s, want the first sight %s", got, first)
 	}
-	// A new generation (a switch back and forth, another schema) is a new
-	// sight: the switch may have come with it.
-	if got := again.Saw(sightedCRD("u1", 4, "v1")); !got.After(first) {
-		t.Errorf("generation 4 counted from %s, want after %s", got, first)
+	// The next generation with the same storage version was made by one
+	// change that did not switch storage (served or deprecated flipped):
+	// it counts from the first sight of the one before.
+	if got := again.Saw(sightedCRD("u1", 4, "v1")); !got.Equal(first) {
+		t.Errorf("generation 4, storage unchanged, counted from %s, want %s", got, first)
+	}
+	// A generation not seen breaks the chain: two changes may have
+	// switched storage and back.
+	six := again.Saw(sightedCRD("u1", 6, "v1"))
+	if !six.After(first) {
+		t.Errorf("generation 6 after 4 counted from %s, want after %s", six, first)
+	}
+	// A switch is a new sight, and so is what follows it.
+	if got := again.Saw(sightedCRD("u1", 7, "v2")); !got.After(six) {
+		t.Errorf("generation 7, a switch, counted from %s, want after %s", got, six)
+	}
+	if got := again.Saw(sightedCRD("u1", 8, "v1")); !got.After(six) {
+		t.Errorf("generation 8, a switch back, counted from %s, want after %s", got, six)
 	}
 	// Memory alone: another process knows nothing.
 	if got := NewSightings("").Saw(sightedCRD("u1", 3, "v1")); !got.After(first) {
