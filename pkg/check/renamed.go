@@ -110,7 +110,10 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 	if len(applied) == 0 {
 		return nil, nil // no live CRD of the new manifests shows what applied them
 	}
-	list, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
+	// Metadata only: the marks that tell the source are labels and
+	// annotations, and 500 CRDs' schemas are tens of megabytes. Only a CRD
+	// of the same source is read whole.
+	list, err := c.Metadata.Resource(apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")).List(ctx, metav1.ListOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
 		return []lifecycle.Finding{{Severity: lifecycle.SeverityNote, Kind: lifecycle.FindingDropped, Rule: "crdDroppedUnseen",
@@ -120,13 +123,20 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 	}
 	var out []lifecycle.Finding
 	for i := range list.Items {
-		l := &list.Items[i]
-		if reported[l.Name] || inManifests(l.Name, crds) {
+		m := &list.Items[i]
+		if reported[m.Name] || inManifests(m.Name, crds) {
 			continue
 		}
-		same, _ := lifecycle.SameSource(l, applied)
+		same, _ := lifecycle.SameSource(&apiextensionsv1.CustomResourceDefinition{ObjectMeta: m.ObjectMeta}, applied)
 		if same == "" {
 			continue
+		}
+		l, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, m.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue // deleted since the list
+		case err != nil:
+			return nil, fmt.Errorf("reading CRD %s: %w", m.Name, err)
 		}
 		f, err := droppedFinding(ctx, c.Metadata, l, nil, same)
 		if err != nil {

@@ -136,7 +136,7 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 	}
 	p := step.Plan
 	switch {
-	case SwitchesStorage(p):
+	case switchesStorage(p):
 		return res, promoteCheckSwitch(ctx, c, p, opts, res, progress)
 	case p.To == lifecycle.StageRemoved:
 		return res, promoteCleanManagedFields(ctx, c, p.CRD, opts, res, progress)

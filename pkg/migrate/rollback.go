@@ -63,7 +63,7 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 	converterProven := false
 	step, err := ApplyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		p, err := plan(crd)
-		if err == nil && SwitchesStorage(p) && !converterProven && opts.DryRun != DryRunClient {
+		if err == nil && switchesStorage(p) && !converterProven && opts.DryRun != DryRunClient {
 			// As forward: the converter must answer both ways first.
 			if err := ProveConverter(ctx, c.Dynamic, crd, p.Pair.Old); err != nil {
 				return nil, err
@@ -77,7 +77,7 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 	}
 	res.StepResult = step
 	p := step.Plan
-	if !opts.DryRun.persists() || !SwitchesStorage(p) {
+	if !opts.DryRun.persists() || !switchesStorage(p) {
 		return res, nil
 	}
 	po := ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize}
@@ -95,8 +95,8 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 	return res, err
 }
 
-// SwitchesStorage says whether a step moves the storage version.
-func SwitchesStorage(p *lifecycle.Plan) bool {
+// switchesStorage says whether a step moves the storage version.
+func switchesStorage(p *lifecycle.Plan) bool {
 	for _, c := range p.Changes {
 		if c.Field == lifecycle.FieldStorage {
 			return true
@@ -115,7 +115,7 @@ func rollbackAccess(ctx context.Context, c Clients, name string, opts RollbackOp
 	}
 	a := cluster.Access{Op: "rollback", Need: []cluster.Permission{cluster.CRDPermission("update", "", name)}}
 	// A step that cannot be planned is refused with its reason by the step.
-	if p, err := plan(crd); err == nil && opts.DryRun.persists() && SwitchesStorage(p) {
+	if p, err := plan(crd); err == nil && opts.DryRun.persists() && switchesStorage(p) {
 		a.ObjectVerbs = switchVerbs(crd, p.Pair.New, p.Pair.Old)
 	}
 	return cluster.RequireAccess(ctx, c, crd, a, nil)
