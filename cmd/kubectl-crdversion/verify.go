@@ -9,8 +9,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
 // VerifyOptions holds what `kubectl crdversion verify` needs.
@@ -57,7 +57,7 @@ Exit status is 0 when every object round-trips, 3 when some do not.`,
 		RunE:              runE(o),
 	}
 	addOutputFlag(cmd, &o.Output)
-	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Most checks in flight: the check adapts below it to what the API server takes")
+	cmd.Flags().IntVar(&o.Concurrency, "concurrency", verify.DefaultConcurrency, "Most checks in flight: the check adapts below it to what the API server takes")
 	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Pace the checks so the API server's tail latency stays close to what it was when idle (slower)")
 	return cmd
 }
@@ -76,8 +76,8 @@ func (o *VerifyOptions) Complete(cmd *cobra.Command, args []string) error {
 // Validate checks the flags before anything is sent.
 func (o *VerifyOptions) Validate() error {
 	switch {
-	case o.Concurrency < 1 || o.Concurrency > migrate.MaxConcurrency:
-		return fmt.Errorf("--concurrency must be between 1 and %d, not %d", migrate.MaxConcurrency, o.Concurrency)
+	case o.Concurrency < 1 || o.Concurrency > verify.MaxConcurrency:
+		return fmt.Errorf("--concurrency must be between 1 and %d, not %d", verify.MaxConcurrency, o.Concurrency)
 	}
 	return nil
 }
@@ -89,7 +89,7 @@ func (o *VerifyOptions) Run(ctx context.Context) error {
 		return err
 	}
 	bar := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
-	result, err := migrate.Verify(ctx, o.clients.Clients, crds[0], migrate.VerifyOptions{Versions: o.Versions, Concurrency: o.Concurrency, Gentle: o.Gentle, Record: true, Progress: bar.Update})
+	result, err := verify.Verify(ctx, o.clients.Clients, crds[0], verify.VerifyOptions{Versions: o.Versions, Concurrency: o.Concurrency, Gentle: o.Gentle, Record: true, Progress: bar.Update})
 	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("verifying %s through %s: %w", crds[0].Name, strings.Join(o.Versions, ","), err)

@@ -4,27 +4,29 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
 // The zero value of every option is its default: an operator that imports
-// the package gets what `kubectl crdversion migrate` does.
+// the package gets what `kubectl crdversion migrate` does. A pass over
+// objects has the defaults of every pass (verify's too).
 const (
 	// DefaultConcurrency bounds the requests a pass keeps in flight; the
-	// pass adapts below it (see RestoreOptions.Concurrency). 256 fills a
-	// 150 ms path to a server that answers 1,700 requests a second.
-	DefaultConcurrency = 256
-	// MaxConcurrency bounds Concurrency: four times the default, past what
-	// any server measured here took with more throughput.
-	MaxConcurrency = 1024
+	// pass adapts below it (see RestoreOptions.Concurrency).
+	DefaultConcurrency = pass.DefaultConcurrency
+	// MaxConcurrency bounds Concurrency: four times the default.
+	MaxConcurrency = pass.MaxConcurrency
 	// DefaultPageSize is objects listed per request, metadata only.
-	DefaultPageSize = 500
+	DefaultPageSize = pass.DefaultPageSize
 	// DefaultSwitchTimeout bounds the wait for a storage switch: an API
 	// server sees a CRD update within seconds; minutes mean something is
 	// wrong.
 	DefaultSwitchTimeout = 2 * time.Minute
 	// DefaultRetryFor bounds how long one write is retried while the server
 	// is busy or restarting.
-	DefaultRetryFor = 30 * time.Second
+	DefaultRetryFor = pass.DefaultRetryFor
 )
 
 // Errors a caller can branch on (errors.Is) and put into a condition.
@@ -40,8 +42,8 @@ var (
 	// version within the timeout; nothing was written.
 	ErrSwitchNotInEffect = errors.New("the storage version switch is not in effect")
 	// ErrWebhookUnavailable: the conversion webhook did not answer;
-	// nothing was written.
-	ErrWebhookUnavailable = errors.New("the conversion webhook does not answer")
+	// nothing was written (verify.ErrWebhookUnavailable, the same error).
+	ErrWebhookUnavailable = verify.ErrWebhookUnavailable
 	// ErrClientDryRun: dry-run=client sends nothing, so a pass over
 	// objects or a prune has nothing to show; refused.
 	ErrClientDryRun = errors.New(`dry run "client" sends nothing: use "server"`)

@@ -1,10 +1,12 @@
-// Package migrate owns every write the plugin makes to a cluster, dry runs
-// included: lifecycle steps on CRDs, the round-trip checks and the proof
-// that re-storing loses nothing, the re-store pass, the prune of
+// Package migrate owns the plugin's writes to a cluster, dry runs
+// included: lifecycle steps on CRDs, the re-store pass, the prune of
 // status.storedVersions, the managedFields cleanup, and check's server-side
 // dry run. Each write is guarded: optimistic concurrency on CRDs, a
-// resourceVersion precondition on objects, dry-run where asked. It is also
-// a library for operators that own CRDs: see Migrate and the example.
+// resourceVersion precondition on objects, dry-run where asked. The proofs
+// it writes on (the round-trip checks, the per-object check before each
+// re-store, the proof that re-storing loses nothing, the converter probe)
+// are package verify's, which persists no object. It is also a library for
+// operators that own CRDs: see Migrate and the example.
 //
 // The rule of every re-store: before an object is re-stored, old→new→old
 // is proven for that object as it is written. Either the CRD proves it for

@@ -22,6 +22,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
 // Clients are what a migration talks to the API server with (NewClients
@@ -167,7 +168,7 @@ func describeChecks(res *Result, n int64, losses []Loss) {
 		if pr.By != results.ProofObjects {
 			continue
 		}
-		t, at := checkedTrip(*pr), strings.Join(pr.CheckedAt, ", ")
+		t, at := verify.CheckedTrip(*pr), strings.Join(pr.CheckedAt, ", ")
 		pr.Objects, pr.Losses = n, nil
 		for _, l := range losses {
 			if slices.Contains(pr.CheckedAt, l.Version) {
@@ -228,7 +229,7 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 				p.defaults = append(p.defaults, d)
 			}
 		}
-		pr, known := proofByCRD(crd, v, opts.AcceptLoss)
+		pr, known := verify.ProofByCRD(crd, v, opts.AcceptLoss)
 		if !known {
 			pr.By = results.ProofObjects
 			for _, at := range pr.CheckedAt {
@@ -352,7 +353,7 @@ func (g grace) wait(ctx context.Context, then string) bool {
 // of those reads needs a conversion. A webhook that will not express an
 // object at a version (a field the version has no form for) may have
 // answered, with a no for that object: the probe then asks it to convert
-// the smallest object the schema allows (ProveConverter), and a webhook
+// the smallest object the schema allows (verify.ProveConverter), and a webhook
 // that does has answered. One the API server cannot call, whose answer it
 // cannot read, or that converts nothing does not answer. Without a webhook
 // there is nothing to prove.
@@ -370,7 +371,7 @@ func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensi
 			continue
 		}
 		if at := converting(crd, v.Name); pass.IsConversionRefusal(err) && at != "" {
-			if perr := ProveConverter(ctx, dyn, crd, at); perr != nil {
+			if perr := verify.ProveConverter(ctx, dyn, crd, at); perr != nil {
 				return fmt.Errorf("%w (reading at %s: %v); nothing was written", perr, v.Name, err)
 			}
 			continue

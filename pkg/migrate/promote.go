@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
 // PromoteOptions say which step Promote takes and how its passes over
@@ -119,7 +120,7 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 		case next == lifecycle.StageDeprecated && from != lifecycle.StageServed && !converterProven && opts.DryRun != DryRunClient:
 			// A switch needs a converter that answers both ways, objects
 			// or not: after it, every write at the old version needs one.
-			if err := ProveConverter(ctx, c.Dynamic, crd, version); err != nil {
+			if err := verify.ProveConverter(ctx, c.Dynamic, crd, version); err != nil {
 				return nil, err
 			}
 			converterProven = true
@@ -151,7 +152,7 @@ func bridgeCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomReso
 		res.Reused = &rec
 		return &rec, nil
 	}
-	v, err := Verify(ctx, c, crd, VerifyOptions{Versions: []string{version}, Concurrency: opts.Concurrency, PageSize: opts.PageSize, Progress: opts.Progress})
+	v, err := verify.Verify(ctx, c, crd, verify.VerifyOptions{Versions: []string{version}, Concurrency: opts.Concurrency, PageSize: opts.PageSize, Progress: opts.Progress})
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s through %s: %w", crd.Name, version, err)
 	}
@@ -161,7 +162,7 @@ func bridgeCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomReso
 	}
 	if v.Objects == 0 {
 		// No object showed the converter at work: an object of its own does.
-		if err := ProveConverter(ctx, c.Dynamic, crd, version); err != nil {
+		if err := verify.ProveConverter(ctx, c.Dynamic, crd, version); err != nil {
 			return nil, err
 		}
 	}
@@ -192,7 +193,7 @@ func promoteCheckSwitch(ctx context.Context, c Clients, p *lifecycle.Plan, opts 
 	back := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return lifecycle.PlanUndo(crd, p)
 	}
-	check, err := CheckSwitch(ctx, c, p.CRD, p.Pair.Old, DefaultSwitchTimeout, ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
+	check, err := CheckSwitch(ctx, c, p.CRD, p.Pair.Old, DefaultSwitchTimeout, verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
 		Progress: progress(fmt.Sprintf("check %s→%s→%s", p.Pair.Old, p.Pair.New, p.Pair.Old))}, back)
 	res.Switch = check
 	if err == nil && check.Back != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
 // RestoreOptions tune the rewrite pass. The zero value is the default.
@@ -104,15 +105,6 @@ type item struct {
 func addresses(meta metadata.Interface, gvr schema.GroupVersionResource) pass.Source[item] {
 	return func(ctx context.Context, pageSize int64, page func(pass.Page[item]) error) (int, error) {
 		return cluster.ListPages(ctx, meta, gvr, pageSize, func(p cluster.Page) error { return page(addressPage(p)) })
-	}
-}
-
-// addressesAt lists the objects' metadata at the first of versions that
-// lists each page: one object a converter will not express at a version
-// never fails its page (cluster.ListPagesAt).
-func addressesAt(meta metadata.Interface, gvr schema.GroupVersionResource, versions ...string) pass.Source[item] {
-	return func(ctx context.Context, pageSize int64, page func(pass.Page[item]) error) (int, error) {
-		return cluster.ListPagesAt(ctx, meta, gvr, versions, pageSize, pass.IsConversionFailure, func(p cluster.Page) error { return page(addressPage(p)) })
 	}
 }
 
@@ -204,7 +196,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 		var (
 			gone    pass.Unreachable
 			changed changedByWrite
-			lost    lossFound
+			lost    verify.LossFound
 			f       *Failure
 			halt    error
 		)
@@ -310,7 +302,7 @@ func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.Gr
 func readAnew(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, name string) (item, bool, error) {
 	fresh, err := ri.Get(ctx, name, metav1.GetOptions{})
 	switch {
-	case objectGone(err, gr, name):
+	case pass.ObjectGone(err, gr, name):
 		return item{}, true, nil
 	case err != nil:
 		return item{}, false, err
@@ -375,9 +367,9 @@ func withRetries(ctx context.Context, opts RestoreOptions, gr schema.GroupResour
 		return outcomeRewritten, got, nil
 	case err == nil:
 		return outcomeUnchanged, got, nil
-	case objectGone(err, gr, it.Name):
+	case pass.ObjectGone(err, gr, it.Name):
 		return outcomeGone, nil, nil
-	case realConflict(err, gr, it.Name):
+	case pass.RealConflict(err, gr, it.Name):
 		return outcomeConflicted, nil, nil
 	}
 	return 0, nil, err

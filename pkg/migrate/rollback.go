@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
 // RollbackOptions say which step Rollback takes back and how the check
@@ -65,7 +66,7 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 		p, err := plan(crd)
 		if err == nil && switchesStorage(p) && !converterProven && opts.DryRun != DryRunClient {
 			// As forward: the converter must answer both ways first.
-			if err := ProveConverter(ctx, c.Dynamic, crd, p.Pair.Old); err != nil {
+			if err := verify.ProveConverter(ctx, c.Dynamic, crd, p.Pair.Old); err != nil {
 				return nil, err
 			}
 			converterProven = true
@@ -80,7 +81,7 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 	if !opts.DryRun.persists() || !switchesStorage(p) {
 		return res, nil
 	}
-	po := ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize}
+	po := verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize}
 	if opts.Progress != nil {
 		task := fmt.Sprintf("check %s→%s→%s", p.Pair.New, p.Pair.Old, p.Pair.New)
 		po.Progress = func(done, total int64) { opts.Progress(task, done, total) }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
 // CheckSwitch runs, right after the CRD's storage version was switched away
@@ -14,7 +16,7 @@ import (
 // prove it), and when it does not hold, switches back with the step back
 // plans. Until they are re-stored, the objects are all still stored at old:
 // switching back loses nothing. A check that cannot run switches back too.
-func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.Duration, opts ProveOptions, back Planner) (*SwitchCheck, error) {
+func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.Duration, opts verify.ProveOptions, back Planner) (*SwitchCheck, error) {
 	res := &SwitchCheck{}
 	err := func() error {
 		crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
@@ -24,8 +26,8 @@ func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.
 		if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, timeout); err != nil {
 			return err
 		}
-		opts.Versions, opts.DryRun = []string{old}, DryRunNone
-		res.Proofs, err = ProveRestorable(ctx, c, crd, opts)
+		opts.Versions, opts.Record = []string{old}, true
+		res.Proofs, err = verify.ProveRestorable(ctx, c, crd, opts)
 		return err
 	}()
 	if err == nil && res.Holds() {

@@ -17,6 +17,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
 // ErrClusterMigratorNotServed: the cluster does not serve
@@ -86,7 +87,7 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 		// The cluster's migrator writes without checking an object first.
 		return nil, fmt.Errorf("%w: %s: the CRD does not prove %s for every object, and the cluster's migrator re-stores without checking each one: "+
 			"migrate with the plugin's own pass, which checks each object as it re-stores it, or accept the loss",
-			ErrNotProven, crd.Name, trip(p.check[0], res.Storage))
+			ErrNotProven, crd.Name, verify.Trip(p.check[0], res.Storage))
 	}
 	all, err := cluster.ListClusterMigrations(ctx, c.Migrations)
 	if err != nil {

@@ -17,12 +17,12 @@ import (
 func TestEveryWriteIsInTheSafetyDocument(t *testing.T) {
 	documented := map[string]string{
 		"migrate.restoreAt Patch":          "| the re-store (`migrate`'s pass) |",
-		"migrate.sendBack Update":          "| the per-object check's dry-run update |",
-		"migrate.ProveConverter Create":    "| the converter probe's dry-run create",
-		"migrate.ProveConverter Update":    "(or dry-run update of one object)",
+		"verify.sendBack Update":           "| the per-object check's dry-run update |",
+		"verify.ProveConverter Create":     "| the converter probe's dry-run create",
+		"verify.ProveConverter Update":     "(or dry-run update of one object)",
 		"migrate.ApplyStep Update":         "| a lifecycle step |",
-		"migrate.record Patch":             "| a check's record |",
-		"migrate.recordCheck Patch":        "| a check's record |",
+		"verify.record Patch":              "| a check's record |",
+		"verify.recordCheck Patch":         "| a check's record |",
 		"migrate.Prune UpdateStatus":       "| the prune |",
 		"migrate.MigrateViaCluster Create": "| `--via=cluster` | a StorageVersionMigration object",
 		"cluster.Missing Create":           "| the permission check | SelfSubjectAccessReviews",
@@ -34,7 +34,7 @@ func TestEveryWriteIsInTheSafetyDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	var found []string
-	for _, dir := range []string{".", "../cluster", "../check"} {
+	for _, dir := range []string{".", "../verify", "../cluster", "../check"} {
 		for _, w := range writes(t, dir) {
 			found = append(found, w)
 			row, ok := documented[w]

@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -316,7 +317,7 @@ func TestTheSwitchCheckTakesARefusalAsNotStoredThere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proofs, err := migrate.ProveRestorable(t.Context(), s.clients, crd, migrate.ProveOptions{PageSize: 4, DryRun: migrate.DryRunServer})
+	proofs, err := verify.ProveRestorable(t.Context(), s.clients, crd, verify.ProveOptions{PageSize: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -255,7 +256,7 @@ func TestVerifyCountsSkippedObjectsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted := false
-	opts := migrate.VerifyOptions{Versions: []string{"v1beta1"}, Concurrency: 1, PageSize: 50, Progress: func(_ string, done, total int64) {
+	opts := verify.VerifyOptions{Versions: []string{"v1beta1"}, Concurrency: 1, PageSize: 50, Progress: func(_ string, done, total int64) {
 		if !deleted {
 			deleted = true
 			if err := s.fx.Dynamic.Resource(s.gvr).Namespace("ns-0").Delete(context.Background(), "w-0009", metav1.DeleteOptions{}); err != nil {
@@ -263,7 +264,7 @@ func TestVerifyCountsSkippedObjectsApart(t *testing.T) {
 			}
 		}
 	}}
-	res, err := migrate.Verify(t.Context(), s.clients, crd, opts)
+	res, err := verify.Verify(t.Context(), s.clients, crd, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestVerifyProgressCountsObjectsPerVersion(t *testing.T) {
 	var mu sync.Mutex
 	last := map[string][2]int64{}
 	var tasks []string
-	opts := migrate.VerifyOptions{Versions: []string{"v1beta1", "v1"}, Progress: func(task string, done, total int64) {
+	opts := verify.VerifyOptions{Versions: []string{"v1beta1", "v1"}, Progress: func(task string, done, total int64) {
 		mu.Lock()
 		defer mu.Unlock()
 		if _, seen := last[task]; !seen {
@@ -296,7 +297,7 @@ func TestVerifyProgressCountsObjectsPerVersion(t *testing.T) {
 			last[task] = [2]int64{done, total}
 		}
 	}}
-	if _, err := migrate.Verify(t.Context(), s.clients, crd, opts); err != nil {
+	if _, err := verify.Verify(t.Context(), s.clients, crd, opts); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"verify v1beta1→v1→v1beta1", "verify v1 (the storage version: no conversion)"}
@@ -372,7 +373,7 @@ func TestMigrateDoesNotTrustARecordOlderThanASwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The bridge record: every object then round-tripped v1→v1beta1→v1.
-	if err := migrate.RecordVerification(t.Context(), s.fx.CRDs, crd, "v1", lifecycle.Verification{From: "v1beta1", Objects: 2}); err != nil {
+	if err := verify.RecordVerification(t.Context(), s.fx.CRDs, crd, "v1", lifecycle.Verification{From: "v1beta1", Objects: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.fx.SwitchStorage(t.Context(), s.crd, "v1", false); err != nil {

@@ -1,4 +1,4 @@
-package migrate
+package verify
 
 import (
 	"context"
@@ -12,14 +12,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
-// ErrConverterUnproven: no object could show that the conversion webhook
-// converts between two versions: none exists, and the smallest one the
-// schema seems to allow was refused before any conversion.
-var ErrConverterUnproven = errors.New("the conversion webhook could not be shown to answer")
+var (
+	// ErrWebhookUnavailable: the conversion webhook did not answer;
+	// nothing was written.
+	ErrWebhookUnavailable = errors.New("the conversion webhook does not answer")
+	// ErrConverterUnproven: no object could show that the conversion
+	// webhook converts between two versions: none exists, and the smallest
+	// one the schema seems to allow was refused before any conversion.
+	ErrConverterUnproven = errors.New("the conversion webhook could not be shown to answer")
+)
 
 // ProveConverter shows that the CRD's conversion webhook converts an
 // object both ways between version v and the storage version, objects or
@@ -40,7 +46,7 @@ func ProveConverter(ctx context.Context, dyn dynamic.Interface, crd *apiextensio
 	}
 	probe := &unstructured.Unstructured{Object: lifecycle.MinimalObject(crd, v, "crdversion-probe-"+rand.String(8), metav1.NamespaceDefault)}
 	r := dyn.Resource(gvr).Namespace(probe.GetNamespace())
-	_, err := r.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: FieldManager})
+	_, err := r.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: cluster.FieldManager})
 	switch {
 	case err == nil:
 		return nil
@@ -58,7 +64,7 @@ func ProveConverter(ctx context.Context, dyn dynamic.Interface, crd *apiextensio
 		return fmt.Errorf("%w: %s has no object, and the smallest one its schema at %s seems to allow was refused before any conversion (%v): create one object at %s and run this again", ErrConverterUnproven, crd.Name, v, refused, v)
 	}
 	o := &list.Items[0]
-	_, err = dyn.Resource(gvr).Namespace(o.GetNamespace()).Update(ctx, o, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: FieldManager})
+	_, err = dyn.Resource(gvr).Namespace(o.GetNamespace()).Update(ctx, o, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: cluster.FieldManager})
 	if pass.IsConversionFailure(err) {
 		return failed(fmt.Sprintf("a server-side dry-run update of %s", o.GetName()), err)
 	}

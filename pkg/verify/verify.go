@@ -1,4 +1,4 @@
-package migrate
+package verify
 
 import (
 	"context"
@@ -11,10 +11,24 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+)
+
+// The defaults of a check are those of every pass over objects (migrate's
+// too).
+const (
+	// DefaultConcurrency bounds the checks a pass keeps in flight; the
+	// pass adapts below it.
+	DefaultConcurrency = pass.DefaultConcurrency
+	// MaxConcurrency bounds Concurrency: four times the default.
+	MaxConcurrency = pass.MaxConcurrency
+	// DefaultPageSize is objects listed per request, metadata only.
+	DefaultPageSize = pass.DefaultPageSize
 )
 
 // VerifyOptions tune a round-trip check. The zero value is the default.
@@ -24,7 +38,7 @@ type VerifyOptions struct {
 	// Concurrency bounds the checks in flight; below it the check adapts
 	// as a migration does (0: DefaultConcurrency).
 	Concurrency int
-	// Gentle paces the checks as RestoreOptions.Gentle paces writes.
+	// Gentle paces the checks as migrate.RestoreOptions.Gentle paces writes.
 	Gentle bool
 	// PageSize is objects listed per request (0: DefaultPageSize).
 	PageSize int64
@@ -52,7 +66,7 @@ type VerifyOptions struct {
 // page at a time, metadata only), read it at V, send it back as a dry-run
 // update at V, and compare what comes back with what was read. A difference means converting to storage and back loses
 // something. Nothing is written.
-func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts VerifyOptions) (*VerifyResult, error) {
+func Verify(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, opts VerifyOptions) (*results.VerifyResult, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
@@ -65,7 +79,7 @@ func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 	if err := cluster.RequireAccess(ctx, c, crd, cluster.Access{Op: "check old→new→old on", ObjectVerbs: []string{"list", "get", "update"}}, nil); err != nil {
 		return nil, err
 	}
-	res := &VerifyResult{Storage: lifecycle.StorageVersion(crd), Versions: opts.Versions, Losses: []Loss{}}
+	res := &results.VerifyResult{Storage: lifecycle.StorageVersion(crd), Versions: opts.Versions, Losses: []results.Loss{}}
 	if len(res.Versions) == 0 {
 		for _, v := range crd.Spec.Versions {
 			if v.Served {
@@ -89,12 +103,12 @@ func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 	}
 	schemas := map[string]*apiextensionsv1.JSONSchemaProps{}
 	for _, v := range res.Versions {
-		schemas[v] = schemaOf(crd, v)
+		schemas[v] = SchemaOf(crd, v)
 	}
 	var (
 		mu   sync.Mutex
 		task string // the version's pass under way: set between runs
-		po   = pass.Options{Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize, RetryFor: DefaultRetryFor, Throttled: c.Throttled}
+		po   = pass.Options{Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize, RetryFor: pass.DefaultRetryFor, Throttled: c.Throttled}
 	)
 	if opts.Progress != nil {
 		po.Progress = func(done, total int64) { opts.Progress(task, done, total) }
@@ -109,7 +123,7 @@ func Verify(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceD
 		ri := c.Dynamic.Resource(gvr(v))
 		// Addresses are listed at the storage version, where a listing
 		// converts least, and a page the converter fails there at v.
-		st := pass.Run(ctx, p, hashing(addressesAt(c.Metadata, gvr(v), res.Storage, v), set), func(ctx context.Context, it item) error {
+		st := pass.Run(ctx, p, hashing(addressesAt(c.Metadata, gvr(v), res.Storage, v), set), func(ctx context.Context, it metav1.PartialObjectMetadata) error {
 			loss, outcome, err := roundTrip(ctx, p, ri.Namespace(it.Namespace), gvr(v).GroupResource(), it.Namespace, it.Name, schemas[v], opts.RefusedNotStored)
 			if err != nil {
 				return err
@@ -193,45 +207,56 @@ const (
 // the check is skipped: the object in hand is no longer the object in the
 // cluster. An API error other than a conversion or validation failure ends
 // the check.
-func roundTrip(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, gr schema.GroupResource, ns, name string, s *apiextensionsv1.JSONSchemaProps, refusedNotStored bool) (*Loss, tripOutcome, error) {
+func roundTrip(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, gr schema.GroupResource, ns, name string, s *apiextensionsv1.JSONSchemaProps, refusedNotStored bool) (*results.Loss, tripOutcome, error) {
 	var read *unstructured.Unstructured
 	err := p.Attempt(ctx, func(rctx context.Context) (err error) {
 		read, err = r.Get(rctx, name, metav1.GetOptions{})
 		return err
 	})
 	switch {
-	case objectGone(err, gr, name):
+	case pass.ObjectGone(err, gr, name):
 		return nil, tripSkipped, nil
 	case refusedNotStored && pass.IsConversionRefusal(err):
 		return nil, tripNotStored, nil
 	case isObjectFailure(err):
-		return &Loss{Namespace: ns, Name: name, Error: err.Error()}, tripChecked, nil
+		return &results.Loss{Namespace: ns, Name: name, Error: err.Error()}, tripChecked, nil
 	case err != nil:
 		return nil, tripChecked, err
 	}
-	var diffs []FieldDiff
+	var diffs []results.FieldDiff
 	err = p.Attempt(ctx, func(rctx context.Context) (err error) {
 		diffs, err = sendBack(rctx, r, read, s)
 		return err
 	})
 	switch {
-	case objectGone(err, gr, name) || realConflict(err, gr, name):
+	case pass.ObjectGone(err, gr, name) || pass.RealConflict(err, gr, name):
 		return nil, tripSkipped, nil
 	case isObjectFailure(err):
-		return &Loss{Namespace: ns, Name: name, Error: err.Error()}, tripChecked, nil
+		return &results.Loss{Namespace: ns, Name: name, Error: err.Error()}, tripChecked, nil
 	case err != nil:
 		return nil, tripChecked, err
 	}
 	if len(diffs) > 0 {
-		return &Loss{Namespace: ns, Name: name, Diffs: diffs}, tripChecked, nil
+		return &results.Loss{Namespace: ns, Name: name, Diffs: diffs}, tripChecked, nil
 	}
 	return nil, tripChecked, nil
 }
 
+// addressesAt lists the objects' metadata at the first of versions that
+// lists each page: one object a converter will not express at a version
+// never fails its page (cluster.ListPagesAt).
+func addressesAt(meta metadata.Interface, gvr schema.GroupVersionResource, versions ...string) pass.Source[metav1.PartialObjectMetadata] {
+	return func(ctx context.Context, pageSize int64, page func(pass.Page[metav1.PartialObjectMetadata]) error) (int, error) {
+		return cluster.ListPagesAt(ctx, meta, gvr, versions, pageSize, pass.IsConversionFailure, func(p cluster.Page) error {
+			return page(pass.Page[metav1.PartialObjectMetadata]{Items: p.Items, Remaining: p.Remaining})
+		})
+	}
+}
+
 // hashing hashes every object src lists into set, in list order.
-func hashing(src pass.Source[item], set *cluster.ObjectSet) pass.Source[item] {
-	return func(ctx context.Context, pageSize int64, page func(pass.Page[item]) error) (int, error) {
-		return src(ctx, pageSize, func(pg pass.Page[item]) error {
+func hashing(src pass.Source[metav1.PartialObjectMetadata], set *cluster.ObjectSet) pass.Source[metav1.PartialObjectMetadata] {
+	return func(ctx context.Context, pageSize int64, page func(pass.Page[metav1.PartialObjectMetadata]) error) (int, error) {
+		return src(ctx, pageSize, func(pg pass.Page[metav1.PartialObjectMetadata]) error {
 			for i := range pg.Items {
 				set.Add(&pg.Items[i].ObjectMeta)
 			}
@@ -255,9 +280,9 @@ func isObjectFailure(err error) bool {
 	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsInternalError(err)
 }
 
-// schemaOf is version v's schema, or nil: it tells the diff which lists
+// SchemaOf is version v's schema, or nil: it tells the diff which lists
 // are keyed.
-func schemaOf(crd *apiextensionsv1.CustomResourceDefinition, v string) *apiextensionsv1.JSONSchemaProps {
+func SchemaOf(crd *apiextensionsv1.CustomResourceDefinition, v string) *apiextensionsv1.JSONSchemaProps {
 	for _, ver := range crd.Spec.Versions {
 		if ver.Name == v && ver.Schema != nil {
 			return ver.Schema.OpenAPIV3Schema

@@ -1,4 +1,4 @@
-package migrate
+package verify
 
 import (
 	"testing"
@@ -54,7 +54,7 @@ func TestProofByCRD(t *testing.T) {
 		{"missing from spec.versions", crdWith(apiextensionsv1.NoneConverter, false), false, results.ProofUnreadable, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, known := proofByCRD(tc.crd, "v1beta1", tc.acceptLoss)
+			p, known := ProofByCRD(tc.crd, "v1beta1", tc.acceptLoss)
 			if known != tc.known || (known && p.By != tc.want) || p.Version != "v1beta1" || p.Storage != "v1" {
 				t.Errorf("proof %+v, known %v: want %q, known %v", p, known, tc.want, tc.known)
 			}

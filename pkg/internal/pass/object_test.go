@@ -1,4 +1,4 @@
-package migrate
+package pass
 
 import (
 	"errors"
@@ -39,11 +39,11 @@ func TestOutcomeOfErrors(t *testing.T) {
 		{"a webhook denial with 409 and no reason", denied(http.StatusConflict, "", nil), false, false},
 		{"not an API error", errors.New("EOF"), false, false},
 	} {
-		if got := objectGone(tc.err, widgetsGR, "w-1"); got != tc.gone {
-			t.Errorf("%s: objectGone = %v, want %v (%v)", tc.name, got, tc.gone, tc.err)
+		if got := ObjectGone(tc.err, widgetsGR, "w-1"); got != tc.gone {
+			t.Errorf("%s: ObjectGone = %v, want %v (%v)", tc.name, got, tc.gone, tc.err)
 		}
-		if got := realConflict(tc.err, widgetsGR, "w-1"); got != tc.conflictDone {
-			t.Errorf("%s: realConflict = %v, want %v (%v)", tc.name, got, tc.conflictDone, tc.err)
+		if got := RealConflict(tc.err, widgetsGR, "w-1"); got != tc.conflictDone {
+			t.Errorf("%s: RealConflict = %v, want %v (%v)", tc.name, got, tc.conflictDone, tc.err)
 		}
 	}
 }

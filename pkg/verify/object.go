@@ -1,0 +1,114 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+)
+
+// Outcome is how one object's check (CheckObject) went, where it found no
+// loss.
+type Outcome int
+
+const (
+	// Intact: the object round-trips at every version that shows it.
+	Intact Outcome = iota
+	// Gone: deleted since it was listed.
+	Gone
+	// Conflicted: written since it was read: check it again.
+	Conflicted
+	// NotStored: the converter will not express it at any of the versions
+	// checked, so it is stored at none of them.
+	NotStored
+)
+
+// LossFound is an object whose check (CheckObject) showed that old→new→old
+// does not keep it: it is not re-stored.
+type LossFound struct{ results.Loss }
+
+func (l LossFound) Error() string {
+	return fmt.Sprintf("%s/%s does not come back intact from %s→storage→%s", l.Namespace, l.Name, l.Version, l.Version)
+}
+
+// CheckObject sends one object back at each of versions as a dry run,
+// through p's retries: listed is its metadata as listed, obj the object as
+// listed at versions[0] (nil: it is read there), at names the resource at a
+// version, and schemas are the versions' (SchemaOf). It answers Gone (deleted), Conflicted (written since it was read: check
+// it again), NotStored (the converter will not express it at any of
+// versions), a LossFound, another error, or Intact: it round-trips at every
+// version that shows it.
+func CheckObject(ctx context.Context, p *pass.Pass, dyn dynamic.Interface, at func(string) schema.GroupVersionResource, versions []string, schemas []*apiextensionsv1.JSONSchemaProps, gr schema.GroupResource, listed *metav1.ObjectMeta, obj *unstructured.Unstructured) (Outcome, error) {
+	shown := 0
+	for i, v := range versions {
+		r := dyn.Resource(at(v)).Namespace(listed.Namespace)
+		if i > 0 || obj == nil {
+			var err error
+			obj, err = readAt(ctx, p, r, listed.Name)
+			switch {
+			case pass.ObjectGone(err, gr, listed.Name):
+				return Gone, nil
+			case pass.IsConversionFailure(err):
+				// A read at an object's stored version never converts: the
+				// converter was asked, so the object is not stored at v,
+				// and nothing of it at v can be lost.
+				continue
+			case err != nil:
+				return 0, err
+			case obj.GetResourceVersion() != listed.ResourceVersion:
+				return Conflicted, nil
+			}
+		}
+		shown++
+		var diffs []results.FieldDiff
+		err := p.Attempt(ctx, func(wctx context.Context) (err error) {
+			diffs, err = sendBack(wctx, r, obj, schemas[i])
+			return err
+		})
+		switch {
+		case pass.ObjectGone(err, gr, listed.Name):
+			return Gone, nil
+		case pass.RealConflict(err, gr, listed.Name):
+			return Conflicted, nil
+		case err != nil:
+			return 0, err
+		case len(diffs) > 0:
+			return 0, LossFound{results.Loss{Namespace: listed.Namespace, Name: listed.Name, Version: v, Diffs: diffs}}
+		}
+	}
+	if shown == 0 {
+		return NotStored, nil
+	}
+	return Intact, nil
+}
+
+// sendBack sends obj, as read, back unchanged as a server-side dry-run
+// update at its own version, with its resourceVersion as the precondition:
+// the API server converts it to the storage version and back, and nothing
+// is persisted. It returns every field the answer does not have as read.
+func sendBack(ctx context.Context, r dynamic.ResourceInterface, obj *unstructured.Unstructured, s *apiextensionsv1.JSONSchemaProps) ([]results.FieldDiff, error) {
+	back, err := r.Update(ctx, obj, metav1.UpdateOptions{FieldManager: cluster.FieldManager, DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		return nil, err
+	}
+	return lifecycle.DiffFields("", comparable(obj), comparable(back), s), nil
+}
+
+// readAt reads the object anew, with the pass's retries.
+func readAt(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
+	var obj *unstructured.Unstructured
+	err := p.Attempt(ctx, func(wctx context.Context) (err error) {
+		obj, err = r.Get(wctx, name, metav1.GetOptions{})
+		return err
+	})
+	return obj, err
+}

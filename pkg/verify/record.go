@@ -1,0 +1,77 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// maxRecordTries bounds how often a record is tried again after the CRD
+// changed between our read and our write.
+const maxRecordTries = 5
+
+// RecordVerification records a passed check of v on the CRD, stamped with
+// the fingerprint of the CRD it was made on, and only while the CRD still
+// has that fingerprint and storage version: a record made on other schemas
+// would be a lie. Status updates by the API server's own controllers move
+// the resourceVersion meanwhile, so a conflict means read and compare again.
+func RecordVerification(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string, rec lifecycle.Verification) error {
+	return record(ctx, client, crd, v, rec, lifecycle.Verification.Annotation)
+}
+
+// recordCheck records verify's check of v (see
+// lifecycle.CheckedAnnotationPrefix) when it passed, under the same
+// conditions, and removes an earlier record when it did not.
+func recordCheck(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string, rec lifecycle.Verification, passed bool) error {
+	if passed {
+		return record(ctx, client, crd, v, rec, lifecycle.Verification.CheckAnnotation)
+	}
+	key, _ := rec.CheckAnnotation(v)
+	if _, ok := crd.Annotations[key]; !ok {
+		return nil
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: nil}}})
+	if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, crd.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: cluster.FieldManager}); err != nil {
+		return fmt.Errorf("this check failed, and the earlier passing one recorded on %s (annotation %s) could not be removed, so the step to bridge would trust it: remove it by hand: %w", crd.Name, key, err)
+	}
+	return nil
+}
+
+func record(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string, rec lifecycle.Verification, annotation func(lifecycle.Verification, string) (string, string)) error {
+	crds := client.ApiextensionsV1().CustomResourceDefinitions()
+	rec.Fingerprint = lifecycle.Fingerprint(crd, rec.From, v)
+	rec.Generation = crd.Generation
+	key, val := annotation(rec, v)
+	rv := crd.ResourceVersion
+	for range maxRecordTries {
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rv, "annotations": map[string]string{key: val}}})
+		if err != nil {
+			return err
+		}
+		_, err = crds.Patch(ctx, crd.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: cluster.FieldManager})
+		if err == nil || !pass.RealConflict(err, apiextensionsv1.Resource("customresourcedefinitions"), crd.Name) {
+			if err != nil {
+				return fmt.Errorf("recording the check of %s on %s: %w", v, crd.Name, err)
+			}
+			return nil
+		}
+		fresh, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if fresh.Generation != crd.Generation || lifecycle.StorageVersion(fresh) != rec.From || lifecycle.Fingerprint(fresh, rec.From, v) != rec.Fingerprint {
+			return nil // changed under the check: nothing to record
+		}
+		rv = fresh.ResourceVersion
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+)
+
+// ProveOptions tune ProveRestorable.
+type ProveOptions struct {
+	// Versions limits the proof to these old versions; empty: every old
+	// version in status.storedVersions.
+	Versions    []string
+	Concurrency int
+	Gentle      bool
+	PageSize    int64
+	Progress    func(done, total int64)
+	// Record records a passed check on the CRD.
+	Record bool
+}
+
+// ProveRestorable shows, for every old version in status.storedVersions,
+// what is known of its objects surviving a re-store at the storage
+// version: what the CRD shows (ProofByCRD), or else a check of every object
+// now. The check needs the storage switch in effect: once the new version
+// is storage, a server-side dry-run update sent at the old version is
+// exactly old→new→old through the API server's real conversion path
+// (webhook included). A passed check is recorded on the CRD where
+// opts.Record says so: a record marks the stage for status and promote,
+// and is never taken as the proof before a re-store, which checks each
+// object as it writes it.
+func ProveRestorable(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, opts ProveOptions) ([]results.Proof, error) {
+	storage := lifecycle.StorageVersion(crd)
+	proofs := []results.Proof{}
+	for _, v := range crd.Status.StoredVersions {
+		if v == storage || (len(opts.Versions) > 0 && !slices.Contains(opts.Versions, v)) {
+			continue
+		}
+		p, known := ProofByCRD(crd, v, false)
+		if !known {
+			// Where v is served and checked at itself, a converter's refusal
+			// to express an object at v shows it is not stored there.
+			vo := VerifyOptions{Versions: p.CheckedAt, Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize,
+				RefusedNotStored: slices.Equal(p.CheckedAt, []string{v})}
+			if opts.Progress != nil {
+				vo.Progress = func(_ string, done, total int64) { opts.Progress(done, total) }
+			}
+			vr, err := Verify(ctx, c, crd, vo)
+			if err != nil {
+				return nil, fmt.Errorf("checking %s on the objects of %s: %w", Trip(v, storage), crd.Name, err)
+			}
+			p.By, p.Objects, p.Skipped, p.NotStored, p.Losses = results.ProofObjects, vr.Objects, vr.Skipped, vr.NotStored, vr.Losses
+			p.Detail = fmt.Sprintf("%s checked on %s through the API server", CheckedTrip(p), lifecycle.Objects(vr.Objects))
+			if vr.NotStored > 0 {
+				p.Detail += fmt.Sprintf("; the converter will not express %s at %s, so none of them is stored there (a read at an object's stored version converts nothing)", lifecycle.Objects(vr.NotStored), v)
+			}
+			if len(vr.Losses) > 0 {
+				p.Detail = fmt.Sprintf("%s loses data on %d of %s: re-storing them at %s would make it permanent", CheckedTrip(p), len(vr.Losses), lifecycle.Objects(vr.Objects+vr.Skipped), storage)
+			} else if opts.Record {
+				if err := RecordVerification(ctx, c.CRDs, crd, v, lifecycle.Verification{From: storage, Objects: vr.Objects}); apierrors.IsForbidden(err) {
+					p.Detail += "; not recorded on the CRD (you may not patch it)"
+				} else if err != nil {
+					return nil, err
+				}
+			}
+		}
+		proofs = append(proofs, p)
+	}
+	return proofs, nil
+}
+
+// Trip names the round trip old→storage→old.
+func Trip(old, storage string) string { return old + "→" + storage + "→" + old }
+
+// CheckedTrip names the round trip a check of pr's objects made: where its
+// version is not served, what reaches the served versions is checked there.
+func CheckedTrip(pr results.Proof) string {
+	if len(pr.CheckedAt) == 0 || slices.Equal(pr.CheckedAt, []string{pr.Version}) {
+		return Trip(pr.Version, pr.Storage)
+	}
+	return fmt.Sprintf("%s is not served: what its objects show at %s, through %s and back,", pr.Version, strings.Join(pr.CheckedAt, ", "), pr.Storage)
+}
+
+// ProofByCRD says what the CRD alone shows of re-storing the objects that
+// may be stored at old version v, and false when only the objects can show
+// it: each must then be checked.
+func ProofByCRD(crd *apiextensionsv1.CustomResourceDefinition, v string, acceptLoss bool) (results.Proof, bool) {
+	storage := lifecycle.StorageVersion(crd)
+	p := results.Proof{Version: v, Storage: storage}
+	ok, why := lifecycle.SchemaProof(crd, v, storage)
+	switch {
+	case !inSpec(crd, v):
+		p.By = results.ProofUnreadable
+		p.Detail = fmt.Sprintf("%s is missing from spec.versions: the API server cannot convert an object stored at it, so none can be re-stored with a loss; such an object fails the re-store and blocks the prune", v)
+	case ok:
+		p.By, p.Detail = results.ProofSchema, Trip(v, storage)+" proven by the schemas: "+why
+	case acceptLoss:
+		p.By, p.Detail = results.ProofWaived, "not checked: loss accepted"
+	case len(checkVersions(crd, v)) == 0:
+		p.By = results.ProofUnserved
+		p.Detail = fmt.Sprintf("%s is not served, and no version but %s is: whatever only %s's schema holds (%s) no client can read and no check can see, and the re-store drops it for good; "+
+			"it writes at %s exactly what a read at %s shows", v, storage, v, why, storage, storage)
+	default:
+		p.CheckedAt = checkVersions(crd, v)
+		return p, false
+	}
+	return p, true
+}
+
+// checkVersions are the versions at which the objects that may be stored at
+// old version v are checked, one by one: v itself where it is served. Where
+// it is not, every served version but the storage version: the data of an
+// object stored at v reaches each of them by conversion, so a field the
+// storage version drops and one of them shows is a loss, read there.
+func checkVersions(crd *apiextensionsv1.CustomResourceDefinition, v string) []string {
+	if served(crd, v) {
+		return []string{v}
+	}
+	storage := lifecycle.StorageVersion(crd)
+	var at []string
+	for _, ver := range crd.Spec.Versions {
+		if ver.Served && ver.Name != storage {
+			at = append(at, ver.Name)
+		}
+	}
+	lifecycle.SortByPriority(at)
+	return at
+}
+
+func inSpec(crd *apiextensionsv1.CustomResourceDefinition, v string) bool {
+	for _, ver := range crd.Spec.Versions {
+		if ver.Name == v {
+			return true
+		}
+	}
+	return false
+}
