@@ -129,7 +129,8 @@ func TestAPassReachesEveryAPIServer(t *testing.T) {
 	spread := servers[0].installWidgets("spread", objects/2, true, "spread-a", "spread-b")
 	pinned := servers[0].installWidgets("pinned", objects/2, true, "pinned-a", "pinned-b")
 
-	mustCode(t, servers[0].pluginAs(kubeconfig, "migrate", spread.name(), "--switch-grace=0"), 0)
+	r := mustCode(t, servers[0].pluginAs(kubeconfig, "migrate", spread.name(), "--switch-grace=0"), 0)
+	contains(t, "migrate", r.Stderr, "the kubernetes service lists 2 API servers: requests over objects are spread over 8 connections")
 	got := patches(spread)
 	total := got[0] + got[1]
 	if total < objects {
@@ -142,7 +143,8 @@ func TestAPassReachesEveryAPIServer(t *testing.T) {
 	}
 	t.Logf("spread: the servers took %v of the pass's writes", got)
 
-	mustCode(t, servers[0].pluginAs(kubeconfig, "migrate", pinned.name(), "--switch-grace=0", "--one-connection"), 0)
+	r = mustCode(t, servers[0].pluginAs(kubeconfig, "migrate", pinned.name(), "--switch-grace=0", "--one-connection"), 0)
+	contains(t, "migrate --one-connection", r.Stderr, "--one-connection sends every request over objects to one of them")
 	got = patches(pinned)
 	if min(got[0], got[1]) != 0 || max(got[0], got[1]) < objects {
 		t.Errorf("--one-connection: the servers took %v of the pass's writes, want every one on one server", got)

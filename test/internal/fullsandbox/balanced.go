@@ -1,6 +1,7 @@
 package fullsandbox
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -39,7 +40,11 @@ func StartBalancedT(t testing.TB, n int) *Balanced {
 	b := &Balanced{}
 	var hosts []string
 	for i := range n {
-		opts := Options{APIServerArgs: []string{auth}}
+		// Each publishes an address of its own in the kubernetes service's
+		// endpoints, as the servers of a real control plane do (the test
+		// server publishes none by default; loopback addresses are refused
+		// there).
+		opts := Options{APIServerArgs: []string{auth, "--endpoint-reconciler-type=lease", fmt.Sprintf("--advertise-address=10.255.0.%d", i+1)}}
 		if i > 0 {
 			opts.Etcd = b.Servers[0].EtcdEndpoint
 		}
