@@ -75,10 +75,10 @@ unit: ## the plugin module's own tests: pure logic, no API server
 e2e:
 	$(TESTMOD) $(GO) test -count=1 -timeout 20m -v ./e2e/
 
-bench: ## benchmarks: migrate vs the rest on the in-process API server at BENCH_RTT=0,10ms,50ms,100ms (BENCH_N=10000, BENCH_RUNS=3, BENCH_ONLY=substring,=exact name,...), status and check on BENCH_CRDS=500, and the real in-tree migrator on kube-apiserver (BENCH_N)
+bench: ## benchmarks: migrate vs the rest on the in-process API server at BENCH_RTT=0,10ms,50ms,100ms (BENCH_N=10000, BENCH_RUNS=3, BENCH_ONLY=substring,=exact name,...), status and check on BENCH_CRDS=500, the real in-tree migrator on kube-apiserver (BENCH_N), and migrate over one connection and spread over several through two kube-apiservers behind a balancer (BENCH_HA_N)
 	$(TESTMOD) BENCH=1 $(GO) test -count=1 -v -run TestBenchTable -timeout 90m ./bench/ | grep -v '^{"level"'
 	$(MAKE) fullsandbox
-	$(TESTMOD) BENCH=1 CRDVERSION_FULLSANDBOX=$(FULLSANDBOX) $(GO) test -count=1 -v -run TestBenchInTreeController -timeout 60m ./bench/ | grep -v '^{"level"'
+	$(TESTMOD) BENCH=1 CRDVERSION_FULLSANDBOX=$(FULLSANDBOX) $(GO) test -count=1 -v -run "TestBenchInTreeController|TestBenchAPIServers" -timeout 60m ./bench/ | grep -v '^{"level"'
 	$(TESTMOD) $(GO) test -run '^$$' -bench . -benchtime 5x -timeout 30m ./bench/
 
 bench-scale: fullsandbox ## migrate at BENCH_SCALE objects (default 10000,100000,1000000) on kube-apiserver out of process: objects/s beside the listing no-op loop's (a′), and the plugin's peak RSS

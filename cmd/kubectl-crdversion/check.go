@@ -30,6 +30,7 @@ type CheckOptions struct {
 	Policy      bool
 	NoObjects   bool
 	AllContexts bool
+	oneConnection
 
 	format  report.Format
 	newCRDs *manifest.Found
@@ -89,6 +90,7 @@ warnings too), 1 the check itself failed.`,
 	cmd.Flags().BoolVar(&o.Policy, "policy", false, "For CRD authors: the release rules (one lifecycle step per release, no breaking schema change) are errors, not warnings")
 	cmd.Flags().BoolVar(&o.NoObjects, "no-objects", false, "Do not validate live objects against the new schemas (only the CRDs are compared)")
 	cmd.Flags().BoolVar(&o.AllContexts, "all-contexts", false, "Check against every context of the kubeconfig at once (a fleet); --context given more than once checks those")
+	o.oneConnection.addFlag(cmd)
 	return cmd
 }
 
@@ -117,7 +119,7 @@ func (o *CheckOptions) Complete(cmd *cobra.Command, _ []string) error {
 // a time, where a limit of 100/s would make 500 CRDs take 20 s for no
 // one's benefit.
 func (o *CheckOptions) checkCluster(ctx context.Context, flags *genericclioptions.ConfigFlags, progress func(string, int64, int64)) ([]lifecycle.Finding, error) {
-	c, err := newClients(flags)
+	c, err := newClients(flags, o.oneConnection)
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -38,17 +40,33 @@ type clients struct {
 }
 
 // newClients builds the one bundle a command uses.
-func newClients(flags *genericclioptions.ConfigFlags) (*clients, error) {
+func newClients(flags *genericclioptions.ConfigFlags, one oneConnection) (*clients, error) {
 	cfg, err := restConfig(flags)
 	if err != nil {
 		return nil, err
 	}
-	return newClientsFor(flags, cfg)
+	return newClientsFor(flags, cfg, one)
 }
 
-func newClientsFor(flags *genericclioptions.ConfigFlags, cfg *rest.Config) (*clients, error) {
-	c, err := cluster.NewClients(cfg)
+func newClientsFor(flags *genericclioptions.ConfigFlags, cfg *rest.Config, one oneConnection) (*clients, error) {
+	c, err := cluster.NewClientsOver(cfg, one.connections())
 	return &clients{Clients: c, toMapper: flags.ToRESTMapper}, err
+}
+
+// oneConnection is --one-connection: a command whose passes over objects
+// would spread their requests over several connections (and so over
+// every API server behind a load balancer) sends them over one.
+type oneConnection bool
+
+func (one *oneConnection) addFlag(cmd *cobra.Command) {
+	cmd.Flags().BoolVar((*bool)(one), "one-connection", false, fmt.Sprintf("Send the requests over objects over one connection, so to one API server behind a load balancer (default: spread over %d connections, reaching every API server)", cluster.DefaultConnections))
+}
+
+func (one oneConnection) connections() int {
+	if one {
+		return 1
+	}
+	return cluster.DefaultConnections
 }
 
 // selectCRDs lists the CRDs once and finds those the names mean (every

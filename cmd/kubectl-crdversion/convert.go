@@ -102,7 +102,7 @@ func (o *ConvertOptions) Complete(cmd *cobra.Command, _ []string) error {
 		}
 		o.crds = found.CRDs
 	} else {
-		c, err := newClients(o.configFlags)
+		c, err := newClients(o.configFlags, false)
 		if err != nil {
 			return err
 		}

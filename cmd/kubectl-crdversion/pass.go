@@ -12,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
@@ -37,6 +38,7 @@ type passOptions struct {
 	SwitchGrace time.Duration
 	AcceptLoss  bool
 	Gentle      bool
+	oneConnection
 
 	dryRun    migrate.DryRun
 	format    report.Format
@@ -59,6 +61,7 @@ func (o *passOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", migrate.DefaultSwitchTimeout, "How long to wait for a storage version switch to take effect")
 	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version (twice the API server's request timeout); the prune waits it out and re-stores once more. 0: no wait")
 	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
+	o.oneConnection.addFlag(cmd)
 	completeValues(cmd, "dry-run", "none", "server")
 }
 
@@ -77,7 +80,7 @@ func (o *passOptions) Complete(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	cfg.QPS, cfg.Burst = o.QPS, o.Burst // QPS 0: no cap (cluster.NewClients)
-	if o.list, err = newClientsFor(o.configFlags, cfg); err != nil {
+	if o.list, err = newClientsFor(o.configFlags, cfg, o.oneConnection); err != nil {
 		return err
 	}
 	o.clients = o.list.Clients
@@ -113,6 +116,9 @@ func (o *passOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomRes
 		failed  []error
 	)
 	attention := false
+	if n, err := cluster.APIServers(ctx, o.clients.Dynamic); err == nil && n > 0 && !o.Quiet {
+		fmt.Fprintln(o.ErrOut, report.Connections(o.clients.Connections, n))
+	}
 	for i, crd := range crds {
 		if ctx.Err() != nil {
 			names := make([]string, 0, len(crds)-i)

@@ -89,7 +89,7 @@ func (o *StatusOptions) Complete(cmd *cobra.Command, args []string) error {
 	if len(o.Filenames) > 0 {
 		return nil
 	}
-	o.clients, err = newClients(o.configFlags)
+	o.clients, err = newClients(o.configFlags, false)
 	return err
 }
 
@@ -168,7 +168,7 @@ func (o *StatusOptions) items(ctx context.Context) ([]report.StatusItem, error) 
 func (o *StatusOptions) fleetItems(ctx context.Context, contexts []string) []report.StatusItem {
 	return overFleet(contexts, func(name string) []report.StatusItem {
 		one := *o
-		c, err := newClients(inContext(o.configFlags, name))
+		c, err := newClients(inContext(o.configFlags, name), false)
 		var items []report.StatusItem
 		if err == nil {
 			one.clients = c

@@ -34,6 +34,7 @@ type stepOptions struct {
 	ShowManagedFields bool
 	// Force edits the live CRD even where a GitOps tool syncs it.
 	Force bool
+	oneConnection
 
 	// held is the GitOps tool that kept this step off the live CRD: it
 	// was planned only, for its manifest.
@@ -54,6 +55,7 @@ func (o *stepOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "If true, keep the managedFields when printing objects in JSON or YAML format.")
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "CRD manifest file to change in place instead of the cluster (comments, key order and other documents are kept)")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Edit the live CRD even when Argo CD or Flux syncs it from a manifest (its next sync reverts the edit)")
+	o.oneConnection.addFlag(cmd)
 	completeValues(cmd, "dry-run", "none", "client", "server")
 }
 
@@ -77,7 +79,7 @@ func (o *stepOptions) Complete(cmd *cobra.Command, args []string) error {
 	if len(args) > 1 {
 		o.Version = args[1]
 	}
-	o.clients, err = newClients(o.configFlags)
+	o.clients, err = newClients(o.configFlags, o.oneConnection)
 	return err
 }
 

@@ -75,7 +75,7 @@ func (o *UsageOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.format, err = parseOutput(o.Output); err != nil {
 		return err
 	}
-	if o.clients, err = newClients(o.configFlags); err != nil {
+	if o.clients, err = newClients(o.configFlags, false); err != nil {
 		return err
 	}
 	cfg, err := restConfig(o.configFlags)

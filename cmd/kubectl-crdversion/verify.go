@@ -23,6 +23,7 @@ type VerifyOptions struct {
 	Output      string
 	Concurrency int
 	Gentle      bool
+	oneConnection
 
 	format  report.Format
 	clients *clients
@@ -59,6 +60,7 @@ Exit status is 0 when every object round-trips, 3 when some do not.`,
 	addOutputFlag(cmd, &o.Output)
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", verify.DefaultConcurrency, "Most checks in flight: the check adapts below it to what the API server takes")
 	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Pace the checks so the API server's tail latency stays close to what it was when idle (slower)")
+	o.oneConnection.addFlag(cmd)
 	return cmd
 }
 
@@ -69,7 +71,7 @@ func (o *VerifyOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.format, err = parseOutput(o.Output); err != nil {
 		return err
 	}
-	o.clients, err = newClients(o.configFlags)
+	o.clients, err = newClients(o.configFlags, o.oneConnection)
 	return err
 }
 

@@ -117,7 +117,8 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 	switch {
 	case apierrors.IsForbidden(err):
 		return []lifecycle.Finding{{Severity: lifecycle.SeverityNote, Kind: lifecycle.FindingDropped, Rule: "crdDroppedUnseen",
-			Message: "the CRDs on the cluster could not be listed (forbidden): a CRD that what applied these manifests applied too, and that they now lack, is not seen here (check --against-file with the manifests they replace shows it)"}}, nil
+			Message: "the CRDs on the cluster could not be listed (forbidden): a CRD that what applied these manifests applied too, and that they now lack, is not seen here",
+			Fix:     []lifecycle.Advice{{Text: "a comparison with the manifests they replace shows it", Step: lifecycle.CheckAgainst("NEW_MANIFESTS", "OLD_MANIFESTS")}}}}, nil
 	case err != nil:
 		return nil, fmt.Errorf("listing CustomResourceDefinitions: %w", err)
 	}

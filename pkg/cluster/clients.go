@@ -38,6 +38,10 @@ type Clients struct {
 	// StorageVersionMigrations (MigrateViaCluster).
 	Migrations svmclient.StoragemigrationV1Interface
 
+	// Connections is how many connections Dynamic and Metadata spread
+	// their requests over.
+	Connections int
+
 	// throttles counts 429 answers (NewClients counts them), for a pass's
 	// adaptive limit.
 	throttles *atomic.Int64
@@ -52,24 +56,38 @@ func (c Clients) Throttled() int64 {
 	return c.throttles.Load()
 }
 
-// NewClients builds every client a migration needs from one config. A
+// NewClients builds every client a migration needs from one config, the
+// objects' clients spread over DefaultConnections (NewClientsOver).
+func NewClients(cfg *rest.Config) (Clients, error) {
+	return NewClientsOver(cfg, DefaultConnections)
+}
+
+// NewClientsOver builds every client a migration needs from one config,
+// the objects' clients (Dynamic and Metadata, what the per-object passes
+// send) spread over n connections of their own: behind a load balancer,
+// a pass reaches every API server (1: one connection, one server). A
 // config that sets no client-side rate limit (QPS 0, no RateLimiter), as
 // rest.InClusterConfig and kubeconfigs give, gets none: client-go would
 // read it as 5 requests a second, and a migration would run at 5 objects
 // a second. The pass's adaptive limit and the API server's priority and
-// fairness (its 429s) set the pace then. A QPS or RateLimiter set is kept.
-func NewClients(cfg *rest.Config) (Clients, error) {
-	c := Clients{throttles: &atomic.Int64{}}
+// fairness (its 429s) set the pace then. A QPS or RateLimiter set is kept
+// (shared by all n connections).
+func NewClientsOver(cfg *rest.Config, n int) (Clients, error) {
+	c := Clients{throttles: &atomic.Int64{}, Connections: max(n, 1)}
 	cfg = uncapped(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countThrottles{rt, c.throttles} })
 	var err error
 	if c.CRDs, err = apiextensionsclient.NewForConfig(cfg); err != nil {
 		return c, err
 	}
-	if c.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+	objects, err := objectsClient(cfg, c.Connections)
+	if err != nil {
 		return c, err
 	}
-	if c.Metadata, err = metadata.NewForConfig(cfg); err != nil {
+	if c.Dynamic, err = dynamic.NewForConfigAndClient(cfg, objects); err != nil {
+		return c, err
+	}
+	if c.Metadata, err = metadata.NewForConfigAndClient(cfg, objects); err != nil {
 		return c, err
 	}
 	if c.Discovery, err = discovery.NewDiscoveryClientForConfig(cfg); err != nil {
@@ -139,6 +157,9 @@ func (c countThrottles) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return resp, err
 }
+
+// WrappedRoundTripper lets client-go close the idle connections below.
+func (c countThrottles) WrappedRoundTripper() http.RoundTripper { return c.next }
 
 type throttleMarkKey struct{}
 

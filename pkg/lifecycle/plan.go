@@ -101,7 +101,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 			return err
 		}
 		after.Spec.Versions = append(after.Spec.Versions, v)
-		p.Notes = append(p.Notes, takeConversion(crd, after, opts)...)
+		p.Notes = append(p.Notes, takeConversion(crd, after, nu, opts)...)
 		p.Notes = append(p.Notes, advise(nil, "%s is served next to %s; %s stays the storage version", nu, old, old),
 			advise(PromoteTo(crd.Name, nu, StageBridge), "next, check the round trip and record bridge"))
 	case StageBridge:
@@ -206,13 +206,15 @@ func manifestVersion(crd *apiextensionsv1.CustomResourceDefinition, name string,
 // takeConversion keeps the live conversion settings unless asked to take
 // the manifest's, and never drops a live caBundle the manifest lacks; it
 // says what differs and what was done.
-func takeConversion(crd, after *apiextensionsv1.CustomResourceDefinition, opts PromoteOptions) []Advice {
+func takeConversion(crd, after *apiextensionsv1.CustomResourceDefinition, version string, opts PromoteOptions) []Advice {
 	live, file := ConversionSummary(crd.Spec.Conversion), ConversionSummary(opts.Manifest.Spec.Conversion)
 	if live == file || opts.Manifest.Spec.Conversion == nil {
 		return nil
 	}
 	if !opts.ConversionFromFile {
-		return []Advice{advise(nil, "the manifest's conversion (%s) differs from the live one (%s), which is kept: a step changes only what it names; to take the manifest's, pass --conversion-from-file", file, live)}
+		take := Introduce(crd.Name, version, "CRD_MANIFEST")
+		take.ConversionFromFile = true
+		return []Advice{advise(take, "the manifest's conversion (%s) differs from the live one (%s), which is kept: a step changes only what it names; to take the manifest's", file, live)}
 	}
 	conv := opts.Manifest.Spec.Conversion.DeepCopy()
 	after.Spec.Conversion = conv

@@ -27,9 +27,14 @@ type Step struct {
 	// and File the manifest a command works on instead of the cluster.
 	FromFile string `json:"fromFile,omitempty"`
 	File     string `json:"file,omitempty"`
+	// AgainstFile is the manifests check compares File with, instead of
+	// the cluster.
+	AgainstFile string `json:"againstFile,omitempty"`
 	// CleanManagedFields has migrate also drop the managedFields entries at
 	// versions no longer served.
 	CleanManagedFields bool `json:"cleanManagedFields,omitempty"`
+	// ConversionFromFile has promote take FromFile's spec.conversion too.
+	ConversionFromFile bool `json:"conversionFromFile,omitempty"`
 }
 
 // Promote moves version one stage along.
@@ -73,6 +78,12 @@ func CleanManagedFields(crd string) *Step {
 // CheckFile checks the upgrade to manifest.
 func CheckFile(manifest string) *Step {
 	return &Step{Op: OpCheck, File: manifest}
+}
+
+// CheckAgainst checks the upgrade from the manifests old to those of
+// manifest, without a cluster.
+func CheckAgainst(manifest, old string) *Step {
+	return &Step{Op: OpCheck, File: manifest, AgainstFile: old}
 }
 
 // Advice is a sentence for a person and, when a command of the plugin does

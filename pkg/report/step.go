@@ -25,6 +25,12 @@ func Command(s lifecycle.Step) string {
 	if s.FromFile != "" {
 		args = append(args, "--from-file", s.FromFile)
 	}
+	if s.AgainstFile != "" {
+		args = append(args, "--against-file", s.AgainstFile)
+	}
+	if s.ConversionFromFile {
+		args = append(args, "--conversion-from-file")
+	}
 	if s.CleanManagedFields {
 		args = append(args, "--clean-managed-fields")
 	}

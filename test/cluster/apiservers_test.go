@@ -3,12 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
-	"net"
-	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fullsandbox"
 )
@@ -32,18 +25,11 @@ import (
 // before it re-stores and prunes: at the end every etcd key is at it, and
 // no pruned version is left in etcd.
 func TestStorageSwitchAcrossTwoAPIServers(t *testing.T) {
-	tokens := filepath.Join(t.TempDir(), "tokens.csv")
-	if err := os.WriteFile(tokens, []byte(`shared-admin-token,shared-admin,shared-admin,"system:masters"`+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	auth := "--token-auth-file=" + tokens
-	one := fullsandbox.StartT(t, fullsandbox.Options{APIServerArgs: []string{auth}})
-	two := fullsandbox.StartT(t, fullsandbox.Options{Etcd: one.EtcdEndpoint, APIServerArgs: []string{auth}})
+	ha := fullsandbox.StartBalancedT(t, 2)
+	one, two := ha.Servers[0], ha.Servers[1]
 	e := newEnv(t, one)
 	w := e.installWidgets("twoservers", 50, false, "two-a")
-
-	lb := roundRobin(t, host(t, one), host(t, two))
-	kubeconfig := sharedTokenKubeconfig(t, lb)
+	kubeconfig := ha.Kubeconfig
 
 	// A client of the second server only, creating objects at v1beta1 all
 	// along: a server that stored them at v1beta1 after the prune would
@@ -120,64 +106,53 @@ func (w *writer) stop() int64 {
 	return w.n.Load()
 }
 
-func host(t *testing.T, c *fullsandbox.Cluster) string {
-	t.Helper()
-	cfg, err := c.RestConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(cfg.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.Host
-}
+// Two kube-apiservers on one etcd behind a load balancer that sends each
+// connection to the next, as an L4 balancer does: migrate's re-store
+// spreads its writes over several connections, so each server takes a
+// fair share of them, counted by each server's own
+// apiserver_request_total. The control, --one-connection, sends every
+// write of the pass to one server.
+func TestAPassReachesEveryAPIServer(t *testing.T) {
+	ha := fullsandbox.StartBalancedT(t, 2)
+	servers := []*env{newEnv(t, ha.Servers[0]), newEnv(t, ha.Servers[1])}
+	kubeconfig := ha.Kubeconfig
 
-// roundRobin is a TCP load balancer: each connection goes to the next
-// backend, as a Service's virtual IP or a cloud L4 balancer does.
-func roundRobin(t *testing.T, backends ...string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.Close() })
-	var next atomic.Int64
-	go func() {
-		for {
-			in, err := l.Accept()
-			if err != nil {
-				return
-			}
-			backend := backends[int(next.Add(1)-1)%len(backends)]
-			go func() {
-				defer in.Close()
-				out, err := net.Dial("tcp", backend)
-				if err != nil {
-					return
-				}
-				defer out.Close()
-				go func() { _, _ = io.Copy(out, in) }()
-				_, _ = io.Copy(in, out)
-			}()
+	// patches counts, on each server, the pass's writes of w's objects.
+	patches := func(w widgets) []float64 {
+		out := make([]float64, len(servers))
+		for i, s := range servers {
+			out[i] = s.metricSum("apiserver_request_total", `group="`+w.group+`"`, `resource="widgets"`, `verb="PATCH"`)
 		}
-	}()
-	return l.Addr().String()
-}
-
-// sharedTokenKubeconfig authenticates with the token both servers know.
-// Each server has a serving certificate of its own behind the one
-// address, so the certificate is not verified: a test proxy's compromise.
-func sharedTokenKubeconfig(t *testing.T, addr string) string {
-	t.Helper()
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["lb"] = &clientcmdapi.Cluster{Server: "https://" + addr, InsecureSkipTLSVerify: true}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: "shared-admin-token"}
-	kc.Contexts["lb"] = &clientcmdapi.Context{Cluster: "lb", AuthInfo: "admin"}
-	kc.CurrentContext = "lb"
-	path := filepath.Join(t.TempDir(), "kubeconfig-lb")
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		t.Fatal(err)
+		return out
 	}
-	return path
+	const objects = 400
+	spread := servers[0].installWidgets("spread", objects/2, true, "spread-a", "spread-b")
+	pinned := servers[0].installWidgets("pinned", objects/2, true, "pinned-a", "pinned-b")
+
+	r := mustCode(t, servers[0].pluginAs(kubeconfig, "migrate", spread.name(), "--switch-grace=0"), 0)
+	contains(t, "migrate", r.Stderr, "the kubernetes service lists 2 API servers: requests over objects are spread over 8 connections")
+	got := patches(spread)
+	total := got[0] + got[1]
+	if total < objects {
+		t.Fatalf("the servers counted %v writes of %d objects", got, objects)
+	}
+	for i, n := range got {
+		if n < total/4 {
+			t.Errorf("server %d took %.0f of %.0f writes (%v): the pass did not reach every server", i+1, n, total, got)
+		}
+	}
+	t.Logf("spread: the servers took %v of the pass's writes", got)
+
+	r = mustCode(t, servers[0].pluginAs(kubeconfig, "migrate", pinned.name(), "--switch-grace=0", "--one-connection"), 0)
+	contains(t, "migrate --one-connection", r.Stderr, "--one-connection sends every request over objects to one of them")
+	got = patches(pinned)
+	if min(got[0], got[1]) != 0 || max(got[0], got[1]) < objects {
+		t.Errorf("--one-connection: the servers took %v of the pass's writes, want every one on one server", got)
+	}
+	t.Logf("one connection: the servers took %v of the pass's writes", got)
+	for _, w := range []widgets{spread, pinned} {
+		if got := servers[0].stored(w); got[w.group+"/v1"] != objects {
+			t.Errorf("%s: etcd holds %v, want all %d objects at v1", w.name(), got, objects)
+		}
+	}
 }

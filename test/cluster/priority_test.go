@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -107,22 +106,12 @@ func (e *env) oneSeatFor(namespace, sa string) {
 }
 
 // metricSum adds up the API server's samples of a metric whose labels
-// include label.
-func (e *env) metricSum(name, label string) float64 {
+// include every one of labels.
+func (e *env) metricSum(name string, labels ...string) float64 {
 	e.t.Helper()
-	body, err := e.kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(e.t.Context())
+	sum, err := e.c.MetricSum(e.t.Context(), name, labels...)
 	if err != nil {
 		e.t.Fatal(err)
-	}
-	var sum float64
-	for line := range strings.Lines(string(body)) {
-		if !strings.HasPrefix(line, name+"{") || !strings.Contains(line, label) {
-			continue
-		}
-		fields := strings.Fields(line)
-		if v, err := strconv.ParseFloat(fields[len(fields)-1], 64); err == nil {
-			sum += v
-		}
 	}
 	return sum
 }

@@ -1,0 +1,217 @@
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/rest"
+)
+
+// DefaultConnections is how many connections the per-object passes spread
+// their requests over. client-go sends every request of a client over one
+// HTTP/2 connection, and a load balancer in front of several API servers
+// balances connections, not requests: one connection puts a whole pass on
+// one server. Eight connections reach every one of two to eight servers
+// behind a round-robin balancer, and every one of three behind a random
+// one nine times in ten.
+const DefaultConnections = 8
+
+// streamsPerConnection is kube-apiserver's default limit of requests in
+// flight on one HTTP/2 connection (--http2-max-streams-per-connection):
+// past it Go's transport would quietly open another connection, which a
+// load balancer may send to another server. A connection here never has
+// more: the requests past it wait, or go to another connection.
+const streamsPerConnection = 100
+
+// spread is a RoundTripper over several connections. A request goes to the
+// API server with the fewest requests outstanding, and there to its
+// connection with the fewest; the first among equals, so one request at a
+// time keeps to one connection and only requests in parallel open more.
+// Which server a connection reached shows in its serving certificate;
+// until its first answer, and where servers share one certificate, each
+// connection counts as a server of its own. A server that slows down keeps
+// its requests longer, so it gets fewer new ones: its share backs off, the
+// others' does not.
+type spread struct {
+	lanes []*lane
+	// freed wakes a request waiting for room on a connection.
+	freed chan struct{}
+
+	mu      sync.Mutex
+	servers map[[sha256.Size]byte]int
+}
+
+type lane struct {
+	rt          http.RoundTripper
+	outstanding atomic.Int64
+	// server is the serving certificate the connection last reached, as
+	// an index of spread.servers, or -1 until its first answer.
+	server atomic.Int64
+	cert   atomic.Pointer[x509.Certificate]
+}
+
+// spreadTransport is a RoundTripper for cfg over n connections of their
+// own, each with cfg's authentication, TLS verification and wrappers.
+func spreadTransport(cfg *rest.Config, n int) (http.RoundTripper, error) {
+	s := &spread{freed: make(chan struct{}, 1), servers: map[[sha256.Size]byte]int{}}
+	for range max(n, 1) {
+		c := rest.CopyConfig(cfg)
+		c.Dial = ownDial(cfg.Dial)
+		rt, err := rest.TransportFor(c)
+		if err != nil {
+			return nil, err
+		}
+		l := &lane{rt: rt}
+		l.server.Store(-1)
+		s.lanes = append(s.lanes, l)
+	}
+	return s, nil
+}
+
+// ownDial is a dial func of its own: client-go shares one cached
+// transport, and so one connection, between configs that do not set one.
+func ownDial(dial func(ctx context.Context, network, address string) (net.Conn, error)) func(ctx context.Context, network, address string) (net.Conn, error) {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		return dial(ctx, network, address)
+	}
+}
+
+func (s *spread) RoundTrip(r *http.Request) (*http.Response, error) {
+	l, err := s.take(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	resp, err := l.rt.RoundTrip(r)
+	if err != nil {
+		s.release(l)
+		return resp, err
+	}
+	s.saw(l, resp)
+	// A request is outstanding until its answer is read: a slow server
+	// may send headers at once and the body late.
+	resp.Body = &doneBody{ReadCloser: resp.Body, done: func() { s.release(l) }}
+	return resp, nil
+}
+
+// take reserves room for one request on the connection pick chooses,
+// waiting while every connection is full.
+func (s *spread) take(ctx context.Context) (*lane, error) {
+	for {
+		if l := s.pick(); l != nil {
+			return l, nil
+		}
+		select {
+		case <-s.freed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (s *spread) release(l *lane) {
+	l.outstanding.Add(-1)
+	select {
+	case s.freed <- struct{}{}:
+	default:
+	}
+}
+
+// pick reserves a slot on the connection with room of the server with the
+// fewest requests outstanding; nil when every connection is full.
+func (s *spread) pick() *lane {
+	// Servers by index, then each connection not known yet as its own.
+	load := make([]int64, 2*len(s.lanes))
+	server := func(i int, l *lane) int {
+		if id := l.server.Load(); id >= 0 {
+			return int(id)
+		}
+		return len(s.lanes) + i
+	}
+	for i, l := range s.lanes {
+		load[server(i, l)] += l.outstanding.Load()
+	}
+	var best *lane
+	var bestServer, bestLane int64
+	for i, l := range s.lanes {
+		out := l.outstanding.Load()
+		if out >= streamsPerConnection {
+			continue
+		}
+		if srv := load[server(i, l)]; best == nil || srv < bestServer || (srv == bestServer && out < bestLane) {
+			best, bestServer, bestLane = l, srv, out
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	if best.outstanding.Add(1) > streamsPerConnection {
+		s.release(best)
+		return nil
+	}
+	return best
+}
+
+// saw notes which server the connection reached, by its serving
+// certificate, when that changed (a new connection may reach another).
+func (s *spread) saw(l *lane, resp *http.Response) {
+	if resp.TLS == nil || len(resp.TLS.PeerCertificates) == 0 {
+		return
+	}
+	cert := resp.TLS.PeerCertificates[0]
+	if l.cert.Swap(cert) == cert {
+		return
+	}
+	sum := sha256.Sum256(cert.Raw)
+	s.mu.Lock()
+	id, ok := s.servers[sum]
+	if !ok && len(s.servers) < len(s.lanes) {
+		id = len(s.servers)
+		s.servers[sum] = id
+		ok = true
+	}
+	s.mu.Unlock()
+	if ok {
+		l.server.Store(int64(id))
+	}
+}
+
+// CloseIdleConnections closes every connection's idle ones.
+func (s *spread) CloseIdleConnections() {
+	for _, l := range s.lanes {
+		utilnet.CloseIdleConnectionsFor(l.rt)
+	}
+}
+
+type doneBody struct {
+	io.ReadCloser
+	once sync.Once
+	done func()
+}
+
+func (b *doneBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.done)
+	return err
+}
+
+// objectsClient is the HTTP client of the objects' clients, spread over n
+// connections. A client-side rate limit cfg sets stays each client's,
+// above the connections: n do not multiply it.
+func objectsClient(cfg *rest.Config, n int) (*http.Client, error) {
+	rt, err := spreadTransport(cfg, n)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{Transport: rt, Timeout: cfg.Timeout}, nil
+}

@@ -1,0 +1,86 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fullsandbox"
+)
+
+// TestBenchAPIServers runs migrate on BENCH_HA_N objects through two
+// kube-apiservers on one etcd behind a round-robin TCP balancer, over one
+// connection (--one-connection) and spread over several (the default),
+// BENCH_RUNS times each, alternating, on the same objects. Each server's
+// share of the writes is counted from its own apiserver_request_total. On
+// one machine every server shares the same cores: the rows show the
+// spread and what it costs, not the multiplier of servers with cores of
+// their own.
+func TestBenchAPIServers(t *testing.T) {
+	if os.Getenv("BENCH") == "" {
+		t.Skip("set BENCH=1 (make bench)")
+	}
+	n := envInt("BENCH_HA_N", 5000)
+	runs := envInt("BENCH_RUNS", 3)
+	ha := fullsandbox.StartBalancedT(t, 2)
+	cfg, err := ha.Servers[0].RestConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	fx, err := fixtures.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := clientsFor(t, cfg, ha.Servers[0].Kubeconfig)
+	via := clientsFor(t, mustConfig(t, ha.Kubeconfig), ha.Kubeconfig)
+	bin := buildPlugin(t)
+	tg := install(t, fx, "widgets", n, nil)
+
+	patches := func() []float64 {
+		out := make([]float64, len(ha.Servers))
+		for i, s := range ha.Servers {
+			if out[i], err = s.MetricSum(t.Context(), "apiserver_request_total", `group="bench.example.com"`, `resource="widgets"`, `verb="PATCH"`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	modes := []struct {
+		name string
+		args []string
+	}{
+		{"kubectl crdversion migrate --one-connection", []string{"--one-connection"}},
+		{"kubectl crdversion migrate (spread over 8 connections)", nil},
+	}
+	rates := make([]result, len(modes))
+	shares := make([][]string, len(modes))
+	for range runs {
+		for i, m := range modes {
+			flip(t, fx, direct, tg)
+			before := patches()
+			took, _, err := runPlugin(bin, append([]string{"migrate"}, m.args...)...)(t.Context(), via, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertMigrated(t, ha.Servers[0], tg)
+			after := patches()
+			total := (after[0] - before[0]) + (after[1] - before[1])
+			rates[i].rates = append(rates[i].rates, float64(n)/took.Seconds())
+			shares[i] = append(shares[i], fmt.Sprintf("%.0f/%.0f %%", 100*(after[0]-before[0])/total, 100*(after[1]-before[1])/total))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%d objects, two kube-apiservers on one etcd behind a round-robin TCP balancer, %d runs each (alternating):\n", n, runs)
+	b.WriteString("| migrate | obj/s (median) | each run | writes taken by server 1/2, each run |\n|---|---|---|---|\n")
+	for i, m := range modes {
+		each := make([]string, len(rates[i].rates))
+		for j, r := range rates[i].rates {
+			each[j] = fmt.Sprintf("%.0f", r)
+		}
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %s |\n", m.name, rates[i].median(), strings.Join(each, ", "), strings.Join(shares[i], ", "))
+	}
+	t.Log(b.String())
+}
