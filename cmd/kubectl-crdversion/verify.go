@@ -91,7 +91,7 @@ func (o *VerifyOptions) Run(ctx context.Context) error {
 		return err
 	}
 	bar := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
-	result, err := verify.Verify(ctx, o.clients.Clients, crds[0], verify.VerifyOptions{Versions: o.Versions, Concurrency: o.Concurrency, Gentle: o.Gentle, Record: true, Progress: bar.Update})
+	result, err := verify.Verify(ctx, o.clients.Clients, crds[0], verify.Options{Versions: o.Versions, Concurrency: o.Concurrency, Gentle: o.Gentle, Record: true, Progress: bar.Update})
 	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("verifying %s through %s: %w", crds[0].Name, strings.Join(o.Versions, ","), err)

@@ -152,7 +152,7 @@ func bridgeCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomReso
 		res.Reused = &rec
 		return &rec, nil
 	}
-	v, err := verify.Verify(ctx, c, crd, verify.VerifyOptions{Versions: []string{version}, Concurrency: opts.Concurrency, PageSize: opts.PageSize, Progress: opts.Progress})
+	v, err := verify.Verify(ctx, c, crd, verify.Options{Versions: []string{version}, Concurrency: opts.Concurrency, PageSize: opts.PageSize, Progress: opts.Progress})
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s through %s: %w", crd.Name, version, err)
 	}

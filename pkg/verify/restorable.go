@@ -48,7 +48,7 @@ func ProveRestorable(ctx context.Context, c cluster.Clients, crd *apiextensionsv
 		if !known {
 			// Where v is served and checked at itself, a converter's refusal
 			// to express an object at v shows it is not stored there.
-			vo := VerifyOptions{Versions: p.CheckedAt, Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize,
+			vo := Options{Versions: p.CheckedAt, Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize,
 				RefusedNotStored: slices.Equal(p.CheckedAt, []string{v})}
 			if opts.Progress != nil {
 				vo.Progress = func(_ string, done, total int64) { opts.Progress(done, total) }

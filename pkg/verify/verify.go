@@ -31,8 +31,8 @@ const (
 	DefaultPageSize = pass.DefaultPageSize
 )
 
-// VerifyOptions tune a round-trip check. The zero value is the default.
-type VerifyOptions struct {
+// Options tune a round-trip check. The zero value is the default.
+type Options struct {
 	// Versions to check; empty means every served version.
 	Versions []string
 	// Concurrency bounds the checks in flight; below it the check adapts
@@ -66,7 +66,7 @@ type VerifyOptions struct {
 // page at a time, metadata only), read it at V, send it back as a dry-run
 // update at V, and compare what comes back with what was read. A difference means converting to storage and back loses
 // something. Nothing is written.
-func Verify(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, opts VerifyOptions) (*results.VerifyResult, error) {
+func Verify(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options) (*results.VerifyResult, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
@@ -196,7 +196,7 @@ const (
 	// tripSkipped: deleted or changed between the read and the check.
 	tripSkipped
 	// tripNotStored: the converter refused to express it at the version,
-	// so it is not stored there (VerifyOptions.RefusedNotStored).
+	// so it is not stored there (Options.RefusedNotStored).
 	tripNotStored
 )
 

@@ -256,7 +256,7 @@ func TestVerifyCountsSkippedObjectsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted := false
-	opts := verify.VerifyOptions{Versions: []string{"v1beta1"}, Concurrency: 1, PageSize: 50, Progress: func(_ string, done, total int64) {
+	opts := verify.Options{Versions: []string{"v1beta1"}, Concurrency: 1, PageSize: 50, Progress: func(_ string, done, total int64) {
 		if !deleted {
 			deleted = true
 			if err := s.fx.Dynamic.Resource(s.gvr).Namespace("ns-0").Delete(context.Background(), "w-0009", metav1.DeleteOptions{}); err != nil {
@@ -287,7 +287,7 @@ func TestVerifyProgressCountsObjectsPerVersion(t *testing.T) {
 	var mu sync.Mutex
 	last := map[string][2]int64{}
 	var tasks []string
-	opts := verify.VerifyOptions{Versions: []string{"v1beta1", "v1"}, Progress: func(task string, done, total int64) {
+	opts := verify.Options{Versions: []string{"v1beta1", "v1"}, Progress: func(task string, done, total int64) {
 		mu.Lock()
 		defer mu.Unlock()
 		if _, seen := last[task]; !seen {
