@@ -42,11 +42,13 @@ func (l LossFound) Error() string {
 
 // CheckObject sends one object back at each of versions as a dry run,
 // through p's retries: listed is its metadata as listed, obj the object as
-// listed at versions[0] (nil: it is read there), at names the resource at a
-// version, and schemas are the versions' (SchemaOf). It answers Gone (deleted), Conflicted (written since it was read: check
-// it again), NotStored (the converter will not express it at any of
-// versions), a LossFound, another error, or Intact: it round-trips at every
-// version that shows it.
+// listed at versions[0] (nil: it is read there), at names the resource at
+// a version, and schemas are the versions' (SchemaOf). It answers Gone
+// (deleted), Conflicted (written since it was read: check it again),
+// NotStored (the converter will not express it at any of versions), a
+// LossFound, another error, or Intact: it round-trips at every version
+// that shows it. It takes the pass of the re-store it guards, so its
+// requests share that pass's limit and retries.
 func CheckObject(ctx context.Context, p *pass.Pass, dyn dynamic.Interface, at func(string) schema.GroupVersionResource, versions []string, schemas []*apiextensionsv1.JSONSchemaProps, gr schema.GroupResource, listed *metav1.ObjectMeta, obj *unstructured.Unstructured) (Outcome, error) {
 	shown := 0
 	for i, v := range versions {
