@@ -125,12 +125,6 @@ func (o *PromoteOptions) Validate() error {
 func (o *PromoteOptions) Run(ctx context.Context) error {
 	if o.Filename != "" {
 		return o.runOffline(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
-			if version == "" {
-				var err error
-				if version, err = lifecycle.InFlight(crd); err != nil {
-					return nil, err
-				}
-			}
 			return lifecycle.PlanPromote(crd, version, lifecycle.Stage(o.To), lifecycle.PromoteOptions{Manifest: o.manifestFor(crd.Name), DeprecationWarning: o.DeprecationWarning, Offline: true})
 		})
 	}
@@ -138,14 +132,9 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	version, next := o.Version, lifecycle.Stage(o.To)
-	if version == "" {
-		version, _ = lifecycle.InFlight(crd)
-	}
-	if next == "" {
-		_, _, next, _ = lifecycle.NextStage(crd, version, "", false)
-	}
-	o.holdFor(crd, next.EditsVersions())
+	// A step that cannot be planned is refused with its reason by the step.
+	target, _ := lifecycle.PromoteTarget(crd, o.Version, lifecycle.Stage(o.To), false)
+	o.holdFor(crd, target.Next.EditsVersions())
 	bars := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
 	res, err := migrate.Promote(ctx, o.clients.Clients, crd.Name, migrate.PromoteOptions{
 		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifestFor(crd.Name), ConversionFromFile: o.ConversionFromFile, DeprecationWarning: o.DeprecationWarning,

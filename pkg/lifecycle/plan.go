@@ -50,10 +50,31 @@ var forward = map[Stage]Stage{
 	StageBlocked:    StageRemoved,
 }
 
-// NextStage says where promoting version name goes: the stage after the
-// one its pair is in. A target (to) other than that stage is refused with the
-// command that gets to the next one: steps are never skipped.
-func NextStage(crd *apiextensionsv1.CustomResourceDefinition, name string, to Stage, offline bool) (Pair, Stage, Stage, error) {
+// Target is what a promote means on a CRD as it is: the version taking
+// over, its pair, the stage the pair is in and the one it goes to.
+type Target struct {
+	Version    string
+	Pair       Pair
+	From, Next Stage
+}
+
+// PromoteTarget says where promoting version name goes (name empty: the
+// CRD's one pair in flight): the stage after the one its pair is in. A
+// target (to) other than that stage is refused with the command that gets
+// to the next one: steps are never skipped. The command line, the library
+// and the plan read promote's arguments here, and only here.
+func PromoteTarget(crd *apiextensionsv1.CustomResourceDefinition, name string, to Stage, offline bool) (Target, error) {
+	if name == "" {
+		var err error
+		if name, err = InFlight(crd); err != nil {
+			return Target{}, err
+		}
+	}
+	pair, from, next, err := nextStage(crd, name, to, offline)
+	return Target{Version: name, Pair: pair, From: from, Next: next}, err
+}
+
+func nextStage(crd *apiextensionsv1.CustomResourceDefinition, name string, to Stage, offline bool) (Pair, Stage, Stage, error) {
 	pair, from, err := PairStage(crd, name)
 	if err != nil {
 		return Pair{}, "", "", err
@@ -75,12 +96,14 @@ func NextStage(crd *apiextensionsv1.CustomResourceDefinition, name string, to St
 	return pair, from, next, nil
 }
 
-// PlanPromote plans moving version name's pair one stage forward.
+// PlanPromote plans moving version name's pair one stage forward (name
+// empty: the CRD's one pair in flight).
 func PlanPromote(crd *apiextensionsv1.CustomResourceDefinition, name string, to Stage, opts PromoteOptions) (*Plan, error) {
-	pair, from, next, err := NextStage(crd, name, to, opts.Offline)
+	t, err := PromoteTarget(crd, name, to, opts.Offline)
 	if err != nil {
 		return nil, err
 	}
+	pair, from, next := t.Pair, t.From, t.Next
 	if opts.Manifest != nil && next != StageIntroduced {
 		return nil, refuse(PromoteTo(crd.Name, pair.New, next), "a CRD manifest is taken only to introduce a version, and %s is in %s already (its next stage is %s)", pair.New, crd.Name, next)
 	}

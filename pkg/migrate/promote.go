@@ -101,31 +101,24 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 		converterProven bool
 	)
 	step, err := ApplyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		version := opts.Version
-		if version == "" {
-			var err error
-			if version, err = lifecycle.InFlight(crd); err != nil {
-				return nil, err
-			}
-		}
-		_, from, next, err := lifecycle.NextStage(crd, version, opts.To, false)
+		t, err := lifecycle.PromoteTarget(crd, opts.Version, opts.To, false)
 		switch {
 		case err != nil:
 			return nil, err
-		case next == lifecycle.StageBridge && verified == nil:
+		case t.Next == lifecycle.StageBridge && verified == nil:
 			// Once: a re-plan after a conflict reuses the check.
-			if verified, err = bridgeCheck(ctx, c, crd, version, opts, res); err != nil {
+			if verified, err = bridgeCheck(ctx, c, crd, t.Version, opts, res); err != nil {
 				return nil, err
 			}
-		case next == lifecycle.StageDeprecated && from != lifecycle.StageServed && !converterProven && opts.DryRun != DryRunClient:
+		case t.Next == lifecycle.StageDeprecated && t.From != lifecycle.StageServed && !converterProven && opts.DryRun != DryRunClient:
 			// A switch needs a converter that answers both ways, objects
 			// or not: after it, every write at the old version needs one.
-			if err := verify.ProveConverter(ctx, c.Dynamic, crd, version); err != nil {
+			if err := verify.ProveConverter(ctx, c.Dynamic, crd, t.Version); err != nil {
 				return nil, err
 			}
 			converterProven = true
 		}
-		return lifecycle.PlanPromote(crd, version, opts.To, lifecycle.PromoteOptions{
+		return lifecycle.PlanPromote(crd, t.Version, opts.To, lifecycle.PromoteOptions{
 			Manifest: opts.Manifest, ConversionFromFile: opts.ConversionFromFile, DeprecationWarning: opts.DeprecationWarning, Verification: verified})
 	})
 	if err != nil {
@@ -242,15 +235,11 @@ func promoteAccess(ctx context.Context, c Clients, name string, opts PromoteOpti
 		return err
 	}
 	a := cluster.Access{Op: "promote", Need: []cluster.Permission{cluster.CRDPermission("update", "", name)}}
-	version := opts.Version
-	if version == "" {
-		version, _ = lifecycle.InFlight(crd)
-	}
 	// A step that cannot be planned is refused with its reason by the step.
-	if _, _, next, err := lifecycle.NextStage(crd, version, opts.To, false); err == nil && opts.DryRun.persists() {
-		switch next {
+	if t, err := lifecycle.PromoteTarget(crd, opts.Version, opts.To, false); err == nil && opts.DryRun.persists() {
+		switch t.Next {
 		case lifecycle.StageDeprecated:
-			a.ObjectVerbs = switchVerbs(crd, lifecycle.StorageVersion(crd), version)
+			a.ObjectVerbs = switchVerbs(crd, lifecycle.StorageVersion(crd), t.Version)
 		case lifecycle.StageRemoved:
 			a.WriteVerbs = []string{"patch"}
 		}
