@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fullsandbox"
 )
 
@@ -25,16 +24,7 @@ func TestBenchAPIServers(t *testing.T) {
 	n := envInt("BENCH_HA_N", 5000)
 	runs := envInt("BENCH_RUNS", 3)
 	ha := fullsandbox.StartBalancedT(t, 2)
-	cfg, err := ha.Servers[0].RestConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = -1, 0
-	fx, err := fixtures.NewClients(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	direct := clientsFor(t, cfg, ha.Servers[0].Kubeconfig)
+	fx, direct := fullClients(t, ha.Servers[0])
 	via := clientsFor(t, mustConfig(t, ha.Kubeconfig), ha.Kubeconfig)
 	bin := buildPlugin(t)
 	tg := install(t, fx, "widgets", n, nil)
@@ -42,6 +32,7 @@ func TestBenchAPIServers(t *testing.T) {
 	patches := func() []float64 {
 		out := make([]float64, len(ha.Servers))
 		for i, s := range ha.Servers {
+			var err error
 			if out[i], err = s.MetricSum(t.Context(), "apiserver_request_total", `group="bench.example.com"`, `resource="widgets"`, `verb="PATCH"`); err != nil {
 				t.Fatal(err)
 			}

@@ -99,6 +99,14 @@ func migrateInTree(t *testing.T, kube kubernetes.Interface, tg *target) time.Dur
 func startFull(t *testing.T, apiServerArgs ...string) (*fullsandbox.Cluster, fixtures.Clients, conn) {
 	t.Helper()
 	c := fullsandbox.StartT(t, fullsandbox.Options{APIServerArgs: apiServerArgs})
+	fx, direct := fullClients(t, c)
+	return c, fx, direct
+}
+
+// fullClients are a bench's clients of one kube-apiserver, with no
+// client-side limit.
+func fullClients(t *testing.T, c *fullsandbox.Cluster) (fixtures.Clients, conn) {
+	t.Helper()
 	cfg, err := c.RestConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -108,5 +116,5 @@ func startFull(t *testing.T, apiServerArgs ...string) (*fullsandbox.Cluster, fix
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, fx, clientsFor(t, cfg, c.Kubeconfig)
+	return fx, clientsFor(t, cfg, c.Kubeconfig)
 }
