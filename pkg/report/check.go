@@ -75,22 +75,19 @@ func WriteCheck(w io.Writer, f Format, r CheckReport) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	for _, fd := range r.Findings {
-		if len(fd.Fix) == 0 {
-			continue
+	for _, fb := range fixBlocks(r.Findings) {
+		where := fb.crd
+		if fb.cluster != "" {
+			where = fb.cluster + ": " + where
 		}
-		where := fd.CRD
-		if fd.Cluster != "" {
-			where = fd.Cluster + ": " + where
+		if len(fb.versions) > 0 {
+			where += " " + strings.Join(fb.versions, ", ")
 		}
-		if fd.Version != "" {
-			where += " " + fd.Version
-		}
-		if _, err := fmt.Fprintf(w, "\nfix %s (%s):\n", where, fd.Rule); err != nil {
+		if _, err := fmt.Fprintf(w, "\nfix %s (%s):\n", where, strings.Join(fb.rules, ", ")); err != nil {
 			return err
 		}
-		for i, step := range fd.Fix {
-			if _, err := fmt.Fprintf(w, "  %d. %s\n", i+1, Advice(step)); err != nil {
+		for i, step := range fb.fix {
+			if _, err := fmt.Fprintf(w, "  %d. %s\n", i+1, step); err != nil {
 				return err
 			}
 		}
@@ -142,26 +139,60 @@ func writeCheckMarkdown(w io.Writer, r CheckReport) error {
 		b.WriteString("None.\n")
 	}
 	b.WriteString("\n## Upgrade steps\n\n")
-	fixes := 0
-	for _, f := range r.Findings {
-		if len(f.Fix) == 0 {
-			continue
+	fixes := fixBlocks(r.Findings)
+	for _, fb := range fixes {
+		where := "`" + fb.crd + "`"
+		for _, v := range fb.versions {
+			where += " `" + v + "`"
 		}
-		fixes++
-		where := "`" + f.CRD + "`"
-		if f.Version != "" {
-			where += " `" + f.Version + "`"
-		}
-		fmt.Fprintf(&b, "- %s (%s):\n", where, f.Rule)
-		for i, s := range f.Fix {
-			fmt.Fprintf(&b, "  %d. %s\n", i+1, Advice(s))
+		fmt.Fprintf(&b, "- %s (%s):\n", where, strings.Join(fb.rules, ", "))
+		for i, s := range fb.fix {
+			fmt.Fprintf(&b, "  %d. %s\n", i+1, s)
 		}
 	}
-	if fixes == 0 {
+	if len(fixes) == 0 {
 		b.WriteString("Apply the new CRDs.\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// fixBlock is the fix several findings of one CRD share: each is said
+// once, under every rule and version that leads to it.
+type fixBlock struct {
+	cluster, crd    string
+	versions, rules []string
+	fix             []string
+}
+
+// fixBlocks are the findings' fixes, one per CRD (and cluster) and fix, in
+// the order the findings first name them.
+func fixBlocks(findings []lifecycle.Finding) []*fixBlock {
+	var blocks []*fixBlock
+	index := map[string]*fixBlock{}
+	for _, f := range findings {
+		if len(f.Fix) == 0 {
+			continue
+		}
+		fix := make([]string, len(f.Fix))
+		for i, a := range f.Fix {
+			fix[i] = Advice(a)
+		}
+		key := strings.Join(append([]string{f.Cluster, f.CRD}, fix...), "\x00")
+		fb, ok := index[key]
+		if !ok {
+			fb = &fixBlock{cluster: f.Cluster, crd: f.CRD, fix: fix}
+			index[key] = fb
+			blocks = append(blocks, fb)
+		}
+		if f.Version != "" && !slices.Contains(fb.versions, f.Version) {
+			fb.versions = append(fb.versions, f.Version)
+		}
+		if !slices.Contains(fb.rules, f.Rule) {
+			fb.rules = append(fb.rules, f.Rule)
+		}
+	}
+	return blocks
 }
 
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
