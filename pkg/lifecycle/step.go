@@ -33,6 +33,8 @@ type Step struct {
 	// CleanManagedFields has migrate also drop the managedFields entries at
 	// versions no longer served.
 	CleanManagedFields bool `json:"cleanManagedFields,omitempty"`
+	// All has migrate take every CRD with a migration pending.
+	All bool `json:"all,omitempty"`
 	// ConversionFromFile has promote take FromFile's spec.conversion too.
 	ConversionFromFile bool `json:"conversionFromFile,omitempty"`
 }
@@ -67,6 +69,12 @@ func (s Step) InFile(manifest string) *Step {
 // storedVersions.
 func Migrate(crd string) *Step {
 	return &Step{Op: OpMigrate, CRD: crd}
+}
+
+// MigrateAll migrates every CRD whose storedVersions holds more than its
+// storage version.
+func MigrateAll() *Step {
+	return &Step{Op: OpMigrate, All: true}
 }
 
 // CleanManagedFields migrates and drops the managedFields entries at

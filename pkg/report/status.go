@@ -111,7 +111,29 @@ func WriteStatus(w io.Writer, f Format, items []StatusItem, noHeaders bool) erro
 	if err := next.Render(); err != nil {
 		return err
 	}
+	if err := writeMigrateAll(w, items); err != nil {
+		return err
+	}
 	return writeProblems(w, items, in)
+}
+
+// writeMigrateAll names the one command that takes every migrate step
+// NEXT lists, where there are several on one cluster.
+func writeMigrateAll(w io.Writer, items []StatusItem) error {
+	n := 0
+	for _, it := range items {
+		if it.Cluster != "" {
+			return nil // a fleet: one command per cluster
+		}
+		if s := it.Next.Step; s != nil && *s == *lifecycle.Migrate(it.Name) {
+			n++
+		}
+	}
+	if n < 2 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "\nthe %d migrations above, in one command: %s\n", n, Command(*lifecycle.MigrateAll()))
+	return err
 }
 
 // clusterMigration says where the cluster's own migration of the CRD

@@ -118,3 +118,35 @@ func TestPrintableEscapesWhatATerminalActsOn(t *testing.T) {
 		}
 	}
 }
+
+// Several CRDs whose next step is a migration get the one command that
+// takes them all; one CRD, or a fleet (one command per cluster), does not.
+func TestStatusNamesMigrateAll(t *testing.T) {
+	named := func(name, cluster string) StatusItem {
+		it := midMigration()
+		it.Name, it.Cluster = name, cluster
+		it.Next.Step = lifecycle.Migrate(name)
+		return it
+	}
+	const all = "the 2 migrations above, in one command: kubectl crdversion migrate --all"
+	for _, tc := range []struct {
+		name  string
+		items []StatusItem
+		want  bool
+	}{
+		{"two migrations", []StatusItem{named("widgets.example.com", ""), named("gadgets.example.com", "")}, true},
+		{"one migration", []StatusItem{named("widgets.example.com", "")}, false},
+		{"a fleet", []StatusItem{named("widgets.example.com", "a"), named("gadgets.example.com", "b")}, false},
+	} {
+		var buf bytes.Buffer
+		if err := WriteStatus(&buf, FormatTable, tc.items, false); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(buf.String(), "migrate --all"); got != tc.want {
+			t.Errorf("%s: names migrate --all: %v, want %v:\n%s", tc.name, got, tc.want, buf.String())
+		}
+		if tc.want && !strings.Contains(buf.String(), all) {
+			t.Errorf("%s: lacks %q:\n%s", tc.name, all, buf.String())
+		}
+	}
+}

@@ -19,6 +19,9 @@ func Command(s lifecycle.Step) string {
 			args = append(args, a)
 		}
 	}
+	if s.All {
+		args = append(args, "--all")
+	}
 	if s.To != "" {
 		args = append(args, "--to", string(s.To))
 	}
