@@ -116,8 +116,10 @@ func (o *passOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomRes
 		failed  []error
 	)
 	attention := false
-	if n, err := cluster.APIServers(ctx, o.clients.Dynamic); err == nil && n > 0 && !o.Quiet {
-		fmt.Fprintln(o.ErrOut, report.Connections(o.clients.Connections, n))
+	if !o.Quiet {
+		if n, err := cluster.APIServers(ctx, o.clients.Dynamic); err == nil && n > 0 {
+			fmt.Fprintln(o.ErrOut, report.Connections(o.clients.Connections, n))
+		}
 	}
 	for i, crd := range crds {
 		if ctx.Err() != nil {
