@@ -79,6 +79,9 @@ var (
 //     dropped from every object, so server-side apply keeps working
 //     (kubernetes#111937).
 //
+// A step that begins or stops serving a version returns once the API
+// server serves as the CRD says.
+//
 // A dry run plans and validates the step and runs no pass after it.
 func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (*PromoteResult, error) {
 	res := &PromoteResult{}
@@ -127,6 +130,9 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 	res.StepResult = step
 	if !opts.DryRun.persists() {
 		return res, nil
+	}
+	if err := waitForServing(ctx, c, step, DefaultSwitchTimeout); err != nil {
+		return res, err
 	}
 	p := step.Plan
 	switch {

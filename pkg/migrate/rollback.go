@@ -78,7 +78,13 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 	}
 	res.StepResult = step
 	p := step.Plan
-	if !opts.DryRun.persists() || !switchesStorage(p) {
+	if !opts.DryRun.persists() {
+		return res, nil
+	}
+	if err := waitForServing(ctx, c, step, DefaultSwitchTimeout); err != nil {
+		return res, err
+	}
+	if !switchesStorage(p) {
 		return res, nil
 	}
 	po := verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize}

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 
@@ -41,56 +42,79 @@ const consistentReads = 3
 func WaitForSwitch(ctx context.Context, disc discovery.DiscoveryInterface, fresh func() (discovery.DiscoveryInterface, func(), error), crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
 	storage := lifecycle.StorageVersion(crd)
 	want := storageVersionHash(crd.Spec.Group, storage, crd.Spec.Names.Kind)
-	gv := crd.Spec.Group + "/" + storage
-	read := func(d discovery.DiscoveryInterface) string {
-		if list, err := d.ServerResourcesForGroupVersion(gv); err == nil {
-			for _, r := range list.APIResources {
-				if r.Name == crd.Spec.Names.Plural {
-					return r.StorageVersionHash
-				}
+	got, err := waitForDiscovery(ctx, disc, fresh, crd.Spec.Group+"/"+storage, crd.Spec.Names.Plural, timeout, func(r discoveryRead) bool { return r.hash == want })
+	if err != nil {
+		return fmt.Errorf("%w: %s to storage version %s, after %s (discovery reports storageVersionHash %q, want %q): nothing was written",
+			ErrSwitchNotInEffect, crd.Name, storage, timeout, got.hash, want)
+	}
+	return nil
+}
+
+// discoveryRead is what one read of discovery said of a resource.
+type discoveryRead struct {
+	// answered: discovery answered, with the group version or a NotFound
+	// for it; not a passing error.
+	answered bool
+	// listed: the group version lists the resource, with its
+	// storageVersionHash.
+	listed bool
+	hash   string
+}
+
+// waitForDiscovery polls discovery's resource list of gv until the
+// resource plural reads as done wants on consistentReads reads (see
+// WaitForSwitch for fresh), and returns the last read.
+func waitForDiscovery(ctx context.Context, disc discovery.DiscoveryInterface, fresh func() (discovery.DiscoveryInterface, func(), error), gv, plural string, timeout time.Duration, done func(discoveryRead) bool) (discoveryRead, error) {
+	read := func(d discovery.DiscoveryInterface) discoveryRead {
+		list, err := d.ServerResourcesForGroupVersion(gv)
+		switch {
+		case apierrors.IsNotFound(err):
+			return discoveryRead{answered: true}
+		case err != nil:
+			return discoveryRead{}
+		}
+		for _, r := range list.APIResources {
+			if r.Name == plural {
+				return discoveryRead{answered: true, listed: true, hash: r.StorageVersionHash}
 			}
 		}
-		return "" // not served yet, or a passing error
+		return discoveryRead{answered: true}
 	}
-	var got string
+	var got discoveryRead
 	seen := 0
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		if fresh == nil {
-			if got = read(disc); got != want {
+			if got = read(disc); !done(got) {
 				seen = 0
 				return false, nil
 			}
 			seen++
 			return seen >= consistentReads, nil
 		}
-		hashes := make([]string, consistentReads)
+		reads := make([]discoveryRead, consistentReads)
 		var g errgroup.Group
-		for i := range hashes {
+		for i := range reads {
 			g.Go(func() error {
-				d, done, err := fresh()
+				d, release, err := fresh()
 				if err != nil {
 					return err
 				}
-				defer done()
-				hashes[i] = read(d)
+				defer release()
+				reads[i] = read(d)
 				return nil
 			})
 		}
 		if err := g.Wait(); err != nil {
 			return false, err
 		}
-		for _, h := range hashes {
-			if got = h; h != want {
+		for _, r := range reads {
+			if got = r; !done(r) {
 				return false, nil
 			}
 		}
 		return true, nil
 	})
-	if err != nil {
-		return fmt.Errorf("%w: %s to storage version %s, after %s (discovery reports storageVersionHash %q, want %q): nothing was written",
-			ErrSwitchNotInEffect, crd.Name, storage, timeout, got, want)
-	}
-	return nil
+	return got, err
 }
 
 // DefaultSwitchGrace covers the longest request an API server may still be

@@ -1,21 +1,18 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
@@ -64,6 +61,11 @@ func TestPromoteAndRollbackWalk(t *testing.T) {
 	e.plugin("promote", "backups", "v1").mustCode(t, 0)
 	if v := specVersion(e.crd(backups), "v1beta1"); v == nil || v.Served {
 		t.Fatalf("after blocked v1beta1 = %+v", v)
+	}
+	// promote returns once the API server stops serving v1beta1.
+	v1beta1 := schema.GroupVersionResource{Group: "storage.example.com", Version: "v1beta1", Resource: "backups"}
+	if _, err := e.clients.Dynamic.Resource(v1beta1).List(t.Context(), metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a list at v1beta1 right after blocked: %v, want NotFound", err)
 	}
 	// A server dry run of the step back is accepted and leaves the CRD as is.
 	blocked := e.crdVersions()
@@ -251,14 +253,9 @@ func TestPromoteFromFileKeepsTheLiveConversion(t *testing.T) {
 	created := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "net.example.com/v3", "kind": "Endpoint",
 		"metadata": map[string]any{"name": "at-v3", "namespace": "default"}, "spec": map[string]any{"hostPort": "h:1"}}}
 	v3gvr := schema.GroupVersionResource{Group: "net.example.com", Version: "v3", Resource: "endpoints"}
-	// The API server starts serving a new version a moment after the CRD
-	// update; until then the create is NotFound.
-	var createErr error
-	if err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, createErr = e.clients.Dynamic.Resource(v3gvr).Namespace("default").Create(ctx, created, metav1.CreateOptions{})
-		return !apierrors.IsNotFound(createErr), nil
-	}); err != nil || createErr != nil {
-		t.Fatalf("a create at v3 after introducing it: %v (%v)", createErr, err)
+	// promote returns once the API server serves v3: a create at once works.
+	if _, err := e.clients.Dynamic.Resource(v3gvr).Namespace("default").Create(t.Context(), created, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a create at v3 right after introducing it: %v", err)
 	}
 	oneError(t, e.plugin("promote", "endpoints", "v3", "--conversion-from-file").mustCode(t, 1), "--conversion-from-file needs --from-file")
 }
