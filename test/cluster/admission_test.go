@@ -10,7 +10,6 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -345,12 +344,9 @@ func (e *env) label(w widgets, key, value string, objs ...string) {
 // after the test has written its objects at v1beta1).
 func (e *env) switchToV1(w widgets) {
 	e.t.Helper()
-	if err := e.clients.SwitchStorage(e.t.Context(), w.name(), "v1", false); err != nil {
+	if err := e.clients.SwitchStorageInEffect(e.t.Context(), w.name(), "v1"); err != nil {
 		e.t.Fatal(err)
 	}
-	e.waitCRD(w, "storedVersions [v1beta1 v1]", func(crd *apiextensionsv1.CustomResourceDefinition) bool {
-		return slices.Equal(crd.Status.StoredVersions, []string{"v1beta1", "v1"})
-	})
 }
 
 // dryRunUpdate reads an object at v1 and sends it back unchanged as a

@@ -66,22 +66,33 @@ func (e *env) bindClusterRole(role, namespace, sa string) {
 	}, nil)
 }
 
-// bind creates a ClusterRoleBinding or a RoleBinding and removes it when
-// the test ends.
+// bind creates a ClusterRoleBinding or a RoleBinding, removes it when the
+// test ends, and waits until the authorizer grants its ServiceAccounts
+// what they are bound to.
 func (e *env) bind(crb *rbacv1.ClusterRoleBinding, rb *rbacv1.RoleBinding) {
 	e.t.Helper()
 	ctx := e.t.Context()
-	var err error
+	var (
+		err      error
+		subjects []rbacv1.Subject
+	)
 	if crb != nil {
 		_, err = e.kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{})
 		e.t.Cleanup(func() {
 			_ = e.kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb.Name, metav1.DeleteOptions{})
 		})
+		subjects = crb.Subjects
 	} else {
 		_, err = e.kube.RbacV1().RoleBindings(rb.Namespace).Create(ctx, rb, metav1.CreateOptions{})
+		subjects = rb.Subjects
 	}
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	for _, s := range subjects {
+		if s.Kind == rbacv1.ServiceAccountKind {
+			e.waitBound(s.Namespace, s.Name)
+		}
 	}
 }
 

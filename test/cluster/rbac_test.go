@@ -147,6 +147,7 @@ func TestMigrateJobManifest(t *testing.T) {
 	}
 	pod := job.Spec.Template.Spec
 	kubeconfig := e.tokenFor(pod.ServiceAccountName, "crdversion")
+	e.waitBound("crdversion", pod.ServiceAccountName)
 	// The storage switch here is seconds old: the grace it would wait out
 	// is tested elsewhere.
 	args := append(pod.Containers[0].Args, "--switch-grace=0s")

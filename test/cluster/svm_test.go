@@ -62,9 +62,11 @@ func TestMigrateDoesNotRaceTheClusterMigrator(t *testing.T) {
 	w := e.installWidgetsConverted(wh.Conversion(), "race", 20, true, "race-a")
 	e.c.StartControllerManager(t)
 
-	// The controller's write of one object waits in the conversion webhook:
-	// its migration stays Running, deterministically, meanwhile.
-	held := wh.Stall("w-0007", 25*time.Second)
+	// The controller's write of one object waits in the conversion webhook
+	// until released (at most 25 s, under the API server's 30 s timeout):
+	// its migration stays Running meanwhile.
+	held, release := wh.Stall("w-0007", 25*time.Second)
+	defer release()
 	svm := e.createMigration(w)
 	select {
 	case <-held:
@@ -88,6 +90,7 @@ func TestMigrateDoesNotRaceTheClusterMigrator(t *testing.T) {
 	}
 	st := mustCode(t, e.plugin("status", w.name()), 0)
 	contains(t, "status while the cluster migrates", st.Stdout, svm+": Running", "StorageMigrating=True")
+	release()
 
 	// The cluster's migration then finishes and prunes, by itself.
 	e.waitCRD(w, "storedVersions [v1]", func(crd *apiextensionsv1.CustomResourceDefinition) bool {

@@ -148,7 +148,7 @@ func changedLines(t *testing.T, before, after string) [][2]string {
 
 func TestConvertKustomizeDirectoryInPlace(t *testing.T) {
 	e := newEnv(t, 0)
-	e.kubectlIn(widgetsCRD, "apply", "-f", "-").mustCode(t, 0)
+	e.applyWidgetsCRD(t)
 	dir := writeTree(t, kustomizeBase)
 
 	r := e.plugin("convert", "-f", dir, "-R", "--to", "v1", "--in-place").mustCode(t, 0)
@@ -185,7 +185,7 @@ func TestConvertKustomizeDirectoryInPlace(t *testing.T) {
 
 func TestConvertRefusesALossyConversionNamingTheFields(t *testing.T) {
 	e := newEnv(t, 0)
-	e.kubectlIn(widgetsCRD, "apply", "-f", "-").mustCode(t, 0)
+	e.applyWidgetsCRD(t)
 	files := map[string]string{"w.yaml": `apiVersion: conv.example.com/v1beta1
 kind: Widget
 metadata:
@@ -222,7 +222,7 @@ spec:
 
 func TestConvertStdinToStdout(t *testing.T) {
 	e := newEnv(t, 0)
-	e.kubectlIn(widgetsCRD, "apply", "-f", "-").mustCode(t, 0)
+	e.applyWidgetsCRD(t)
 	in := kustomizeBase["widgets.yaml"]
 	r := e.kubectlIn(in, "crdversion", "convert", "-f", "-", "--to", "v1").mustCode(t, 0)
 	if want := strings.ReplaceAll(in, "conv.example.com/v1beta1", "conv.example.com/v1"); r.stdout != want {
@@ -302,7 +302,7 @@ func TestConvertThroughTheConversionWebhook(t *testing.T) {
 
 func TestConvertBadInput(t *testing.T) {
 	e := newEnv(t, 0)
-	e.kubectlIn(widgetsCRD, "apply", "-f", "-").mustCode(t, 0)
+	e.applyWidgetsCRD(t)
 	dir := writeTree(t, map[string]string{"broken.yaml": "apiVersion: conv.example.com/v1beta1\nkind: Widget\nmetadata: [unclosed\n"})
 	oneError(t, e.plugin("convert", "-f", dir, "--to", "v1", "--in-place").mustCode(t, 1), "broken.yaml")
 	oneError(t, e.plugin("convert", "-f", filepath.Join(dir, "nope.yaml"), "--to", "v1").mustCode(t, 1), `the path`, "does not exist")
@@ -315,7 +315,7 @@ func TestConvertBadInput(t *testing.T) {
 
 func TestPromoteLeavesAGitOpsCRDToItsManifest(t *testing.T) {
 	e := newEnv(t, 0)
-	e.kubectlIn(widgetsCRD, "apply", "-f", "-").mustCode(t, 0)
+	e.applyWidgetsCRD(t)
 	const name = "widgets.conv.example.com"
 	e.kubectl("label", "crd", name, "argocd.argoproj.io/instance=shop").mustCode(t, 0)
 	// Bridge (a check on the cluster) is taken live; deprecated is not.
@@ -346,4 +346,12 @@ func TestPromoteLeavesAGitOpsCRDToItsManifest(t *testing.T) {
 	if v := specVersion(e.crd(name), "v1"); v == nil || !v.Storage {
 		t.Fatal("--force did not make v1 the storage version")
 	}
+}
+
+// applyWidgetsCRD applies the CRD as a user would, and waits until it is
+// established: kubectl apply returns before the API server serves it.
+func (e *env) applyWidgetsCRD(t *testing.T) {
+	t.Helper()
+	e.kubectlIn(widgetsCRD, "apply", "-f", "-").mustCode(t, 0)
+	e.kubectl("wait", "--for=condition=established", "--timeout=60s", "crd/widgets.conv.example.com").mustCode(t, 0)
 }

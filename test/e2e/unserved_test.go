@@ -43,7 +43,7 @@ func (e *env) shipUnserved(t *testing.T, kind, plural string, n int, wh *convweb
 	if err := e.clients.CreateObjects(t.Context(), gvr("v1alpha1"), kind, objs("a")); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.clients.SwitchStorage(t.Context(), crd.Name, "v1beta1", false); err != nil {
+	if err := e.clients.SwitchStorageInEffect(t.Context(), crd.Name, "v1beta1"); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.clients.CreateObjects(t.Context(), gvr("v1beta1"), kind, objs("b")); err != nil {

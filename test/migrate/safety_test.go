@@ -165,11 +165,15 @@ func TestMigrateOutwaitsAWriteInFlightAcrossTheSwitch(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		grace   time.Duration
+		stall   time.Duration // at most; released earlier
 		corrupt bool
 	}{
-		// Shows the scenario is real: the prune races the stalled write.
-		{"no grace", -1, true},
-		{"a grace longer than the stall", 8 * time.Second, false},
+		// Shows the scenario is real: the prune races the stalled write,
+		// released once migrate has returned.
+		{"no grace", -1, 25 * time.Second, true},
+		// Released when the grace's wait begins, and in any case before
+		// the grace is over.
+		{"a grace longer than the stall", 8 * time.Second, 5 * time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wh, err := convwebhook.Start(convwebhook.Correct)
@@ -188,7 +192,8 @@ func TestMigrateOutwaitsAWriteInFlightAcrossTheSwitch(t *testing.T) {
 					ns = o.Namespace
 				}
 			}
-			started := wh.Stall(stalled, 5*time.Second)
+			started, release := wh.Stall(stalled, tc.stall)
+			defer release()
 			landed := make(chan error, 1)
 			t0 := time.Now()
 			go func() {
@@ -208,13 +213,17 @@ func TestMigrateOutwaitsAWriteInFlightAcrossTheSwitch(t *testing.T) {
 			o := opts()
 			o.SwitchGrace = tc.grace
 			var waited []string
-			o.Notify = func(m string) { waited = append(waited, m) }
+			o.Notify = func(m string) {
+				waited = append(waited, m)
+				release()
+			}
 			t.Logf("switched after %s", time.Since(t0))
 			res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
 			t.Logf("migrated after %s: %+v", time.Since(t0), res)
 			if err != nil || !res.Pruned {
 				t.Fatalf("migrate: %+v %v", res, err)
 			}
+			release()
 			if err := <-landed; err != nil {
 				t.Fatalf("the stalled PATCH: %v", err)
 			}
@@ -234,7 +243,7 @@ func TestMigrateOutwaitsAWriteInFlightAcrossTheSwitch(t *testing.T) {
 			}
 			// The second pass, after the grace, checks and re-stores the
 			// stalled object too.
-			if len(waited) != 1 || !strings.Contains(waited[0], "waiting") || !strings.Contains(waited[0], "re-storing once more") {
+			if len(waited) != 1 || !strings.Contains(waited[0], "re-storing once more") {
 				t.Errorf("want the prune to wait out the grace first: notes %q", waited)
 			}
 			if res.Settle == nil || !res.Settle.Complete() {

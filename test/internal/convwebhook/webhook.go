@@ -83,16 +83,19 @@ type stall struct {
 	name    string
 	for_    time.Duration
 	started chan struct{}
+	release chan struct{}
 	once    sync.Once
 }
 
-// Stall makes the next review that converts the object called name wait d
-// before it is answered, as a slow webhook would; the channel is closed
-// when that review arrives.
-func (w *Webhook) Stall(name string, d time.Duration) <-chan struct{} {
-	s := &stall{name: name, for_: d, started: make(chan struct{})}
+// Stall makes the next review that converts the object called name wait,
+// as a slow webhook would, until release is called or at most d (keep d
+// under the API server's 30 s timeout for a conversion webhook); started
+// is closed when that review arrives.
+func (w *Webhook) Stall(name string, d time.Duration) (started <-chan struct{}, release func()) {
+	s := &stall{name: name, for_: d, started: make(chan struct{}), release: make(chan struct{})}
 	w.stall.Store(s)
-	return s.started
+	var once sync.Once
+	return s.started, func() { once.Do(func() { close(s.release) }) }
 }
 
 // holdBack waits if the review converts the stalled object.
@@ -105,7 +108,10 @@ func (w *Webhook) holdBack(objects []runtime.RawExtension) {
 		u := &unstructured.Unstructured{}
 		if u.UnmarshalJSON(raw.Raw) == nil && u.GetName() == s.name && w.stall.CompareAndSwap(s, nil) {
 			s.once.Do(func() { close(s.started) })
-			time.Sleep(s.for_)
+			select {
+			case <-s.release:
+			case <-time.After(s.for_):
+			}
 			return
 		}
 	}

@@ -1,6 +1,7 @@
 package fullsandbox
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -9,7 +10,12 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -61,7 +67,42 @@ func StartBalancedT(t testing.TB, n int) *Balanced {
 		b.Connections = append(b.Connections, &atomic.Int64{})
 	}
 	b.Kubeconfig = tokenKubeconfig(t, roundRobin(t, hosts, b.Connections))
+	b.waitPublished(t, n)
 	return b
+}
+
+// waitPublished waits until the kubernetes service's EndpointSlices list
+// every server, as each server's lease reconciler publishes itself a
+// moment after it starts.
+func (b *Balanced) waitPublished(t testing.TB, n int) {
+	t.Helper()
+	cfg, err := b.Servers[0].RestConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := 0
+	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		slices, err := kube.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=kubernetes"})
+		if err != nil {
+			return false, nil
+		}
+		ready = 0
+		for _, s := range slices.Items {
+			for _, e := range s.Endpoints {
+				if e.Conditions.Ready == nil || *e.Conditions.Ready {
+					ready += len(e.Addresses)
+				}
+			}
+		}
+		return ready >= n, nil
+	})
+	if err != nil {
+		t.Fatalf("the kubernetes service lists %d of %d API servers: %v", ready, n, err)
+	}
 }
 
 // roundRobin listens on a port of its own and sends each connection to
