@@ -30,9 +30,16 @@ func TestKubectlManners(t *testing.T) {
 		"error: The connection to the server "+addr+" was refused - did you specify the right host or port?")
 	// The plugin says what the real kubectl says for the same server,
 	// without linking kubectl's helper, on its one error: line.
+	// A name lookup is compared up to the resolver's own answer, which two
+	// lookups may word differently (no such host, a timeout).
 	for _, server := range []string{"https://" + addr, "https://nowhere.invalid:6443"} {
-		want := lastLine(e.kubectl("get", "crd", "--server", server).mustCode(t, 1).stderr)
-		if got := lastLine(e.plugin("status", "--server", server).mustCode(t, 1).stderr); got != "error: "+want {
+		want := "error: " + lastLine(e.kubectl("get", "crd", "--server", server).mustCode(t, 1).stderr)
+		got := lastLine(e.plugin("status", "--server", server).mustCode(t, 1).stderr)
+		if lookup := "lookup nowhere.invalid"; strings.Contains(want, lookup) {
+			want, _, _ = strings.Cut(want, lookup)
+			got, _, _ = strings.Cut(got, lookup)
+		}
+		if got != want {
 			t.Errorf("server %s: the plugin says\n %s\nkubectl says\n %s", server, got, want)
 		}
 	}
