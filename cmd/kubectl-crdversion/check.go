@@ -58,14 +58,15 @@ its severity and the fix in order:
                removed, types changed, enum values removed, new required
                fields, tighter limits, new validation rules), and a storage
                switch that re-storing objects would lose data on
-  objects      (on a cluster) live objects the new schemas refuse, grouped
+  objects      (on a cluster) live objects the new schemas refuse, or hold
+               fields they drop (pruned: gone at the next write), grouped
   dropped      a CRD the old manifests have and the new ones lack (a pruning
                apply deletes it and every object of it), and a CRD of the
                same kind under a new group (a rename: no object moves)
   deprecation  versions deprecated, unserved or removed (for release notes)
 
 The severity is the consequence: an error is what will fail (the apply is
-refused, a live object is refused now), a warning what may fail later or
+refused, a live object is refused now or loses stored fields), a warning what may fail later or
 elsewhere, a note what fails nothing (a rule every live object passes).
 --policy, for CRD authors, keeps the release rules (lifecycle, schema) errors.
 

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -36,6 +37,9 @@ type validateOptions struct {
 //   - warning: invalid under the new schema, let through while the field
 //     stays as it is (validation ratcheting); it breaks the first time
 //     someone edits it.
+//
+// and, before that, what the new schema prunes from each object
+// (prunedFinding).
 //
 // Objects are read where readVersion says; a version new to the cluster
 // whose form only a conversion webhook can produce cannot be seen: a
@@ -88,14 +92,18 @@ func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *api
 		for i := range page.Items {
 			obj := &page.Items[i]
 			obj.SetAPIVersion(gvk.GroupVersion().String())
-			// What the API server does to an object before it validates it.
-			pruning.Prune(obj.Object, structural, true)
-			structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj.Object, structural)
-			structuraldefaulting.Default(obj.Object, structural)
 			name := obj.GetName()
 			if ns := obj.GetNamespace(); ns != "" {
 				name = ns + "/" + name
 			}
+			// What the API server does to an object before it validates it.
+			// What it prunes the object holds today under the live schema:
+			// data the new schema does not keep.
+			if dropped := pruning.PruneWithOptions(obj.Object, structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}); len(dropped) > 0 {
+				out = append(out, prunedFinding(live, next, v.Name, name, dropped))
+			}
+			structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj.Object, structural)
+			structuraldefaulting.Default(obj.Object, structural)
 			if errs := validator.ValidateUpdate(ctx, obj.Object, obj.DeepCopy().Object); len(errs) > 0 {
 				out = append(out, objectFinding(lifecycle.SeverityError, "objectRefused", next.Name, v.Name, name,
 					"even an update that changes nothing is refused", errs))
@@ -139,6 +147,33 @@ func objectFinding(sev lifecycle.Severity, rule, crd, version, object, what stri
 	}
 	return lifecycle.Finding{Severity: sev, Kind: lifecycle.FindingObjects, CRD: crd, Version: version, Rule: rule, Object: object,
 		Path: strings.Join(paths, ", "), Message: msg}
+}
+
+// prunedFinding is a live object holding fields the new schema of
+// version does not list: the API server prunes them. Where objects are or
+// will be stored at version (the new storage version, or one in
+// status.storedVersions) the data is gone from every read once the CRD is
+// applied and from etcd at the object's next write, migrate's re-store
+// included: an error. At another version only its clients lose them: they
+// read the object without them, and a write at it drops them.
+func prunedFinding(live, next *apiextensionsv1.CustomResourceDefinition, version, object string, dropped []string) lifecycle.Finding {
+	var paths []string
+	for _, p := range dropped {
+		if g := lifecycle.SchemaPath(p); !slices.Contains(paths, g) {
+			paths = append(paths, g)
+		}
+	}
+	f := lifecycle.Finding{Kind: lifecycle.FindingObjects, CRD: next.Name, Version: version, Rule: "objectLosesFields", Object: object,
+		Path: strings.Join(paths, ", ")}
+	if version == lifecycle.StorageVersion(next) || slices.Contains(live.Status.StoredVersions, version) {
+		f.Severity = lifecycle.SeverityError
+		f.Message = fmt.Sprintf("holds fields the new schema of %s does not list: once the CRD is applied the API server drops them from every read, and they are gone from etcd at the object's next write (migrate's re-store included)", version)
+		f.Fix = []lifecycle.Advice{{Text: "keep the fields in the new schema (or under x-kubernetes-preserve-unknown-fields), or move what they hold into fields it keeps before applying"}}
+	} else {
+		f.Severity = lifecycle.SeverityWarning
+		f.Message = fmt.Sprintf("holds fields the new schema of %s does not list: clients of %s read the object without them, and a write at %s drops them", version, version, version)
+	}
+	return f
 }
 
 // namedObjects is how many names a grouped finding shows before "and N

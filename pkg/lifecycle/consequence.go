@@ -54,6 +54,10 @@ func allObjects(n int64) string {
 	return fmt.Sprintf("all %d live objects pass it", n)
 }
 
+// SchemaPath writes an object's field path as a schema path: an index
+// becomes [*] (as does the schema's ".*" of a map).
+func SchemaPath(p string) string { return genericPath(p) }
+
 // genericPath writes an object's field path as a schema path: an index or
 // a map key becomes [*] (the schema's ".*" of a map too); the root is "".
 func genericPath(p string) string {

@@ -164,3 +164,44 @@ func TestCheckGroupsObjectsThatFailAlike(t *testing.T) {
 		t.Errorf("with Policy: %+v %v", found, err)
 	}
 }
+
+// A new schema that no longer lists a field live objects hold: the API
+// server would prune it. At the storage version that is data gone (an
+// error naming the objects that hold it, and the schema's fieldRemoved
+// stays a warning, not a note that every object passes); at a version
+// only its clients read (v2, new here) a warning. An object holding
+// nothing the schema drops is not named.
+func TestCheckSaysWhatLiveObjectsLoseToPruning(t *testing.T) {
+	c, live := liveGadgets(t, []fixtures.Object{
+		{Namespace: "a", Name: "full", Spec: map[string]any{"name": "x", "replicas": int64(2)}},
+		{Namespace: "a", Name: "bare", Spec: map[string]any{"name": "y"}},
+	})
+	next := live.DeepCopy()
+	next.Spec.Versions[0].Schema = gadgetSchema(func(spec *apiextensionsv1.JSONSchemaProps) { delete(spec.Properties, "replicas") })
+	v2 := next.Spec.Versions[0].DeepCopy()
+	v2.Name, v2.Storage = "v2", false
+	v2.Schema = gadgetSchema(func(spec *apiextensionsv1.JSONSchemaProps) { delete(spec.Properties, "name") })
+	next.Spec.Versions = append(next.Spec.Versions, *v2)
+
+	found, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{Objects: true, PageSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range found {
+		switch {
+		case f.Rule == "objectLosesFields":
+			got = append(got, fmt.Sprintf("%s %s %s %s", f.Severity, f.Version, f.Path, strings.Join(f.Objects, "+")))
+			if f.Severity == lifecycle.SeverityError && (len(f.Fix) == 0 || !strings.Contains(f.Message, "gone from etcd at the object's next write")) {
+				t.Errorf("the error says what is lost and what to do: %+v", f)
+			}
+		case f.Rule == "fieldRemoved" && f.Version == "v1" && f.Severity != lifecycle.SeverityWarning:
+			t.Errorf("fieldRemoved with an object that holds the field: %s %q", f.Severity, f.Message)
+		}
+	}
+	want := []string{"error v1 spec.replicas a/full", "warning v2 spec.name a/bare+a/full"}
+	slices.Sort(got)
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("objects losing fields: %q\nwant %q", got, want)
+	}
+}
