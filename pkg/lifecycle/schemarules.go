@@ -136,6 +136,16 @@ func (w *changeWalker) node(path string, o, n *apiextensionsv1.JSONSchemaProps, 
 		}
 	}
 
+	if isTrue(o.XPreserveUnknownFields) {
+		for _, k := range slices.Sorted(maps.Keys(n.Properties)) {
+			if _, had := o.Properties[k]; had || (resourceRoot && metaFields[k]) {
+				continue
+			}
+			nk := n.Properties[k]
+			w.add(child(path, k), fieldGetsSchema(&nk))
+		}
+	}
+
 	if o.Items != nil && o.Items.Schema != nil && n.Items != nil && n.Items.Schema != nil {
 		w.node(path+"[*]", o.Items.Schema, n.Items.Schema, false)
 	}
@@ -155,6 +165,19 @@ func (w *changeWalker) node(path string, o, n *apiextensionsv1.JSONSchemaProps, 
 
 func allowsMore(a *apiextensionsv1.JSONSchemaPropsOrBool) bool {
 	return a != nil && (a.Allows || a.Schema != nil)
+}
+
+// fieldGetsSchema is a field old kept unchecked (under
+// x-kubernetes-preserve-unknown-fields) that new gives a schema: what an
+// object holds there that the schema does not list is pruned, and a value
+// it does not allow is refused. A schema that keeps anything under it
+// (preserving unknown fields, with nothing listed, of any type) loses
+// nothing.
+func fieldGetsSchema(n *apiextensionsv1.JSONSchemaProps) []finding {
+	if isTrue(n.XPreserveUnknownFields) && n.Type == "" && len(n.Properties) == 0 && n.Items == nil && n.AdditionalProperties == nil {
+		return nil
+	}
+	return findingOf("fieldGetsSchema", true, "field kept unchecked by x-kubernetes-preserve-unknown-fields now has a schema (%s): what objects hold here that it does not list is dropped, a value of another form refused", typeText(n))
 }
 
 func fieldRemoved(o *apiextensionsv1.JSONSchemaProps) []finding {

@@ -409,6 +409,19 @@ func TestSchemaChanges(t *testing.T) {
 			want: []SchemaChange{wantBreak("spec.config", "preserveUnknownFieldsRemoved", "x-kubernetes-preserve-unknown-fields changed from true to false")},
 		},
 		{
+			name: "fieldGetsSchema: a field under preserve-unknown-fields gets a schema", old: rulesBase(),
+			new: rulesEdit("spec.config", func(s *ruleNode) {
+				s.Properties = map[string]ruleNode{"mode": {Type: "object", Properties: map[string]ruleNode{"name": {Type: "string"}}}}
+			}),
+			want: []SchemaChange{wantBreak("spec.config.mode", "fieldGetsSchema", "field kept unchecked by x-kubernetes-preserve-unknown-fields now has a schema (object): what objects hold here that it does not list is dropped, a value of another form refused")},
+		},
+		{
+			name: "fieldGetsSchema is not reported for a schema that keeps anything", old: rulesBase(),
+			new: rulesEdit("spec.config", func(s *ruleNode) {
+				s.Properties = map[string]ruleNode{"free": {XPreserveUnknownFields: ptrB(true)}}
+			}),
+		},
+		{
 			name: "preserveUnknownFieldsRemoved is not reported for it added", old: rulesBase(),
 			new: rulesEdit("spec.template", func(s *ruleNode) { s.XPreserveUnknownFields = ptrB(true) }),
 		},
