@@ -66,8 +66,9 @@ its severity and the fix in order:
   deprecation  versions deprecated, unserved or removed (for release notes)
 
 The severity is the consequence: an error is what will fail (the apply is
-refused, a live object is refused now or loses stored fields), a warning what may fail later or
-elsewhere, a note what fails nothing (a rule every live object passes).
+refused, a live object is refused now or loses stored fields), a warning
+what may fail later or elsewhere, a note what fails nothing (a rule every
+live object passes).
 --policy, for CRD authors, keeps the release rules (lifecycle, schema) errors.
 
 -o markdown writes release-note sections: Deprecated APIs, Breaking changes,

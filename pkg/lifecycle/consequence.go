@@ -24,7 +24,7 @@ func Consequence(found []Finding, validated map[string]int64, policy bool) []Fin
 		if f.Kind == FindingObjects && f.Severity != SeverityNote {
 			k := f.CRD + "/" + f.Version
 			for p := range strings.SplitSeq(f.Path, ", ") {
-				failing[k] = append(failing[k], genericPath(p))
+				failing[k] = append(failing[k], SchemaPath(p))
 			}
 		}
 	}
@@ -36,7 +36,7 @@ func Consequence(found []Finding, validated map[string]int64, policy bool) []Fin
 		}
 		out[i].Severity = SeverityWarning
 		n, seen := validated[f.CRD+"/"+f.Version]
-		if f.Kind == FindingSchema && f.Rule != "storageSwitchMayLoseData" && seen && !related(genericPath(f.Path), failing[f.CRD+"/"+f.Version]) {
+		if f.Kind == FindingSchema && f.Rule != "storageSwitchMayLoseData" && seen && !related(SchemaPath(f.Path), failing[f.CRD+"/"+f.Version]) {
 			out[i].Severity = SeverityNote
 			out[i].Message = f.Message + "; " + allObjects(n)
 		}
@@ -54,13 +54,9 @@ func allObjects(n int64) string {
 	return fmt.Sprintf("all %d live objects pass it", n)
 }
 
-// SchemaPath writes an object's field path as a schema path: an index
-// becomes [*] (as does the schema's ".*" of a map).
-func SchemaPath(p string) string { return genericPath(p) }
-
-// genericPath writes an object's field path as a schema path: an index or
+// SchemaPath writes an object's field path as a schema path: an index or
 // a map key becomes [*] (the schema's ".*" of a map too); the root is "".
-func genericPath(p string) string {
+func SchemaPath(p string) string {
 	if p == "(root)" || p == "<nil>" {
 		return ""
 	}
