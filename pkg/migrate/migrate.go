@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -113,11 +114,15 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		// its object: an object a check left alone keeps its entries too.
 		opts.clean, opts.cleaned = cluster.StaleEntry(crd), &atomic.Int64{}
 	}
+	// Every write of the passes is proven for the CRD's generation they
+	// began with: once it moves, no further write goes out.
+	wctx, stopWatch := watchGeneration(ctx, c.CRDs, crd, p.watchFrom, log)
+	defer stopWatch()
 	pass := func() *RestoreResult {
 		if len(p.check) == 0 {
-			return Restore(ctx, c.Metadata, crd, opts.RestoreOptions)
+			return Restore(wctx, c.Metadata, crd, opts.RestoreOptions)
 		}
-		return checkedRestore(ctx, c.Metadata, c.Dynamic, crd, p.check, p.checksAll, &checked, opts.RestoreOptions)
+		return checkedRestore(wctx, c.Metadata, c.Dynamic, crd, p.check, p.checksAll, &checked, opts.RestoreOptions)
 	}
 	passStart := time.Now()
 	res.RestoreResult = *pass()
@@ -131,10 +136,14 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		// Writes begun before the switch may land at the old version until
 		// the grace is over, however long the pass took: re-store once more
 		// after it, before pruning.
-		if grace.wait(ctx, "re-storing once more before pruning") {
+		var changed CRDChanged
+		switch {
+		case grace.wait(wctx, "re-storing once more before pruning"):
 			res.Settle = pass()
 			describeChecks(res, objects, losses)
-		} else {
+		case errors.As(context.Cause(wctx), &changed):
+			res.Settle = &RestoreResult{Failures: []Failure{}, StopReason: results.StopCRDChanged, Stopped: changed.Error()}
+		default:
 			res.Settle = &RestoreResult{Failures: []Failure{}, StopReason: results.StopInterrupted, Stopped: "interrupted while waiting out the switch grace: not pruned; run again"}
 		}
 	}
@@ -202,6 +211,9 @@ type prepared struct {
 	start    time.Time
 	done     bool
 	rtt      time.Duration
+	// watchFrom is the resourceVersion of the last read that showed the
+	// CRD at the generation proven: the passes watch it from there.
+	watchFrom string
 }
 
 // prepare runs the phases before any object is re-stored. A CRD the
@@ -278,6 +290,7 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 	}
 	// A small read on a connection already open: about one round trip.
 	p.rtt = time.Since(asked)
+	p.watchFrom = now.ResourceVersion
 	if now.Generation != crd.Generation {
 		res.Failures = []Failure{}
 		res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: the CRD changed while the migration started (generation %d → %d): run again", crd.Generation, now.Generation)

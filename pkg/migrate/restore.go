@@ -244,10 +244,15 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 	res.Listed, res.ExpiredContinues, res.Requests = st.Listed, st.ExpiredContinues, opts.run.Requests()
 	c := opts.run.Concurrency()
 	res.Concurrency = &c
-	var s stop
+	var (
+		s       stop
+		changed CRDChanged
+	)
 	switch {
 	case errors.As(st.Halted, &s):
 		res.StopReason, res.Stopped = s.reason, s.msg
+	case errors.As(context.Cause(ctx), &changed):
+		res.StopReason, res.Stopped = results.StopCRDChanged, changed.Error()
 	case ctx.Err() != nil:
 		res.StopReason, res.Stopped = results.StopInterrupted, "interrupted: objects not yet written were left as they are; run again to complete"
 	case st.ListErr != nil:

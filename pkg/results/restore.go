@@ -80,6 +80,10 @@ const (
 	// StopNotProven: nothing was re-stored: the CRD changed as the
 	// migration began, so what it proved of old→new→old may not hold.
 	StopNotProven StopReason = "NotProven"
+	// StopCRDChanged: the CRD moved to another generation while the pass
+	// wrote (Stopped says what moved); no write went out after the pass
+	// saw it, and what was proven holds for the generation it began with.
+	StopCRDChanged StopReason = "CRDChanged"
 	// StopError: the migration of this CRD ended in an error (Stopped
 	// says which) while others of the same run went on.
 	StopError StopReason = "Error"

@@ -1,0 +1,166 @@
+package migrate_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
+)
+
+// midPass runs migrate on s, one object at a time, and calls edit once,
+// after the second object: edit changes the CRD and returns once the API
+// server serves the change. The pass then goes on only after it has said
+// it saw the change, or after a minute: without the watch it would write
+// every object left under the new CRD.
+func midPass(t *testing.T, s *switched, edit func()) *migrate.Result {
+	t.Helper()
+	saw := make(chan struct{})
+	var once, editOnce sync.Once
+	o := opts()
+	o.Concurrency, o.PageSize = 1, 4
+	o.Log = funcr.New(func(_, args string) {
+		if strings.Contains(args, "CRD changed") {
+			once.Do(func() { close(saw) })
+		}
+	}, funcr.Options{})
+	o.Progress = func(done, _ int64) {
+		if done != 2 {
+			return
+		}
+		editOnce.Do(func() {
+			edit()
+			select {
+			case <-saw:
+			case <-time.After(time.Minute):
+			}
+		})
+	}
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// A GitOps revert switches storage back to v1beta1 while migrate re-stores
+// at v1. v1 has spec.extra, v1beta1 has not, and every object was written
+// at v1 with it. A re-store sent at v1 after the switch back is stored at
+// v1beta1, and drops spec.extra: the pass must stop writing once the CRD
+// moves, say what moved, and prune nothing.
+func TestMigrateStopsWhenStorageIsSwitchedBackMidPass(t *testing.T) {
+	const n = 12
+	s := newUnswitched(t, sandbox.Options{}, legacyWidgets(n), func(crd *apiextensionsv1.CustomResourceDefinition) {
+		crd.Spec.Versions[0].Schema = specSchema("hostPort", "legacy")
+		crd.Spec.Versions[1].Schema = specSchema("hostPort", "legacy", "extra")
+	})
+	if err := s.fx.SwitchStorageInEffect(t.Context(), s.crd, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		w := widget(i)
+		if _, err := s.fx.Dynamic.Resource(s.gvr).Namespace(w.Namespace).Patch(t.Context(), w.Name, types.MergePatchType, []byte(`{"spec":{"extra":"only-at-v1"}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := midPass(t, s, func() {
+		if err := s.fx.SwitchStorageInEffect(t.Context(), s.crd, "v1beta1"); err != nil {
+			t.Error(err)
+		}
+	})
+	if res.StopReason != results.StopCRDChanged || !strings.Contains(res.Stopped, "storage version v1 → v1beta1") {
+		t.Errorf("stopped %q (%s), want CRDChanged naming the switch back", res.StopReason, res.Stopped)
+	}
+	if res.Pruned {
+		t.Error("pruned after the CRD changed mid-pass")
+	}
+	if got := s.etcdHolding(t, "extra"); got != n {
+		t.Errorf("%d of %d objects hold spec.extra in etcd: a write after the switch back dropped it", got, n)
+	}
+}
+
+// The next release's CRD is synced while migrate re-stores: v1's schema no
+// longer has spec.legacy. The schemas proved old→new→old when the pass
+// began; a re-store under the new schema prunes the field from every
+// object stored at v1beta1.
+func TestMigrateStopsWhenTheSchemaNarrowsMidPass(t *testing.T) {
+	const n = 12
+	s := newSwitchedWith(t, sandbox.Options{}, legacyWidgets(n), func(crd *apiextensionsv1.CustomResourceDefinition) {
+		crd.Spec.Versions[0].Schema = specSchema("hostPort", "legacy")
+		crd.Spec.Versions[1].Schema = specSchema("hostPort", "legacy")
+	})
+	if err := s.fx.SwitchStorageInEffect(t.Context(), s.crd, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	holding := s.etcdHolding(t, "legacy")
+	res := midPass(t, s, func() {
+		s.editCRD(t, func(crd *apiextensionsv1.CustomResourceDefinition) {
+			crd.Spec.Versions[1].Schema = specSchema("hostPort")
+		})
+		s.untilV1Prunes(t, "legacy")
+	})
+	if res.StopReason != results.StopCRDChanged || !strings.Contains(res.Stopped, "the schema of v1") {
+		t.Errorf("stopped %q (%s), want CRDChanged naming v1's schema", res.StopReason, res.Stopped)
+	}
+	if res.Pruned {
+		t.Error("pruned after the CRD changed mid-pass")
+	}
+	if got := s.etcdHolding(t, "legacy"); got != holding {
+		t.Errorf("%d of %d objects hold spec.legacy in etcd after the pass: a write under the narrowed schema dropped it", got, holding)
+	}
+}
+
+// untilV1Prunes waits until the API server's v1 drops spec.field from an
+// object it is sent (a dry-run create): it serves the narrowed schema.
+func (s *switched) untilV1Prunes(t *testing.T, field string) {
+	t.Helper()
+	probe := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "probe", "namespace": "ns-0"}, "spec": map[string]any{field: "x"}}}
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := s.fx.Dynamic.Resource(s.gvr).Namespace("ns-0").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return false, nil
+		}
+		_, kept, _ := unstructured.NestedString(got.Object, "spec", field)
+		return !kept, nil
+	})
+	if err != nil {
+		t.Fatalf("v1 still keeps spec.%s: %v", field, err)
+	}
+}
+
+// etcdHolding counts the objects whose etcd value holds spec.field: what a
+// read shows depends on the schema served now, what is stored does not.
+func (s *switched) etcdHolding(t *testing.T, field string) int {
+	t.Helper()
+	resp, err := s.sb.Etcd().Get(t.Context(), "/registry/example.com/widgets/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, kv := range resp.Kvs {
+		var obj struct {
+			Spec map[string]any `json:"spec"`
+		}
+		if err := json.Unmarshal(kv.Value, &obj); err != nil {
+			t.Fatalf("%s: %v", kv.Key, err)
+		}
+		if _, ok := obj.Spec[field]; ok {
+			n++
+		}
+	}
+	return n
+}
