@@ -55,6 +55,17 @@ func newIdentity(dir string) (*identity, error) {
 	return &identity{certDir: certDir, token: hex.EncodeToString(token)}, nil
 }
 
+// sibling is the identity of another API server on the same etcd: a
+// serving certificate of its own, as each server of an HA control plane
+// has, but the same token, so one kubeconfig is good for all of them.
+func (id *identity) sibling(dir string) (*identity, error) {
+	certDir, err := os.MkdirTemp(dir, "apiserver-")
+	if err != nil {
+		return nil, err
+	}
+	return &identity{certDir: certDir, token: id.token}, nil
+}
+
 // clientConfig trusts the serving certificate, which the certificate
 // directory keeps across restarts (the loopback certificate is new each time).
 func (id *identity) clientConfig() (*rest.Config, error) {

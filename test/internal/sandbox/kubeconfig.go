@@ -6,14 +6,15 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// WriteKubeconfig writes a kubeconfig for config (the loopback token and CA)
-// that an external kubectl can use.
+// WriteKubeconfig writes a kubeconfig for config (the loopback token and CA,
+// or no verification for a Balancer) that an external kubectl can use.
 func WriteKubeconfig(path string, config *rest.Config) error {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["sandbox"] = &clientcmdapi.Cluster{
 		Server:                   config.Host,
 		CertificateAuthorityData: config.CAData,
 		TLSServerName:            config.ServerName,
+		InsecureSkipTLSVerify:    config.Insecure,
 	}
 	kc.AuthInfos["sandbox"] = &clientcmdapi.AuthInfo{Token: config.BearerToken}
 	kc.Contexts["sandbox"] = &clientcmdapi.Context{Cluster: "sandbox", AuthInfo: "sandbox", Namespace: "default"}

@@ -33,6 +33,7 @@ type Sandbox struct {
 
 	mu     sync.Mutex
 	api    *apiServer
+	added  []*Server // by AddAPIServer
 	closed bool
 }
 
@@ -136,7 +137,7 @@ func (s *Sandbox) RestartAPIServer(ctx context.Context) error {
 	return s.StartAPIServer(ctx)
 }
 
-// Stop stops the API server and etcd and removes the temp dir. It is safe
+// Stop stops the API servers and etcd and removes the temp dir. It is safe
 // to call more than once.
 func (s *Sandbox) Stop() error {
 	s.mu.Lock()
@@ -145,8 +146,13 @@ func (s *Sandbox) Stop() error {
 		return nil
 	}
 	s.closed = true
+	added := s.added
 	s.mu.Unlock()
-	err := s.StopAPIServer()
+	var errs []error
+	for _, srv := range added {
+		errs = append(errs, srv.Stop())
+	}
+	err := errors.Join(append(errs, s.StopAPIServer())...)
 	s.etcd.Stop()
 	s.removeDir()
 	return err
