@@ -45,6 +45,9 @@ type Clients struct {
 	// throttles counts 429 answers (NewClients counts them), for a pass's
 	// adaptive limit.
 	throttles *atomic.Int64
+	// objectsREST reaches the API server on the objects' connections,
+	// for what a Route asks the server behind it (StorageVersionHash).
+	objectsREST rest.Interface
 }
 
 // Throttled is how many answers were 429s carrying Retry-After since the
@@ -90,6 +93,11 @@ func NewClientsOver(cfg *rest.Config, n int) (Clients, error) {
 	if c.Metadata, err = metadata.NewForConfigAndClient(cfg, objects); err != nil {
 		return c, err
 	}
+	objectsDiscovery, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, objects)
+	if err != nil {
+		return c, err
+	}
+	c.objectsREST = objectsDiscovery.RESTClient()
 	if c.Discovery, err = discovery.NewDiscoveryClientForConfig(cfg); err != nil {
 		return c, err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,12 +84,18 @@ func ownDial(dial func(ctx context.Context, network, address string) (net.Conn, 
 		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
 	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		if r, ok := ctx.Value(routeKey{}).(*Route); ok && r.avoid != nil {
+			// A new connection may reach another server than the one the
+			// route was picked for: nothing is sent, the caller asks anew.
+			return nil, ErrNewConnection
+		}
 		return dial(ctx, network, address)
 	}
 }
 
 func (s *spread) RoundTrip(r *http.Request) (*http.Response, error) {
-	l, err := s.take(r.Context())
+	route, _ := r.Context().Value(routeKey{}).(*Route)
+	l, err := s.takeFor(r.Context(), route)
 	if err != nil {
 		return nil, err
 	}
@@ -97,19 +104,28 @@ func (s *spread) RoundTrip(r *http.Request) (*http.Response, error) {
 		s.release(l)
 		return resp, err
 	}
-	s.saw(l, resp)
+	if srv := s.saw(l, resp); route != nil {
+		route.answered(srv)
+	}
 	// A request is outstanding until its answer is read: a slow server
 	// may send headers at once and the body late.
 	resp.Body = &doneBody{ReadCloser: resp.Body, done: func() { s.release(l) }}
 	return resp, nil
 }
 
-// take reserves room for one request on the connection pick chooses,
-// waiting while every connection is full.
-func (s *spread) take(ctx context.Context) (*lane, error) {
+// takeFor reserves room for one request on the connection pick chooses,
+// or the one its route keeps to, waiting while it is full (every one, for
+// pick). A route's first request picks among the connections whose server
+// it does not avoid, and fails with ErrEveryServerAvoided where there is
+// none.
+func (s *spread) takeFor(ctx context.Context, route *Route) (*lane, error) {
 	for {
-		if l := s.pick(); l != nil {
+		l, avoided := s.pickFor(route)
+		switch {
+		case l != nil:
 			return l, nil
+		case avoided:
+			return nil, ErrEveryServerAvoided
 		}
 		select {
 		case <-s.freed:
@@ -127,9 +143,48 @@ func (s *spread) release(l *lane) {
 	}
 }
 
+// pickFor reserves a slot for a request of route (nil: of none): on the
+// connection route keeps to, or on the one pick chooses among those whose
+// server route does not avoid, which route keeps to from then on. avoided
+// says every connection reaches a server route avoids.
+func (s *spread) pickFor(route *Route) (l *lane, avoided bool) {
+	if route == nil {
+		return s.pick(nil), false
+	}
+	route.mu.Lock()
+	defer route.mu.Unlock()
+	if route.lane == nil && route.on >= 0 {
+		route.lane = s.lanes[route.on%len(s.lanes)]
+	}
+	if route.lane != nil {
+		return s.reserve(route.lane), false
+	}
+	skip := func(l *lane) bool {
+		id := l.server.Load()
+		return route.avoid != nil && (id < 0 || route.avoid(Server(id)))
+	}
+	if !slices.ContainsFunc(s.lanes, func(l *lane) bool { return !skip(l) }) {
+		return nil, true
+	}
+	if l = s.pick(skip); l != nil {
+		route.lane = l
+	}
+	return l, false
+}
+
+// reserve takes a slot on l; nil when it is full.
+func (s *spread) reserve(l *lane) *lane {
+	if l.outstanding.Add(1) > streamsPerConnection {
+		s.release(l)
+		return nil
+	}
+	return l
+}
+
 // pick reserves a slot on the connection with room of the server with the
-// fewest requests outstanding; nil when every connection is full.
-func (s *spread) pick() *lane {
+// fewest requests outstanding, passing over those skip names; nil when
+// every other connection is full.
+func (s *spread) pick(skip func(*lane) bool) *lane {
 	// Servers by index, then each connection not known yet as its own.
 	load := make([]int64, 2*len(s.lanes))
 	server := func(i int, l *lane) int {
@@ -145,7 +200,7 @@ func (s *spread) pick() *lane {
 	var bestServer, bestLane int64
 	for i, l := range s.lanes {
 		out := l.outstanding.Load()
-		if out >= streamsPerConnection {
+		if out >= streamsPerConnection || (skip != nil && skip(l)) {
 			continue
 		}
 		if srv := load[server(i, l)]; best == nil || srv < bestServer || (srv == bestServer && out < bestLane) {
@@ -155,22 +210,19 @@ func (s *spread) pick() *lane {
 	if best == nil {
 		return nil
 	}
-	if best.outstanding.Add(1) > streamsPerConnection {
-		s.release(best)
-		return nil
-	}
-	return best
+	return s.reserve(best)
 }
 
 // saw notes which server the connection reached, by its serving
-// certificate, when that changed (a new connection may reach another).
-func (s *spread) saw(l *lane, resp *http.Response) {
+// certificate, when that changed (a new connection may reach another),
+// and returns it: NoServer where the answer does not tell.
+func (s *spread) saw(l *lane, resp *http.Response) Server {
 	if resp.TLS == nil || len(resp.TLS.PeerCertificates) == 0 {
-		return
+		return NoServer
 	}
 	cert := resp.TLS.PeerCertificates[0]
 	if l.cert.Swap(cert) == cert {
-		return
+		return Server(l.server.Load())
 	}
 	sum := sha256.Sum256(cert.Raw)
 	s.mu.Lock()
@@ -181,9 +233,12 @@ func (s *spread) saw(l *lane, resp *http.Response) {
 		ok = true
 	}
 	s.mu.Unlock()
-	if ok {
-		l.server.Store(int64(id))
+	if !ok {
+		l.server.Store(-1)
+		return NoServer
 	}
+	l.server.Store(int64(id))
+	return Server(id)
 }
 
 // CloseIdleConnections closes every connection's idle ones.

@@ -32,7 +32,7 @@ func TestSpreadPick(t *testing.T) {
 				x.server.Store(l.server)
 				s.lanes = append(s.lanes, x)
 			}
-			got := s.pick()
+			got := s.pick(nil)
 			switch {
 			case tt.want < 0 && got != nil:
 				t.Fatalf("picked a connection with %d outstanding, want none", got.outstanding.Load()-1)

@@ -38,6 +38,14 @@ func (c CRDChanged) Error() string {
 		c.Name, c.From, c.To, c.What)
 }
 
+// pruneSkipped says why the prune was not made, in the prune guard's words.
+func (c CRDChanged) pruneSkipped() string {
+	if c.To == 0 {
+		return "the CRD was deleted during the migration"
+	}
+	return fmt.Sprintf("the CRD was changed during the migration (generation %d → %d: %s): run it again", c.From, c.To, c.What)
+}
+
 // crdPoll is how often the CRD is read where it cannot be watched (a role
 // without watch on CRDs, a watch that broke).
 const crdPoll = 500 * time.Millisecond

@@ -100,6 +100,10 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	}
 	crd, res, grace := p.crd, p.res, p.grace
 	opts.rtt, opts.defaults = p.rtt, p.defaults
+	opts.servers = newSwitchedServers(c, crd, opts.SwitchTimeout)
+	if err := opts.servers.showAll(ctx); err != nil {
+		return nil, err
+	}
 	var (
 		checked atomic.Int64
 		losses  []Loss
@@ -124,6 +128,7 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		}
 		return checkedRestore(wctx, c.Metadata, c.Dynamic, crd, p.check, p.checksAll, &checked, opts.RestoreOptions)
 	}
+	var changed CRDChanged
 	passStart := time.Now()
 	res.RestoreResult = *pass()
 	// The objects checked are the first pass's: a second pass checks them
@@ -136,7 +141,6 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		// Writes begun before the switch may land at the old version until
 		// the grace is over, however long the pass took: re-store once more
 		// after it, before pruning.
-		var changed CRDChanged
 		switch {
 		case grace.wait(wctx, "re-storing once more before pruning"):
 			res.Settle = pass()
@@ -155,6 +159,8 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		res.PruneReason, res.PruneSkipped = results.PruneDryRun, "dry run: nothing was re-stored, so nothing is proven"
 	case !opts.Prune:
 		res.PruneReason, res.PruneSkipped = results.PruneDisabled, "not asked to prune"
+	case errors.As(context.Cause(wctx), &changed):
+		res.PruneReason, res.PruneSkipped = results.PruneCRDChanged, changed.pruneSkipped()
 	case !res.Complete():
 		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "not every object was re-stored"
 	case res.Settle != nil && !res.Settle.Complete():

@@ -71,6 +71,9 @@ type RestoreOptions struct {
 	onLoss func(Loss)
 	// run is the pass under way: its requests retry through it.
 	run *pass.Pass
+	// servers, when set, are the API servers the pass takes answers from:
+	// each object's requests keep to one, shown switched before them.
+	servers *switchedServers
 	// clean, when set, tells the managedFields entries the re-store drops
 	// (entries at versions no longer served); cleaned counts the objects
 	// whose entries it dropped.
@@ -189,7 +192,20 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 		report sync.Mutex // OnFailure, one call at a time
 	)
 	st := pass.Run(ctx, opts.run, src, func(ctx context.Context, it item) error {
-		outcome, err := write(ctx, meta.Resource(gvr).Namespace(it.Namespace), gvr.GroupResource(), it, opts)
+		ri, gr := meta.Resource(gvr).Namespace(it.Namespace), gvr.GroupResource()
+		outcome, err := opts.servers.routed(ctx, func(ctx context.Context, again bool) (outcome, error) {
+			if again {
+				fresh, gone, err := readAnew(ctx, ri, gr, it.Name)
+				switch {
+				case gone:
+					return outcomeGone, nil
+				case err != nil:
+					return 0, err
+				}
+				it = fresh
+			}
+			return write(ctx, ri, gr, it, opts)
+		})
 		if ctx.Err() != nil && err != nil {
 			return nil // abandoned by the interrupt: neither done nor failed
 		}

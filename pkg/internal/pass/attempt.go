@@ -129,7 +129,7 @@ var callFailures = []string{`Post "`, "connection refused", "no such host", "x50
 // 500: it is about the object (too large for etcd, say) and would fail
 // again.
 func IsTransient(err error) bool {
-	if err == nil || IsConversionFailure(err) {
+	if err == nil || IsConversionFailure(err) || errors.Is(err, cluster.ErrNewConnection) || errors.Is(err, cluster.ErrEveryServerAvoided) {
 		return false
 	}
 	if apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsServiceUnavailable(err) {

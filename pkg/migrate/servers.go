@@ -1,0 +1,196 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// switchedServers are the API servers a pass writes through. Several API
+// servers see a CRD update at different moments: until one has, its dry
+// run at the old version goes old→old and proves nothing, and its write
+// at the new version goes old→new→old and stores at the old version again,
+// answering "unchanged". So before the pass each connection's server is
+// asked, on that connection, which version it stores at; an object's
+// requests then keep to one connection whose server showed the switch,
+// never opening a new one (which may reach another server), and count
+// only where that server showed it before they were sent. The pass goes
+// on without a server not switched yet; where no other is left, every
+// server is asked again until one has, up to the switch timeout.
+type switchedServers struct {
+	c       Clients
+	group   string
+	version string
+	plural  string
+	want    string
+	timeout time.Duration
+
+	mu sync.Mutex
+	// since is when each server showed the switch, from when its answers
+	// count; notYet are the servers seen not switched.
+	since  map[cluster.Server]time.Time
+	notYet map[cluster.Server]bool
+	// untold: an answer did not tell its server (plain HTTP, clients not
+	// spread over connections): servers cannot be told apart, so the pass
+	// keeps to none and relies on the switch check and the grace.
+	untold atomic.Bool
+}
+
+// askAgain is how often the servers are asked again while none the
+// connections reach has shown the switch.
+const askAgain = 250 * time.Millisecond
+
+// caughtUpMargin is how long after a server that had not switched shows
+// it has, its answers still do not count.
+const caughtUpMargin = time.Second
+
+// maxShows bounds how often one object is done again because a server
+// that answered it had not been shown switched.
+const maxShows = 8
+
+func newSwitchedServers(c Clients, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) *switchedServers {
+	storage := lifecycle.StorageVersion(crd)
+	return &switchedServers{c: c, group: crd.Spec.Group, version: storage, plural: crd.Spec.Names.Plural,
+		want: storageVersionHash(crd.Spec.Group, storage, crd.Spec.Names.Kind), timeout: timeout,
+		since: map[cluster.Server]time.Time{}, notYet: map[cluster.Server]bool{}}
+}
+
+// avoid names the servers not shown switched (yet).
+func (s *switchedServers) avoid(srv cluster.Server) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.since[srv]
+	return !ok || time.Now().Before(at)
+}
+
+// shownBefore reports every server of servers shown switched before t.
+func (s *switchedServers) shownBefore(servers []cluster.Server, t time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, srv := range servers {
+		if at, ok := s.since[srv]; !ok || !at.Before(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// Switched counts the servers shown switched.
+func (s *switchedServers) switched() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.since)
+}
+
+// routed runs one object's requests, do, along one route and takes their
+// outcome where every server that answered was shown switched before they
+// began. Otherwise (a connection opened anew, an answer from a server not
+// shown) it asks the server behind the route, and runs do again (again:
+// the run before may have written the object, so it is read anew).
+func (s *switchedServers) routed(ctx context.Context, do func(ctx context.Context, again bool) (outcome, error)) (outcome, error) {
+	if s == nil || s.untold.Load() {
+		return do(ctx, false)
+	}
+	again := false
+	var waiting time.Time
+	for shows := 0; shows < maxShows; {
+		route := cluster.NewRoute(s.avoid)
+		began := time.Now()
+		out, err := do(cluster.WithRoute(ctx, route), again)
+		switch {
+		case errors.Is(err, cluster.ErrEveryServerAvoided):
+			// Nothing was sent: ask every server again, a while later.
+			if waiting.IsZero() {
+				waiting = began
+			} else if time.Since(waiting) > s.timeout {
+				return 0, fmt.Errorf("%w: no API server the connections reach stores %s/%s %s at %s after %s: not written",
+					ErrSwitchNotInEffect, s.group, s.version, s.plural, s.version, s.timeout)
+			}
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-time.After(askAgain):
+			}
+			if err := s.showAll(ctx); err != nil {
+				return 0, err
+			}
+			continue
+		case errors.Is(err, cluster.ErrNewConnection):
+			shows++
+			if err := s.show(ctx, route.Probe()); err != nil {
+				return 0, err
+			}
+			again = true
+			continue
+		}
+		waiting = time.Time{}
+		servers, untold := route.Answered()
+		if untold {
+			s.untold.Store(true)
+			return out, err
+		}
+		if s.shownBefore(servers, began) {
+			return out, err
+		}
+		shows++
+		if err := s.show(ctx, route.Probe()); err != nil {
+			return 0, err
+		}
+		again = true
+	}
+	return 0, fmt.Errorf("answered %d times by API servers not shown to store at %s: not counted, run again", maxShows, s.version)
+}
+
+// showAll asks every server the objects' connections reach, before the
+// pass, so that its first answers count.
+func (s *switchedServers) showAll(ctx context.Context) error {
+	var g errgroup.Group
+	for i := range max(s.c.Connections, 1) {
+		g.Go(func() error { return s.show(ctx, cluster.RouteOn(i)) })
+	}
+	return g.Wait()
+}
+
+// show asks the server behind route, on the route's connection, which
+// version it stores the resource at.
+func (s *switchedServers) show(ctx context.Context, route *cluster.Route) error {
+	hash, err := s.c.StorageVersionHash(ctx, route, s.group, s.version, s.plural)
+	if errors.Is(err, cluster.ErrNoRoutes) {
+		s.untold.Store(true)
+		return nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("asking an API server whether it stores at %s: %w", s.version, err)
+	}
+	srv := route.Last()
+	if srv == cluster.NoServer {
+		s.untold.Store(true)
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if hash == s.want {
+		if _, ok := s.since[srv]; !ok {
+			s.since[srv] = time.Now()
+			if s.notYet[srv] {
+				// It caught up just now: its discovery is rebuilt from the
+				// same informer event as its handler of the objects, and
+				// may show the switch a moment before the handler has it.
+				s.since[srv] = s.since[srv].Add(caughtUpMargin)
+			}
+		}
+	} else {
+		s.notYet[srv] = true
+	}
+	return nil
+}
