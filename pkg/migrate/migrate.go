@@ -151,6 +151,7 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 			res.Settle = &RestoreResult{Failures: []Failure{}, StopReason: results.StopInterrupted, Stopped: "interrupted while waiting out the switch grace: not pruned; run again"}
 		}
 	}
+	res.APIServers = opts.servers.seen()
 	if opts.CleanManagedFields {
 		res.ManagedFields = cleanSummary(ctx, c.Metadata, crd, opts.RestoreOptions, &res.RestoreResult)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // switchedServers are the API servers a pass writes through. Several API
@@ -85,11 +86,17 @@ func (s *switchedServers) shownBefore(servers []cluster.Server, t time.Time) boo
 	return true
 }
 
-// Switched counts the servers shown switched.
-func (s *switchedServers) switched() int {
+// seen says what the pass saw of the servers.
+func (s *switchedServers) seen() *results.APIServers {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.since)
+	seen := &results.APIServers{Switched: len(s.since), Untold: s.untold.Load()}
+	for srv := range s.notYet {
+		if _, ok := s.since[srv]; !ok {
+			seen.NotSwitched++
+		}
+	}
+	return seen
 }
 
 // routed runs one object's requests, do, along one route and takes their

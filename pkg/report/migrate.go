@@ -45,6 +45,11 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 		if err := writePass(w, r, verb, took); err != nil {
 			return err
 		}
+		if line := apiServersLine(r); line != "" {
+			if _, err := fmt.Fprintf(w, "  %s\n", line); err != nil {
+				return err
+			}
+		}
 		if s := r.Settle; s != nil {
 			if _, err := fmt.Fprintf(w, "  after the switch grace, once more: %d re-stored, %d already there, %d gone, %d changed meanwhile, %d failed%s%s\n",
 				s.Rewritten, s.Unchanged, s.Gone, s.Conflicted, s.Failed, changedByWrite(s.Changed), lost(s.Lost)); err != nil {
@@ -211,4 +216,18 @@ func proofDetail(p results.Proof) string {
 		return p.Detail
 	}
 	return p.Detail + "; --accept-loss re-stores them anyway"
+}
+
+// apiServersLine says what the passes could not see of the API servers,
+// or left out: "" where every server told apart had switched.
+func apiServersLine(r *results.Result) string {
+	switch a := r.APIServers; {
+	case a == nil:
+		return ""
+	case a.Untold:
+		return "API servers: the answers did not tell them apart (plain HTTP): the switch check's reads and the switch grace stand for what each has seen"
+	case a.NotSwitched > 0:
+		return fmt.Sprintf("API servers: %d showed the switch to %s and took the writes; %d had not switched yet and took none", a.Switched, r.Storage, a.NotSwitched)
+	}
+	return ""
 }

@@ -29,6 +29,23 @@ type Result struct {
 	// objects (migrate --via=cluster) instead of this plugin's pass: the
 	// counts of objects are then unknown, and zero.
 	ClusterMigration *ClusterMigration `json:"clusterMigration,omitempty"`
+	// APIServers are the API servers the passes wrote through.
+	APIServers *APIServers `json:"apiServers,omitempty"`
+}
+
+// APIServers are the API servers a migration's passes reached, told apart
+// by their serving certificates (servers sharing one count as one).
+type APIServers struct {
+	// Switched showed, by their own discovery on the connection written
+	// on, that they store at the storage version, before any answer of
+	// theirs counted.
+	Switched int `json:"switched"`
+	// NotSwitched had not: nothing written through them counted.
+	NotSwitched int `json:"notSwitched,omitempty"`
+	// Untold: the answers did not tell servers apart (plain HTTP, or
+	// clients not spread over connections): the switch check's reads and
+	// the switch grace stand for what each server has seen.
+	Untold bool `json:"untold,omitempty"`
 }
 
 // NeedsAttention reports a migration that finished without proving every

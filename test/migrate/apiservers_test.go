@@ -117,6 +117,9 @@ func TestMigrateWritesOnlyThroughServersThatSwitched(t *testing.T) {
 	if res.Rewritten != n {
 		t.Errorf("%d re-stored, %d unchanged: want all %d re-stored", res.Rewritten, res.Unchanged, n)
 	}
+	if a := res.APIServers; a == nil || a.Switched != 3 || a.NotSwitched != 1 || a.Untold {
+		t.Errorf("apiServers %+v, want 3 switched and 1 not", a)
+	}
 	assertSame(t, before, s.contents(t))
 }
 
