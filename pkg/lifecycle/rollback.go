@@ -145,14 +145,20 @@ func InFlight(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
 
 // PlanUndo plans taking back a step just applied that switched storage,
 // when the check after it failed: every flag the step changed goes back to
-// what it was, and the verification records of forget are dropped (what
-// the check found disproves them).
+// what it was, on the CRD as it is now, and the verification records of
+// forget are dropped (what the check found disproves them). What others
+// changed meanwhile stays: a version another writer removed has no flags
+// to put back. Only the version to be storage again must still be there
+// (it is in storedVersions, so the API server keeps it).
 func PlanUndo(crd *apiextensionsv1.CustomResourceDefinition, step *Plan, forget ...string) (*Plan, error) {
 	p := &Plan{CRD: crd.Name, Pair: step.Pair, From: step.To, To: step.From, After: crd.DeepCopy()}
 	for _, c := range step.Changes {
 		v := SpecVersion(p.After, c.Version)
+		if v == nil && c.Field == FieldStorage && c.From == "true" {
+			return nil, refuse(nil, "%s changed since the step: %s, to be the storage version again, is gone from spec.versions", crd.Name, c.Version)
+		}
 		if v == nil {
-			return nil, refuse(nil, "%s changed since the step: %s is gone from spec.versions", crd.Name, c.Version)
+			continue
 		}
 		switch c.Field {
 		case FieldServed:

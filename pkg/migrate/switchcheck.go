@@ -14,8 +14,9 @@ import (
 // from old, the check that re-storing old's objects at the new storage
 // version loses nothing (old→new→old on every object, unless the schemas
 // prove it), and when it does not hold, switches back with the step back
-// plans. Until they are re-stored, the objects are all still stored at old:
-// switching back loses nothing. A check that cannot run switches back too.
+// plans, returning once the API server stores at old again. Until they are
+// re-stored, the objects are all still stored at old: switching back loses
+// nothing. A check that cannot run switches back too.
 func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.Duration, opts verify.ProveOptions, back Planner) (*SwitchCheck, error) {
 	res := &SwitchCheck{}
 	err := func() error {
@@ -38,6 +39,11 @@ func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.
 	defer cancel()
 	var berr error
 	res.Back, berr = ApplyStep(bctx, c.CRDs, name, DryRunNone, back)
+	if berr == nil {
+		// Until the API servers store at old again, a client's write goes
+		// old→new→old, the round trip the check found losing data.
+		berr = WaitForSwitch(bctx, c.Discovery, c.FreshDiscovery, res.Back.After, timeout)
+	}
 	switch {
 	case berr != nil && err != nil:
 		return res, fmt.Errorf("%w; switching the storage version of %s back to %s failed too: %v", err, name, old, berr)

@@ -3,6 +3,8 @@ package migrate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,8 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
@@ -163,4 +167,56 @@ func (s *switched) etcdHolding(t *testing.T, field string) int {
 		}
 	}
 	return n
+}
+
+// promote --to deprecated finds that v1 drops spec.legacy and switches
+// back. Meanwhile another writer removed v1alpha1, which the step had
+// deprecated too and which was never stored. The undo puts back what the
+// step changed on the CRD as it is now: storage is v1beta1 again and no
+// longer deprecated, v1alpha1 stays removed, and every object keeps its
+// field.
+func TestAnUndoPutsBackWhatItsStepChangedWhateverElseChanged(t *testing.T) {
+	const n = 6
+	crd := fixtures.CRD("example.com", "Widget", "widgets", apiextensionsv1.NamespaceScoped, true,
+		fixtures.Version{Name: "v1alpha1", Served: true},
+		fixtures.Version{Name: "v1beta1", Served: true, Storage: true},
+		fixtures.Version{Name: "v1", Served: true})
+	crd.Spec.Versions[0].Schema = specSchema("hostPort", "legacy")
+	crd.Spec.Versions[1].Schema = specSchema("hostPort", "legacy")
+	crd.Spec.Versions[2].Schema = specSchema("hostPort")
+	s := newWidgets(t, sandbox.Options{}, crd, legacyWidgets(n))
+	holding := s.etcdHolding(t, "legacy")
+	if _, err := migrate.Promote(t.Context(), s.clients, s.crd, migrate.PromoteOptions{Version: "v1"}); err != nil {
+		t.Fatalf("bridge: %v", err)
+	}
+	var once sync.Once
+	opts := migrate.PromoteOptions{Version: "v1", To: lifecycle.StageDeprecated, Progress: func(task string, _, _ int64) {
+		once.Do(func() {
+			s.editCRD(t, func(crd *apiextensionsv1.CustomResourceDefinition) {
+				crd.Spec.Versions = slices.DeleteFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == "v1alpha1" })
+			})
+		})
+	}}
+	_, err := migrate.Promote(t.Context(), s.clients, s.crd, opts)
+	if !errors.Is(err, migrate.ErrSwitchedBack) {
+		t.Fatalf("promote --to deprecated: %v, want it switched back", err)
+	}
+	now, err := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lifecycle.StorageVersion(now); got != "v1beta1" {
+		t.Errorf("storage version %s after the undo, want v1beta1", got)
+	}
+	for _, v := range now.Spec.Versions {
+		switch {
+		case v.Name == "v1alpha1":
+			t.Error("the undo brought back v1alpha1, which another writer removed")
+		case v.Deprecated:
+			t.Errorf("%s is still deprecated after the undo", v.Name)
+		}
+	}
+	if got := s.etcdHolding(t, "legacy"); got != holding {
+		t.Errorf("%d of %d objects hold spec.legacy in etcd", got, holding)
+	}
 }
