@@ -285,4 +285,22 @@ func TestPlanUndo(t *testing.T) {
 	if _, ok := forgot.After.Annotations[VerifiedAnnotationPrefix+"v1"]; ok {
 		t.Error("undo kept the record of v1 it was told to drop")
 	}
+
+	// Another writer removed v1alpha1, which the step deprecated, before
+	// the undo: the rest is put back, and v1alpha1 stays removed.
+	meanwhile := step.After.DeepCopy()
+	meanwhile.Spec.Versions = meanwhile.Spec.Versions[1:]
+	undo, err = PlanUndo(meanwhile, step)
+	if err != nil {
+		t.Fatalf("undo after another writer removed v1alpha1: %v", err)
+	}
+	if fmt.Sprint(undo.After.Spec.Versions) != fmt.Sprint(before.Spec.Versions[1:]) {
+		t.Errorf("undo left\n%v\nwant\n%v", undo.After.Spec.Versions, before.Spec.Versions[1:])
+	}
+	// The version to be storage again cannot be put back once gone.
+	gone := step.After.DeepCopy()
+	gone.Spec.Versions = slices.DeleteFunc(gone.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == "v1beta1" })
+	if _, err := PlanUndo(gone, step); err == nil {
+		t.Error("undo planned with v1beta1, to be storage again, gone")
+	}
 }
