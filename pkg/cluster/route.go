@@ -84,13 +84,12 @@ func (r *Route) answered(s Server) {
 }
 
 // Answered are the servers that answered the route's requests (one, but
-// where a connection was opened anew in between), and whether an answer
-// did not tell its server, or no request went through the objects'
-// connections at all: then nothing can be said of the server.
-func (r *Route) Answered() (servers []Server, untold bool) {
+// where a connection was opened anew in between; none where nothing was
+// sent), and whether an answer did not tell its server.
+func (r *Route) Answered() (servers []Server, blind bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Clone(r.saw), r.blind || r.lane == nil
+	return slices.Clone(r.saw), r.blind
 }
 
 // Last is the server that answered the route's last request.

@@ -47,31 +47,38 @@ type spread struct {
 	freed chan struct{}
 
 	mu      sync.Mutex
-	servers map[[sha256.Size]byte]int
+	servers map[[sha256.Size]byte]Server
+	// byCert spares a hash for each answer: a connection's certificate is
+	// parsed once, at its handshake.
+	byCert map[*x509.Certificate]Server
 }
+
+// maxServers bounds the servers told apart (certificates rotate): an
+// answer from one past it tells no server.
+const maxServers = 64
 
 type lane struct {
 	rt          http.RoundTripper
 	outstanding atomic.Int64
-	// server is the serving certificate the connection last reached, as
-	// an index of spread.servers, or -1 until its first answer.
+	// server is the server the connection last answered from, or -1 until
+	// its first answer and from each new connection on until its answer.
 	server atomic.Int64
-	cert   atomic.Pointer[x509.Certificate]
 }
 
 // spreadTransport is a RoundTripper for cfg over n connections of their
 // own, each with cfg's authentication, TLS verification and wrappers.
 func spreadTransport(cfg *rest.Config, n int) (http.RoundTripper, error) {
-	s := &spread{freed: make(chan struct{}, 1), servers: map[[sha256.Size]byte]int{}}
+	s := &spread{freed: make(chan struct{}, 1), servers: map[[sha256.Size]byte]Server{}, byCert: map[*x509.Certificate]Server{}}
 	for range max(n, 1) {
+		l := &lane{}
+		l.server.Store(-1)
 		c := rest.CopyConfig(cfg)
-		c.Dial = ownDial(cfg.Dial)
+		c.Dial = l.ownDial(cfg.Dial)
 		rt, err := rest.TransportFor(c)
 		if err != nil {
 			return nil, err
 		}
-		l := &lane{rt: rt}
-		l.server.Store(-1)
+		l.rt = rt
 		s.lanes = append(s.lanes, l)
 	}
 	return s, nil
@@ -79,17 +86,23 @@ func spreadTransport(cfg *rest.Config, n int) (http.RoundTripper, error) {
 
 // ownDial is a dial func of its own: client-go shares one cached
 // transport, and so one connection, between configs that do not set one.
-func ownDial(dial func(ctx context.Context, network, address string) (net.Conn, error)) func(ctx context.Context, network, address string) (net.Conn, error) {
+// A new connection may reach another server than the lane did: until it
+// answers, the lane's server is unknown, and a route that avoids servers
+// neither opens one nor picks the lane.
+func (l *lane) ownDial(dial func(ctx context.Context, network, address string) (net.Conn, error)) func(ctx context.Context, network, address string) (net.Conn, error) {
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
 	return func(ctx context.Context, network, address string) (net.Conn, error) {
 		if r, ok := ctx.Value(routeKey{}).(*Route); ok && r.avoid != nil {
-			// A new connection may reach another server than the one the
-			// route was picked for: nothing is sent, the caller asks anew.
+			// Nothing is sent: the caller asks the server anew.
 			return nil, ErrNewConnection
 		}
-		return dial(ctx, network, address)
+		conn, err := dial(ctx, network, address)
+		if err == nil {
+			l.server.Store(-1)
+		}
+		return conn, err
 	}
 }
 
@@ -175,7 +188,8 @@ func (s *spread) pickFor(route *Route) (l *lane, avoided bool) {
 // reserve takes a slot on l; nil when it is full.
 func (s *spread) reserve(l *lane) *lane {
 	if l.outstanding.Add(1) > streamsPerConnection {
-		s.release(l)
+		// No wake-up: the requests that fill it will send theirs.
+		l.outstanding.Add(-1)
 		return nil
 	}
 	return l
@@ -186,12 +200,12 @@ func (s *spread) reserve(l *lane) *lane {
 // every other connection is full.
 func (s *spread) pick(skip func(*lane) bool) *lane {
 	// Servers by index, then each connection not known yet as its own.
-	load := make([]int64, 2*len(s.lanes))
+	load := make([]int64, maxServers+len(s.lanes))
 	server := func(i int, l *lane) int {
 		if id := l.server.Load(); id >= 0 {
 			return int(id)
 		}
-		return len(s.lanes) + i
+		return maxServers + i
 	}
 	for i, l := range s.lanes {
 		load[server(i, l)] += l.outstanding.Load()
@@ -213,32 +227,35 @@ func (s *spread) pick(skip func(*lane) bool) *lane {
 	return s.reserve(best)
 }
 
-// saw notes which server the connection reached, by its serving
-// certificate, when that changed (a new connection may reach another),
-// and returns it: NoServer where the answer does not tell.
+// saw notes which server the connection answered from, by the serving
+// certificate of this answer, and returns it: NoServer where the answer
+// does not tell.
 func (s *spread) saw(l *lane, resp *http.Response) Server {
 	if resp.TLS == nil || len(resp.TLS.PeerCertificates) == 0 {
 		return NoServer
 	}
-	cert := resp.TLS.PeerCertificates[0]
-	if l.cert.Swap(cert) == cert {
-		return Server(l.server.Load())
+	id := s.serverOf(resp.TLS.PeerCertificates[0])
+	l.server.Store(int64(id))
+	return id
+}
+
+func (s *spread) serverOf(cert *x509.Certificate) Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.byCert[cert]; ok {
+		return id
 	}
 	sum := sha256.Sum256(cert.Raw)
-	s.mu.Lock()
 	id, ok := s.servers[sum]
-	if !ok && len(s.servers) < len(s.lanes) {
-		id = len(s.servers)
-		s.servers[sum] = id
-		ok = true
-	}
-	s.mu.Unlock()
 	if !ok {
-		l.server.Store(-1)
-		return NoServer
+		if len(s.servers) >= maxServers {
+			return NoServer
+		}
+		id = Server(len(s.servers))
+		s.servers[sum] = id
 	}
-	l.server.Store(int64(id))
-	return Server(id)
+	s.byCert[cert] = id
+	return id
 }
 
 // CloseIdleConnections closes every connection's idle ones.

@@ -41,15 +41,17 @@ type switchedServers struct {
 	// count; notYet are the servers seen not switched.
 	since  map[cluster.Server]time.Time
 	notYet map[cluster.Server]bool
+	// asked is when every server was last asked anew.
+	asked time.Time
 	// untold: an answer did not tell its server (plain HTTP, clients not
 	// spread over connections): servers cannot be told apart, so the pass
 	// keeps to none and relies on the switch check and the grace.
 	untold atomic.Bool
 }
 
-// askAgain is how often the servers are asked again while none the
+// askAgainEvery is how often the servers are asked again while none the
 // connections reach has shown the switch.
-const askAgain = 250 * time.Millisecond
+const askAgainEvery = 250 * time.Millisecond
 
 // caughtUpMargin is how long after a server that had not switched shows
 // it has, its answers still do not count.
@@ -126,9 +128,9 @@ func (s *switchedServers) routed(ctx context.Context, do func(ctx context.Contex
 			select {
 			case <-ctx.Done():
 				return 0, ctx.Err()
-			case <-time.After(askAgain):
+			case <-time.After(askAgainEvery):
 			}
-			if err := s.showAll(ctx); err != nil {
+			if err := s.askAgain(ctx); err != nil {
 				return 0, err
 			}
 			continue
@@ -141,12 +143,7 @@ func (s *switchedServers) routed(ctx context.Context, do func(ctx context.Contex
 			continue
 		}
 		waiting = time.Time{}
-		servers, untold := route.Answered()
-		if untold {
-			s.untold.Store(true)
-			return out, err
-		}
-		if s.shownBefore(servers, began) {
+		if servers, blind := route.Answered(); !blind && s.shownBefore(servers, began) {
 			return out, err
 		}
 		shows++
@@ -159,13 +156,43 @@ func (s *switchedServers) routed(ctx context.Context, do func(ctx context.Contex
 }
 
 // showAll asks every server the objects' connections reach, before the
-// pass, so that its first answers count.
+// pass, so that its first answers count. Where none of their answers tells
+// its server (plain HTTP, clients not built by NewClients), servers cannot
+// be told apart: the pass keeps to none of them.
 func (s *switchedServers) showAll(ctx context.Context) error {
-	var g errgroup.Group
+	var (
+		g    errgroup.Group
+		told atomic.Bool
+	)
 	for i := range max(s.c.Connections, 1) {
-		g.Go(func() error { return s.show(ctx, cluster.RouteOn(i)) })
+		g.Go(func() error {
+			route := cluster.RouteOn(i)
+			err := s.show(ctx, route)
+			if errors.Is(err, cluster.ErrNoRoutes) {
+				return nil
+			}
+			told.CompareAndSwap(false, route.Last() != cluster.NoServer)
+			return err
+		})
 	}
-	return g.Wait()
+	err := g.Wait()
+	if !told.Load() {
+		s.untold.Store(true)
+	}
+	return err
+}
+
+// askAgain asks every server anew, at most once an askAgainEvery for every
+// object waiting on one.
+func (s *switchedServers) askAgain(ctx context.Context) error {
+	s.mu.Lock()
+	if time.Since(s.asked) < askAgainEvery {
+		s.mu.Unlock()
+		return nil
+	}
+	s.asked = time.Now()
+	s.mu.Unlock()
+	return s.showAll(ctx)
 }
 
 // show asks the server behind route, on the route's connection, which
@@ -173,15 +200,13 @@ func (s *switchedServers) showAll(ctx context.Context) error {
 func (s *switchedServers) show(ctx context.Context, route *cluster.Route) error {
 	hash, err := s.c.StorageVersionHash(ctx, route, s.group, s.version, s.plural)
 	if errors.Is(err, cluster.ErrNoRoutes) {
-		s.untold.Store(true)
-		return nil
+		return err
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("asking an API server whether it stores at %s: %w", s.version, err)
 	}
 	srv := route.Last()
 	if srv == cluster.NoServer {
-		s.untold.Store(true)
 		return nil
 	}
 	s.mu.Lock()
