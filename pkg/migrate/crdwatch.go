@@ -53,8 +53,9 @@ const crdPoll = 500 * time.Millisecond
 // watchGeneration returns a context that ends, with a CRDChanged as its
 // cause, once crd's generation moves or it is deleted; stop ends the
 // watch. It follows the CRD from resourceVersion from (a read that showed
-// crd's generation), so no change after that read is missed; where the watch is refused or breaks, it reads the
-// CRD anew every crdPoll instead.
+// crd's generation), so no change after that read is missed; where the
+// watch is refused or breaks, it reads the CRD anew every crdPoll until a
+// read shows where to watch from again.
 func watchGeneration(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, from string, log logr.Logger) (context.Context, context.CancelFunc) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	g := generationWatch{crd: crd, cancel: func(c CRDChanged) {
@@ -87,22 +88,21 @@ func (g generationWatch) deleted() {
 func (g generationWatch) run(ctx context.Context, client apiextensionsclient.Interface, rv string) {
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	for ctx.Err() == nil {
-		w, err := crds.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", g.crd.Name).String(), ResourceVersion: rv})
-		if err == nil {
-			var done bool
-			rv, done = g.follow(w, rv)
-			w.Stop()
-			if done {
-				return
+		if rv != "" {
+			w, err := crds.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", g.crd.Name).String(), ResourceVersion: rv})
+			if err == nil {
+				var done bool
+				rv, done = g.follow(w, rv)
+				w.Stop()
+				if done {
+					return
+				}
+				continue // ended as watches do: on from where it was, or read anew
 			}
 		}
-		if ctx.Err() != nil {
-			return
-		}
-		if err == nil && rv != "" {
-			continue // the watch ended as watches do: on from where it was
-		}
-		// Refused, expired or broken: read it as it is now.
+		// Refused, expired or broken: read it as it is now. A watch from no
+		// resourceVersion would start at some later one and could miss a
+		// change in between.
 		select {
 		case <-ctx.Done():
 			return
@@ -114,11 +114,12 @@ func (g generationWatch) run(ctx context.Context, client apiextensionsclient.Int
 			g.deleted()
 			return
 		case err != nil:
-			continue
+			rv = ""
 		case g.moved(now):
 			return
+		default:
+			rv = now.ResourceVersion
 		}
-		rv = now.ResourceVersion
 	}
 }
 
