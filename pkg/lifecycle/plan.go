@@ -19,6 +19,10 @@ type Plan struct {
 	Notes []Advice `json:"notes,omitempty"`
 	// After is the CRD with the step applied; nil only for refusals.
 	After *apiextensionsv1.CustomResourceDefinition `json:"-"`
+	// Record is what a step forward records it changed (on After, under
+	// StepsAnnotation); Restored is the record a step back took back.
+	Record   *StepRecord `json:"-"`
+	Restored *StepRecord `json:"-"`
 }
 
 // PromoteOptions carries what some steps need from outside the CRD.
@@ -112,6 +116,7 @@ func PlanPromote(crd *apiextensionsv1.CustomResourceDefinition, name string, to 
 		return nil, err
 	}
 	p.Changes = diffVersions(crd, p.After)
+	p.record(crd)
 	return p, nil
 }
 

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -195,6 +196,26 @@ func TestPlanRollback(t *testing.T) {
 	switched.Status.StoredVersions = []string{"v1beta1", "v1"}
 	migrated := deprecated.After.DeepCopy()
 	migrated.Status.StoredVersions = []string{"v1"}
+	// A step taken by hand or by an earlier release leaves no record: the
+	// rules decide.
+	unrecorded := migrated.DeepCopy()
+	delete(unrecorded.Annotations, StepsAnnotation)
+	twoOld := verified(crd([]string{"v1beta1"}, "v1alpha1:served", "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", nil)
+	deprecatedTwo, err := PlanPromote(twoOld, "v1", "", PromoteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	longAgo := crd([]string{"v1"}, "v1alpha1:served,deprecated", "v1beta1:served", "v1:served,storage")
+	SpecVersion(longAgo, "v1alpha1").DeprecationWarning = ptrS("v1alpha1 goes away in 2027")
+	deprecatedServed, err := PlanPromote(longAgo, "v1", "", PromoteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	someUnserved := crd([]string{"v1"}, "v1alpha1:deprecated", "v1beta1:served,deprecated", "v1:served,storage")
+	blocked, err := PlanPromote(someUnserved, "v1", "", PromoteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name     string
 		crd      *apiextensionsv1.CustomResourceDefinition
@@ -208,7 +229,17 @@ func TestPlanRollback(t *testing.T) {
 		{name: "deprecated back to bridge switches storage back and keeps the verification", crd: switched, to: StageBridge,
 			changes:  "v1.storage:true>false v1beta1.storage:false>true v1beta1.deprecated:true>false v1beta1.deprecationWarning:example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget>",
 			noteWant: "objects written since v1 became storage are stored at v1"},
-		{name: "deprecated, old no longer stored: only the deprecation is undone", crd: migrated, to: StageServed,
+		{name: "deprecated, old no longer stored: the step recorded a switch, so it is switched back", crd: migrated, to: StageBridge,
+			changes:  "v1.storage:true>false v1beta1.storage:false>true v1beta1.deprecated:true>false v1beta1.deprecationWarning:example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget>",
+			noteWant: "objects written since v1 became storage are stored at v1"},
+		{name: "recorded: the step deprecated two old versions, both are undone", crd: deprecatedTwo.After, to: StageBridge,
+			changes: "v1.storage:true>false v1beta1.storage:false>true v1beta1.deprecated:true>false v1beta1.deprecationWarning:example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget> " +
+				"v1alpha1.deprecated:true>false v1alpha1.deprecationWarning:example.com/v1alpha1 Widget is deprecated; use example.com/v1 Widget>"},
+		{name: "recorded: a version deprecated long before the step keeps its deprecation and text", crd: deprecatedServed.After, to: StageServed,
+			changes: "v1beta1.deprecated:true>false v1beta1.deprecationWarning:example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget>", noteWant: "only the deprecation it made is undone"},
+		{name: "recorded: a version unserved before the step to blocked stays unserved", crd: blocked.After, to: StageDeprecated,
+			changes: "v1beta1.served:false>true", noteWant: "served again as before the step: v1beta1"},
+		{name: "deprecated, no record, old no longer stored: only the deprecation is undone", crd: unrecorded, to: StageServed,
 			changes:  "v1beta1.deprecated:true>false v1beta1.deprecationWarning:example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget>",
 			noteWant: "v1 stays the storage version"},
 		{name: "deprecated, several old versions never storage: storage stays", crd: crd([]string{"v1"}, "v1alpha1:served,deprecated", "v1alpha2:served,deprecated", "v1:served,storage"), to: StageServed,
@@ -302,5 +333,56 @@ func TestPlanUndo(t *testing.T) {
 	gone.Spec.Versions = slices.DeleteFunc(gone.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == "v1beta1" })
 	if _, err := PlanUndo(gone, step); err == nil {
 		t.Error("undo planned with v1beta1, to be storage again, gone")
+	}
+}
+
+// Steps forward, then as many back, give the CRD back as it was: every
+// version's flags and texts and every annotation, the record included.
+func TestStepsForwardThenBackGiveTheCRDBack(t *testing.T) {
+	start := verified(crd([]string{"v1beta1"}, "v1alpha2:served,deprecated", "v1alpha1", "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", nil)
+	SpecVersion(start, "v1alpha2").DeprecationWarning = ptrS("v1alpha2 goes away in 2027")
+	now := start
+	for _, to := range []Stage{StageDeprecated, StageBlocked} {
+		p, err := PlanPromote(now, "v1", to, PromoteOptions{DeprecationWarning: "use v1"})
+		if err != nil {
+			t.Fatalf("promote to %s: %v", to, err)
+		}
+		now = p.After.DeepCopy()
+		now.Status.StoredVersions = []string{"v1"}
+	}
+	if n := len(Steps(now)); n != 2 {
+		t.Fatalf("%d steps recorded, want 2", n)
+	}
+	for _, to := range []Stage{StageDeprecated, StageBridge} {
+		p, err := PlanRollback(now, "", RollbackOptions{})
+		if err != nil || p.To != to {
+			t.Fatalf("rollback: %v to %v, want %s", err, p, to)
+		}
+		now = p.After
+	}
+	if !reflect.DeepEqual(now.Spec.Versions, start.Spec.Versions) || !reflect.DeepEqual(now.Annotations, start.Annotations) {
+		t.Errorf("forward and back left\n%v %v\nwant\n%v %v", now.Spec.Versions, now.Annotations, start.Spec.Versions, start.Annotations)
+	}
+}
+
+// The undo of a step takes its record too; the undo of a step back puts
+// the record it took back.
+func TestAnUndoKeepsTheRecordTrue(t *testing.T) {
+	start := verified(crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", nil)
+	step, err := PlanPromote(start, "v1", StageDeprecated, PromoteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo, err := PlanUndo(step.After, step)
+	if err != nil || len(Steps(undo.After)) != 0 {
+		t.Fatalf("undo of the step: %v, record %v", err, Steps(undo.After))
+	}
+	back, err := PlanRollback(step.After, "", RollbackOptions{})
+	if err != nil || len(Steps(back.After)) != 0 {
+		t.Fatalf("rollback: %v, record %v", err, Steps(back.After))
+	}
+	redo, err := PlanUndo(back.After, back)
+	if err != nil || len(Steps(redo.After)) != 1 || Steps(redo.After)[0].To != StageDeprecated {
+		t.Fatalf("undo of the rollback: %v, record %v", err, Steps(redo.After))
 	}
 }

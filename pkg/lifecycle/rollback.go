@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -16,7 +17,9 @@ type RollbackOptions struct {
 
 // PlanRollback plans moving version name's pair one stage back: the
 // inverse of the step that brought it there, nothing more. With name
-// empty, the CRD's one pair in flight is meant.
+// empty, the CRD's one pair in flight is meant. Where the step recorded
+// what it changed (StepsAnnotation), that is what is put back; else, for a
+// step taken by hand or by an earlier release, the rules below.
 func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, opts RollbackOptions) (*Plan, error) {
 	if name == "" {
 		var err error
@@ -29,7 +32,7 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 		return nil, err
 	}
 	p := &Plan{CRD: crd.Name, Pair: pair, From: from, After: crd.DeepCopy()}
-	after, old, nu := p.After, pair.Old, pair.New
+	old, nu := pair.Old, pair.New
 	switch from {
 	case StageAbsent:
 		return nil, refuse(nil, "%s is not in spec.versions: nothing to roll back", nu)
@@ -43,6 +46,85 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 			// is the author's: the file keeps it.
 			return nil, refuse(nil, "%s is a version of this file with its schema: taking it out is an edit of yours, not a step back (on a cluster, rollback removes it while nothing is stored at it)", nu)
 		}
+	}
+	if rec, ok := lastStep(crd, nu, from); ok && p.restore(crd, rec) {
+		p.popStep(rec)
+	} else if err := p.byRule(crd, opts); err != nil {
+		return nil, err
+	}
+	if switchesBack(crd, p.After, old) {
+		p.switchBackNotes(crd, opts)
+	}
+	p.Changes = diffVersions(crd, p.After)
+	return p, nil
+}
+
+// restore puts back what the step recorded it changed, on the CRD as it is
+// now: a flag another writer moved since stays as they left it (a note
+// says which), a version removed since stays removed. It reports false,
+// changing nothing, where the record no longer describes the CRD: the
+// storage version moved since, or nothing it changed is still as it left it.
+func (p *Plan) restore(crd *apiextensionsv1.CustomResourceDefinition, rec StepRecord) bool {
+	after := p.After.DeepCopy()
+	var restored, left []string
+	for _, c := range rec.Changes {
+		switch c.Field {
+		case FieldVersion:
+			if c.From == "" && SpecVersion(after, c.Version) != nil {
+				after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == c.Version })
+				delete(after.Annotations, VerifiedAnnotationPrefix+c.Version)
+				restored = append(restored, c.Version)
+			}
+			continue
+		case FieldAnnotation:
+			// A record the step dropped is not put back: what proved it
+			// may no longer hold.
+			if c.From == "" {
+				delete(after.Annotations, VerifiedAnnotationPrefix+c.Version)
+				restored = append(restored, c.Version)
+			}
+			continue
+		case FieldConversion:
+			p.Notes = append(p.Notes, advise(nil, "the conversion settings this step took from its manifest stay (%s; before it: %s): a step back cannot rebuild them; put yours back from your manifest", c.To, c.From))
+			continue
+		}
+		v := SpecVersion(after, c.Version)
+		if v == nil {
+			continue
+		}
+		if now, _ := flag(v, c.Field); now != c.To {
+			if c.Field == FieldStorage {
+				return false
+			}
+			left = append(left, fmt.Sprintf("%s.%s", c.Version, c.Field))
+			continue
+		}
+		setFlag(v, c.Field, c.From)
+		restored = append(restored, c.Version)
+	}
+	if len(restored) == 0 {
+		return false
+	}
+	p.After, p.To = after, rec.From
+	if len(left) > 0 {
+		p.Notes = append(p.Notes, advise(nil, "changed by another writer since the step, so left as it is: %s", strings.Join(left, ", ")))
+	}
+	switch {
+	case rec.From == StageAbsent:
+		p.Notes = append(p.Notes, advise(nil, "%s is no longer served; clients using it get 404", p.Pair.New))
+	case rec.To == StageBlocked:
+		p.Notes = append(p.Notes, advise(nil, "served again as before the step: %s", strings.Join(servedAgain(crd, after), ", ")))
+	case !switchesBack(crd, after, p.Pair.Old) && rec.To == StageDeprecated:
+		p.Notes = append(p.Notes, advise(nil, "%s stays the storage version: the step did not switch it, so only the deprecation it made is undone", StorageVersion(after)))
+	}
+	return true
+}
+
+// byRule steps back where no record says what the step changed.
+func (p *Plan) byRule(crd *apiextensionsv1.CustomResourceDefinition, opts RollbackOptions) error {
+	after, nu := p.After, p.Pair.New
+	switch p.From {
+	case StageIntroduced:
 		p.To = StageAbsent
 		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == nu })
 		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
@@ -51,9 +133,7 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 		p.To = StageIntroduced
 		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
 	case StageDeprecated, StageServed:
-		if err := p.rollbackDeprecated(crd, opts); err != nil {
-			return nil, err
-		}
+		return p.rollbackDeprecated(crd, opts)
 	case StageBlocked:
 		p.To = StageDeprecated
 		// The step to blocked stopped serving every older version; the
@@ -63,8 +143,37 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 		}
 		p.Notes = append(p.Notes, advise(nil, "served again, deprecated: clients of %s get a warning", strings.Join(names(olderVersions(after, nu)), ", ")))
 	}
-	p.Changes = diffVersions(crd, p.After)
-	return p, nil
+	return nil
+}
+
+// switchesBack says whether after makes old the storage version again.
+func switchesBack(before, after *apiextensionsv1.CustomResourceDefinition, old string) bool {
+	b, a := SpecVersion(before, old), SpecVersion(after, old)
+	return b != nil && a != nil && !b.Storage && a.Storage
+}
+
+// switchBackNotes says what a switch back to the old version means.
+// Objects written at old from now on were never checked: the old→new→old
+// record no longer covers every object stored at old.
+func (p *Plan) switchBackNotes(crd *apiextensionsv1.CustomResourceDefinition, opts RollbackOptions) {
+	old, nu := p.Pair.Old, p.Pair.New
+	delete(p.After.Annotations, VerifiedAnnotationPrefix+old)
+	p.Notes = append(p.Notes,
+		advise(Migrate(crd.Name), "objects written since %s became storage are stored at %s; re-store them at %s", nu, nu, old))
+	if opts.Offline {
+		p.Notes = append(p.Notes, advise(&Step{Op: OpRollback, CRD: crd.Name},
+			"precondition: switching storage back to %s is checked on the cluster, not in a file (a field of %s that %s lacks would be lost on every write): on a cluster, this checks every object right after the switch and undoes it on loss; run it there before this manifest is applied", old, nu, old))
+	}
+}
+
+func servedAgain(before, after *apiextensionsv1.CustomResourceDefinition) []string {
+	var out []string
+	for _, v := range after.Spec.Versions {
+		if b := SpecVersion(before, v.Name); b != nil && !b.Served && v.Served {
+			out = append(out, v.Name)
+		}
+	}
+	return out
 }
 
 // rollbackDeprecated undoes the step to deprecated. Where the old version
@@ -80,18 +189,9 @@ func (p *Plan) rollbackDeprecated(crd *apiextensionsv1.CustomResourceDefinition,
 	if wasStorage && o.Served {
 		o.Storage, o.Deprecated, o.DeprecationWarning = true, false, nil
 		SpecVersion(after, nu).Storage = false
-		// Objects written at old from now on were never checked: the
-		// old→new→old record no longer covers every object stored at old.
-		delete(after.Annotations, VerifiedAnnotationPrefix+old)
 		p.To = StageIntroduced
 		if isBridged(after, nu, old) {
 			p.To = StageBridge
-		}
-		p.Notes = append(p.Notes,
-			advise(Migrate(crd.Name), "objects written since %s became storage are stored at %s; re-store them at %s", nu, nu, old))
-		if opts.Offline {
-			p.Notes = append(p.Notes, advise(&Step{Op: OpRollback, CRD: crd.Name},
-				"precondition: switching storage back to %s is checked on the cluster, not in a file (a field of %s that %s lacks would be lost on every write): on a cluster, this checks every object right after the switch and undoes it on loss; run it there before this manifest is applied", old, nu, old))
 		}
 		return nil
 	}
@@ -149,7 +249,8 @@ func InFlight(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
 // forget are dropped (what the check found disproves them). What others
 // changed meanwhile stays: a version another writer removed has no flags
 // to put back. Only the version to be storage again must still be there
-// (it is in storedVersions, so the API server keeps it).
+// (it is in storedVersions, so the API server keeps it). What the step
+// recorded goes back too.
 func PlanUndo(crd *apiextensionsv1.CustomResourceDefinition, step *Plan, forget ...string) (*Plan, error) {
 	p := &Plan{CRD: crd.Name, Pair: step.Pair, From: step.To, To: step.From, After: crd.DeepCopy()}
 	for _, c := range step.Changes {
@@ -160,23 +261,19 @@ func PlanUndo(crd *apiextensionsv1.CustomResourceDefinition, step *Plan, forget 
 		if v == nil {
 			continue
 		}
-		switch c.Field {
-		case FieldServed:
-			v.Served = c.From == "true"
-		case FieldStorage:
-			v.Storage = c.From == "true"
-		case FieldDeprecated:
-			v.Deprecated = c.From == "true"
-		case FieldDeprecationWarning:
-			v.DeprecationWarning = nil
-			if c.From != "" {
-				w := c.From
-				v.DeprecationWarning = &w
-			}
-		}
+		setFlag(v, c.Field, c.From)
 	}
 	for _, v := range forget {
 		delete(p.After.Annotations, VerifiedAnnotationPrefix+v)
+	}
+	// The record follows: a step undone is no step to roll back, and a
+	// step back undone leaves its step to roll back again.
+	if step.Record != nil {
+		p.popStep(*step.Record)
+		p.Restored = nil
+	}
+	if step.Restored != nil {
+		setSteps(p.After, PushStep(Steps(p.After), *step.Restored))
 	}
 	p.Changes = diffVersions(crd, p.After)
 	return p, nil

@@ -14,15 +14,35 @@ import (
 // Apply writes a plan's changes into the CRD's document, in the file's
 // text. Adding a version is not done in files: its schema is the author's
 // to write (and bridging needs the cluster's objects).
+// The step's record goes into the file with them (record.go).
 func (c CRD) Apply(p *lifecycle.Plan) error {
+	var rec *lifecycle.StepRecord
+	if p.Record != nil {
+		r := *p.Record
+		r.Changes = nil
+		rec = &r
+	}
 	for _, ch := range p.Changes {
+		if rec != nil {
+			rec.Changes = append(rec.Changes, lifecycle.RecordedChange{Change: ch, Text: c.keyText(ch)})
+		}
 		if err := c.apply(ch, p); err != nil {
 			return fmt.Errorf("%s: %s %s: %w", c.File.Path, ch.Version, ch.Field, err)
 		}
 		// Re-parse after each edit so the next one works on true positions.
-		if err := c.File.parse(c.File.src); err != nil {
-			return fmt.Errorf("%s: edit left invalid YAML: %w", c.File.Path, err)
+		if err := c.reparse(); err != nil {
+			return err
 		}
+	}
+	if err := c.writeRecord(p, rec); err != nil {
+		return fmt.Errorf("%s: recording the step: %w", c.File.Path, err)
+	}
+	return c.reparse()
+}
+
+func (c CRD) reparse() error {
+	if err := c.File.parse(c.File.src); err != nil {
+		return fmt.Errorf("%s: edit left invalid YAML: %w", c.File.Path, err)
 	}
 	return nil
 }
@@ -47,6 +67,11 @@ func (c CRD) apply(ch lifecycle.Change, p *lifecycle.Plan) error {
 		return c.deleteAnnotation(lifecycle.VerifiedAnnotationPrefix + ch.Version)
 	case item == nil:
 		return fmt.Errorf("version not found")
+	}
+	if text, ok := recordedText(p, ch); ok {
+		return c.File.restoreKey(item, string(ch.Field), text)
+	}
+	switch {
 	case ch.Field == lifecycle.FieldDeprecationWarning && ch.To == "", ch.Field == lifecycle.FieldDeprecated && ch.To == "false":
 		// Both default to unset: dropping the key puts the file back as it
 		// was before the version was deprecated.

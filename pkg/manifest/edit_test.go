@@ -91,6 +91,27 @@ func promote(to lifecycle.Stage, warning string) func(CRD) (*lifecycle.Plan, err
 	}
 }
 
+func rollback(c CRD) (*lifecycle.Plan, error) {
+	return lifecycle.PlanRollback(c.Obj, "v1", lifecycle.RollbackOptions{Offline: true})
+}
+
+// withoutRecord is a file after steps with the record of them taken out:
+// the annotations the first step added, holding steps steps.
+func withoutRecord(t *testing.T, content string, steps int) string {
+	t.Helper()
+	_, crd := load(t, content)
+	if n := len(lifecycle.Steps(crd.Obj)); n != steps {
+		t.Fatalf("%d steps recorded in the file, want %d:\n%s", n, steps, content)
+	}
+	start := strings.Index(content, "  annotations:\n    "+lifecycle.StepsAnnotation+": '")
+	if start < 0 {
+		t.Fatalf("no record in the file:\n%s", content)
+	}
+	end := start + len("  annotations:\n")
+	end += strings.Index(content[end:], "\n") + 1
+	return content[:start] + content[end:]
+}
+
 func TestOfflineWalkKeepsEverythingElse(t *testing.T) {
 	deprecated := step(t, original, promote(lifecycle.StageDeprecated, ""))
 	wantDeprecated := strings.NewReplacer(
@@ -99,14 +120,21 @@ func TestOfflineWalkKeepsEverythingElse(t *testing.T) {
 		"  - name: v1\n    served: true\n    storage: false\n",
 		"  - name: v1\n    served: true\n    storage: true\n",
 	).Replace(original)
-	if deprecated != wantDeprecated {
+	if withoutRecord(t, deprecated, 1) != wantDeprecated {
 		t.Fatalf("deprecated:\n%s\nwant:\n%s", deprecated, wantDeprecated)
 	}
 
 	blocked := step(t, deprecated, promote("", ""))
 	wantBlocked := strings.Replace(wantDeprecated, "served: true   # served until 2027", "served: false   # served until 2027", 1)
-	if blocked != wantBlocked {
+	if withoutRecord(t, blocked, 2) != wantBlocked {
 		t.Fatalf("blocked:\n%s\nwant:\n%s", blocked, wantBlocked)
+	}
+	// Each step's rollback gives back the file as it was before the step.
+	if back := step(t, blocked, rollback); back != deprecated {
+		t.Fatalf("rollback of blocked:\n%s\nwant:\n%s", back, deprecated)
+	}
+	if back := step(t, deprecated, rollback); back != original {
+		t.Fatalf("rollback of deprecated:\n%s\nwant:\n%s", back, original)
 	}
 
 	// A file has no storedVersions: the cluster's migrate and prune are its
@@ -115,7 +143,7 @@ func TestOfflineWalkKeepsEverythingElse(t *testing.T) {
 	start := strings.Index(wantBlocked, "  # the old version\n")
 	end := strings.Index(wantBlocked, "  # the new version\n")
 	wantRemoved := wantBlocked[:start] + wantBlocked[end:]
-	if removed != wantRemoved {
+	if withoutRecord(t, removed, 3) != wantRemoved {
 		t.Fatalf("removed:\n%s\nwant:\n%s", removed, wantRemoved)
 	}
 }
@@ -125,9 +153,7 @@ func TestOfflineRollbackRemovesWarning(t *testing.T) {
 	if !strings.Contains(deprecated, `deprecationWarning: "it's gone in 2027"`) {
 		t.Fatalf("own warning not written:\n%s", deprecated)
 	}
-	back := step(t, deprecated, func(c CRD) (*lifecycle.Plan, error) {
-		return lifecycle.PlanRollback(c.Obj, "v1", lifecycle.RollbackOptions{Offline: true})
-	})
+	back := step(t, deprecated, rollback)
 	if back != original {
 		t.Fatalf("rollback did not restore the file:\n%s\nwant:\n%s", back, original)
 	}

@@ -140,3 +140,26 @@ func (f *File) headCommentStart(line int) int {
 	}
 	return line
 }
+
+// linesText is lines from..to (1-based, inclusive), line breaks included.
+func (f *File) linesText(from, to int) string {
+	lines := f.lines()
+	if from < 1 || to < from || to > len(lines) {
+		return ""
+	}
+	return strings.Join(lines[from-1:to], "")
+}
+
+// replaceLines puts text (whole lines, breaks included) in place of lines
+// from..to; with to = from-1 it inserts text before line from.
+func (f *File) replaceLines(from, to int, text string) error {
+	lines := f.lines()
+	if from < 1 || to < from-1 || to > len(lines) {
+		return fmt.Errorf("cannot replace lines %d-%d of %d", from, to, len(lines))
+	}
+	if from > 1 && text != "" && trimBreak(lines[from-2]) == lines[from-2] {
+		lines[from-2] += f.newline()
+	}
+	f.src = []byte(strings.Join(lines[:from-1], "") + text + strings.Join(lines[to:], ""))
+	return nil
+}

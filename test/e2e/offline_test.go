@@ -188,3 +188,55 @@ func TestOfflinePromoteWithALineSeparatorInAComment(t *testing.T) {
 	st := offline(t, "status", "-f", file, "-o", "json").mustCode(t, 0)
 	contains(t, "status after the edit", st.stdout, `"storageVersion": "v2"`)
 }
+
+// A manifest as controller-gen writes it, with one, two and three old
+// versions, the oldest deprecated long ago with a text of its own and, with
+// three, one no longer served: promote -f to deprecated and to blocked,
+// then rollback -f twice, gives the file back byte for byte at each step
+// back; only what a step changed moved, and it moved back.
+func TestOfflineStepsAndRollbacksGiveTheFileBack(t *testing.T) {
+	version := func(name, flags string) string {
+		return "  - name: " + name + "\n    schema:\n      openAPIV3Schema:\n        properties:\n          spec:\n            type: object\n" +
+			"            x-kubernetes-preserve-unknown-fields: true\n        type: object\n" + flags + "    subresources:\n      status: {}\n"
+	}
+	olds := []string{
+		version("v1beta1", "    served: true\n    storage: true\n"),
+		version("v1alpha2", "    deprecated: true\n    deprecationWarning: 'gadgets v1alpha2 goes away in 2027: use v1'\n    served: true\n    storage: false\n"),
+		version("v1alpha1", "    deprecated: true\n    served: false\n    storage: false\n"),
+	}
+	for n := 1; n <= 3; n++ {
+		t.Run(fmt.Sprintf("%d old", n), func(t *testing.T) {
+			content := "---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  annotations:\n    controller-gen.kubebuilder.io/version: v0.16.4\n" +
+				"  name: gadgets.example.com\nspec:\n  group: example.com\n  names:\n    kind: Gadget\n    listKind: GadgetList\n    plural: gadgets\n    singular: gadget\n  scope: Namespaced\n  versions:\n" +
+				version("v1", "    served: true\n    storage: false\n") + strings.Join(olds[:n], "")
+			file := filepath.Join(t.TempDir(), "example.com_gadgets.yaml")
+			if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			read := func() string {
+				b, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(b)
+			}
+			offline(t, "promote", "-f", file, "v1").mustCode(t, 0)
+			deprecated := read()
+			if !strings.Contains(deprecated, "gadgets v1alpha2 goes away in 2027: use v1") && n > 1 {
+				t.Errorf("promote -f changed the deprecation text of v1alpha2:\n%s", deprecated)
+			}
+			offline(t, "promote", "-f", file, "v1").mustCode(t, 0)
+			if n == 3 && strings.Count(read(), "served: false") != 3 {
+				t.Errorf("blocked: want v1beta1, v1alpha2 and v1alpha1 unserved:\n%s", read())
+			}
+			offline(t, "rollback", "-f", file).mustCode(t, 0)
+			if got := read(); got != deprecated {
+				t.Fatalf("rollback -f of blocked:\n%s\nwant the file after deprecated:\n%s", got, deprecated)
+			}
+			offline(t, "rollback", "-f", file).mustCode(t, 0)
+			if got := read(); got != content {
+				t.Fatalf("rollback -f of deprecated:\n%s\nwant the file as it was:\n%s", got, content)
+			}
+		})
+	}
+}

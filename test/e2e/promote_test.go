@@ -90,11 +90,12 @@ func TestPromoteAndRollbackWalk(t *testing.T) {
 	oneError(t, e.plugin("rollback", "backups").mustCode(t, 1), "a removed version cannot be brought back by the plugin")
 }
 
-// The walk back, one step at a time. Before migrate, the step back from
-// deprecated switches storage back to v1beta1, checked on every object
-// (v1 adds nothing v1beta1 cannot hold: the schemas prove it); after
-// migrate has pruned v1beta1 from storedVersions, the step back from
-// deprecated only undoes the deprecation.
+// The walk back, one step at a time, each step taking back what its step
+// forward recorded. Before migrate, the step back from deprecated switches
+// storage back to v1beta1, checked on every object (v1 adds nothing v1beta1
+// cannot hold: the schemas prove it); after migrate has pruned v1beta1 from
+// storedVersions it does the same, for the step forward switched storage;
+// without the record (a step taken by hand), it only undoes the deprecation.
 func TestRollbackWalk(t *testing.T) {
 	e := newEnv(t, demoObjects)
 	for range 2 {
@@ -114,6 +115,15 @@ func TestRollbackWalk(t *testing.T) {
 	e.plugin("rollback", "backups").mustCode(t, 0)
 	if v := specVersion(e.crd(backups), "v1beta1"); !v.Served || !v.Deprecated {
 		t.Fatalf("rollback to deprecated: v1beta1 = %+v", v)
+	}
+	r = e.plugin("rollback", "backups", "--dry-run=client").mustCode(t, 0)
+	contains(t, "rollback of the switch after migrate", r.stdout, "v1 deprecated → bridge", "v1beta1   storage")
+
+	// The same CRD as a step by hand leaves it: no record.
+	crd = e.crd(backups)
+	delete(crd.Annotations, lifecycle.StepsAnnotation)
+	if _, err := e.clients.CRDs.ApiextensionsV1().CustomResourceDefinitions().Update(t.Context(), crd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	r = e.plugin("rollback", "backups").mustCode(t, 0)
 	contains(t, "rollback of the deprecation", r.stdout, "v1 deprecated → served", "v1 stays the storage version")

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -166,4 +167,57 @@ func TestASwitchBackNeedsAConverterThatAnswers(t *testing.T) {
 		t.Fatalf("rollback with the webhook gone: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	sameCRDs(t, before, e.crdVersions())
+}
+
+// Each step records what it changed, and its rollback restores that, every
+// version's flags and texts, and nothing else: v1alpha2 was deprecated with
+// a text of its own and v1alpha1 unserved long before; the steps forward
+// deprecate and stop serving v1beta1 only; taking them back one by one
+// gives back spec.versions exactly as they were, the storage switch
+// included (checked on every object, which keeps its fields in etcd).
+func TestRollbackRestoresWhatItsStepRecorded(t *testing.T) {
+	e := newEnv(t, 0)
+	crd := fixtures.CRD("rb.example.com", "Relic", "relics", apiextensionsv1.NamespaceScoped, false,
+		fixtures.Version{Name: "v1", Served: true},
+		fixtures.Version{Name: "v1beta1", Served: true, Storage: true},
+		fixtures.Version{Name: "v1alpha2", Served: true, Deprecated: true},
+		fixtures.Version{Name: "v1alpha1", Deprecated: true})
+	own := "relics v1alpha2 go away in 2027: move to v1"
+	crd.Spec.Versions[2].DeprecationWarning = &own
+	if _, err := e.clients.CreateCRD(t.Context(), crd); err != nil {
+		t.Fatal(err)
+	}
+	beta := schema.GroupVersionResource{Group: "rb.example.com", Version: "v1beta1", Resource: "relics"}
+	if err := e.clients.CreateObjects(t.Context(), beta, "Relic", []fixtures.Object{{Namespace: "default", Name: "r-0", Spec: map[string]any{"a": "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.plugin("promote", "relics", "v1").mustCode(t, 0) // bridge
+	start := e.crd(crd.Name).Spec.Versions
+	e.plugin("promote", "relics", "v1").mustCode(t, 0) // deprecated: the storage switch
+	e.plugin("migrate", "relics", "--switch-grace=0s").mustCode(t, 0)
+	e.plugin("promote", "relics", "v1").mustCode(t, 0) // blocked
+	blocked := e.crd(crd.Name)
+	if specVersion(blocked, "v1beta1").Served || specVersion(blocked, "v1alpha2").Served {
+		t.Fatalf("after blocked: %+v", blocked.Spec.Versions)
+	}
+
+	r := e.plugin("rollback", "relics").mustCode(t, 0)
+	contains(t, "rollback of blocked", r.stdout, "v1 blocked → deprecated", "served again as before the step: v1beta1, v1alpha2")
+	back := e.crd(crd.Name)
+	if specVersion(back, "v1alpha1").Served {
+		t.Errorf("rollback of blocked served v1alpha1, which was unserved before the step: %+v", back.Spec.Versions)
+	}
+	r = e.plugin("rollback", "relics").mustCode(t, 0)
+	contains(t, "rollback of deprecated", r.stdout, "v1 deprecated → bridge")
+	back = e.crd(crd.Name)
+	if !equality.Semantic.DeepEqual(back.Spec.Versions, start) {
+		t.Errorf("after the steps and their rollbacks:\n%+v\nwant as after bridge:\n%+v", back.Spec.Versions, start)
+	}
+	if _, ok := back.Annotations[lifecycle.StepsAnnotation]; !ok {
+		t.Error("the record of bridge went with the rollbacks of the steps after it")
+	}
+	got, err := e.clients.Dynamic.Resource(beta).Namespace("default").Get(t.Context(), "r-0", metav1.GetOptions{})
+	if err != nil || got.Object["spec"].(map[string]any)["a"] != "x" {
+		t.Fatalf("r-0 after the rollbacks: %v %v", got, err)
+	}
 }
