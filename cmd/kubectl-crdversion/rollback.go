@@ -25,20 +25,23 @@ func NewCmdRollback(flags *genericclioptions.ConfigFlags, streams genericiooptio
 		Use:   "rollback CRD [VERSION]",
 		Short: "Move the version in flight one stage back",
 		Long: `Move the CRD's version in flight (or VERSION) one stage back, undoing what
-the step forward did and nothing more:
+the step forward did and nothing more. Each step records on the CRD what it
+changed (the annotation crdversion.kubectl.io/steps); the step back restores
+exactly that, and leaves every other flag and text as it is:
 
-  blocked → deprecated   serve the older versions again, deprecated
-  deprecated → bridge    where the old version still holds objects (it is in
-                         status.storedVersions), make it the storage version
-                         again; right after, every object must survive
+  blocked → deprecated   serve again the versions the step stopped serving
+  deprecated → bridge    where the step switched storage, make the old version
+                         storage again; right after, every object must survive
                          new→old→new, or the switch back is undone
-  deprecated → served    where it does not, only undo the deprecation
+  deprecated → served    where it did not, undo the deprecations it made
   bridge → introduced    drop the round-trip record
   introduced → absent    remove the new version (nothing stored at it)
 
-Objects written at the newer version meanwhile stay stored at it until
-` + "`kubectl crdversion migrate`" + ` re-stores them. A removed version cannot be
-rolled back: its schema is gone.`,
+Without a record (a step made by hand), the same by rule: a switch back where
+the old version is still in status.storedVersions. Objects written at the
+newer version meanwhile stay stored at it until ` + "`kubectl crdversion migrate`" + `
+re-stores them. A removed version cannot be rolled back: its schema is gone.
+With -f, the record is in the file, and the file comes back byte for byte.`,
 		Example: `  kubectl crdversion rollback widgets.example.com --dry-run=server
   kubectl crdversion rollback -f deploy/crds/widgets.yaml`,
 		Args:              cobra.RangeArgs(0, 2),
