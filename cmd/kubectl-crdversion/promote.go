@@ -138,7 +138,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	bars := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
 	res, err := migrate.Promote(ctx, o.clients.Clients, crd.Name, migrate.PromoteOptions{
 		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifestFor(crd.Name), ConversionFromFile: o.ConversionFromFile, DeprecationWarning: o.DeprecationWarning,
-		DryRun: o.dryRun, Progress: bars.Update,
+		DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update,
 	})
 	bars.Finish()
 	if errors.Is(err, migrate.ErrNotBridgeable) {

@@ -66,7 +66,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	}
 	o.holdFor(crd, true)
 	bars := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
-	res, err := migrate.Rollback(ctx, o.clients.Clients, crd.Name, migrate.RollbackOptions{Version: o.Version, DryRun: o.dryRun, Progress: bars.Update})
+	res, err := migrate.Rollback(ctx, o.clients.Clients, crd.Name, migrate.RollbackOptions{Version: o.Version, DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update})
 	bars.Finish()
 	if res.StepResult == nil {
 		return err

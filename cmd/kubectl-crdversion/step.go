@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -34,6 +35,9 @@ type stepOptions struct {
 	ShowManagedFields bool
 	// Force edits the live CRD even where a GitOps tool syncs it.
 	Force bool
+	// WaitTimeout bounds the wait for a switch, or its undo, to be in
+	// effect on every API server.
+	WaitTimeout time.Duration
 	oneConnection
 
 	// held is the GitOps tool that kept this step off the live CRD: it
@@ -54,6 +58,7 @@ func (o *stepOptions) addFlags(cmd *cobra.Command) {
 	addOutputFlag(cmd, &o.Output)
 	cmd.Flags().BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "If true, keep the managedFields when printing objects in JSON or YAML format.")
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "CRD manifest file to change in place instead of the cluster (comments, key order and other documents are kept)")
+	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", migrate.DefaultSwitchTimeout, "How long to wait for a storage version switch, or its undo, to take effect on every API server the plugin reaches")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Edit the live CRD even when Argo CD or Flux syncs it from a manifest (its next sync reverts the edit)")
 	o.oneConnection.addFlag(cmd)
 	completeValues(cmd, "dry-run", "none", "client", "server")
@@ -88,6 +93,8 @@ func (o *stepOptions) Validate() error {
 	switch {
 	case o.Filename != "" && o.dryRun == migrate.DryRunServer:
 		return errors.New("--dry-run=server needs a cluster: with -f use --dry-run=client")
+	case o.WaitTimeout < 0:
+		return errors.New("--wait-timeout must not be negative")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +35,9 @@ type PromoteOptions struct {
 	DryRun             DryRun
 	Concurrency        int
 	PageSize           int64
+	// SwitchTimeout bounds the wait for a switch, and for its undo, to be
+	// in effect on every API server; zero for DefaultSwitchTimeout.
+	SwitchTimeout time.Duration
 	// Progress hears each pass over objects: its task (the round trip it
 	// checks, or the managedFields cleanup) and the count done of the total.
 	Progress func(task string, done, total int64)
@@ -131,7 +135,7 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 	if !opts.DryRun.persists() {
 		return res, nil
 	}
-	if err := waitForServing(ctx, c, step, DefaultSwitchTimeout); err != nil {
+	if err := waitForServing(ctx, c, step, switchTimeout(opts.SwitchTimeout)); err != nil {
 		return res, err
 	}
 	p := step.Plan
@@ -192,7 +196,7 @@ func promoteCheckSwitch(ctx context.Context, c Clients, p *lifecycle.Plan, opts 
 	back := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return lifecycle.PlanUndo(crd, p)
 	}
-	check, err := CheckSwitch(ctx, c, p.CRD, p.Pair.Old, DefaultSwitchTimeout, verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
+	check, err := CheckSwitch(ctx, c, p.CRD, p.Pair.Old, switchTimeout(opts.SwitchTimeout), verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
 		Progress: progress(fmt.Sprintf("check %s→%s→%s", p.Pair.Old, p.Pair.New, p.Pair.Old))}, back)
 	res.Switch = check
 	if err == nil && check.Back != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,9 @@ type RollbackOptions struct {
 	DryRun      DryRun
 	Concurrency int
 	PageSize    int64
+	// SwitchTimeout bounds the wait for a switch back, and for its undo,
+	// to be in effect on every API server; zero for DefaultSwitchTimeout.
+	SwitchTimeout time.Duration
 	// Progress hears the check after a switch back: its task and the count
 	// done of the total.
 	Progress func(task string, done, total int64)
@@ -81,7 +85,7 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 	if !opts.DryRun.persists() {
 		return res, nil
 	}
-	if err := waitForServing(ctx, c, step, DefaultSwitchTimeout); err != nil {
+	if err := waitForServing(ctx, c, step, switchTimeout(opts.SwitchTimeout)); err != nil {
 		return res, err
 	}
 	if !switchesStorage(p) {
@@ -92,7 +96,7 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 		task := fmt.Sprintf("check %s→%s→%s", p.Pair.New, p.Pair.Old, p.Pair.New)
 		po.Progress = func(done, total int64) { opts.Progress(task, done, total) }
 	}
-	check, err := CheckSwitch(ctx, c, p.CRD, p.Pair.New, DefaultSwitchTimeout, po, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+	check, err := CheckSwitch(ctx, c, p.CRD, p.Pair.New, switchTimeout(opts.SwitchTimeout), po, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return lifecycle.PlanUndo(crd, p, p.Pair.New)
 	})
 	res.Switch = check
@@ -126,4 +130,12 @@ func rollbackAccess(ctx context.Context, c Clients, name string, opts RollbackOp
 		a.ObjectVerbs = switchVerbs(crd, p.Pair.New, p.Pair.Old)
 	}
 	return cluster.RequireAccess(ctx, c, crd, a, nil)
+}
+
+// switchTimeout is the caller's bound on a switch, or the default.
+func switchTimeout(d time.Duration) time.Duration {
+	if d <= 0 {
+		return DefaultSwitchTimeout
+	}
+	return d
 }

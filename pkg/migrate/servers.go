@@ -226,3 +226,53 @@ func (s *switchedServers) show(ctx context.Context, route *cluster.Route) error 
 	}
 	return nil
 }
+
+// everyServerShows waits until every API server the connections reach
+// stores the CRD's objects at its storage version, and until the margin of
+// the last to catch up has passed. A check after a switch begins, and an
+// undo returns, only then: a dry run answered by a server that has not
+// switched proves nothing, and a client's write through a server that has
+// not seen an undo still stores at the version the check found losing
+// data. Where answers do not tell servers apart, discovery's reads
+// (WaitForSwitch) stand for them.
+func everyServerShows(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
+	s := newSwitchedServers(c, crd, timeout)
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := s.showAll(ctx); err != nil {
+			return err
+		}
+		seen := s.seen()
+		if s.untold.Load() || (seen.NotSwitched == 0 && seen.Switched > 0) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: %d of the %d API servers the connections reach do not store %s at %s after %s",
+				ErrSwitchNotInEffect, seen.NotSwitched, seen.NotSwitched+seen.Switched, crd.Name, s.version, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(askAgainEvery):
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Until(s.settled())):
+	}
+	return nil
+}
+
+// settled is when the last server shown switched counts as switched.
+func (s *switchedServers) settled() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var last time.Time
+	for _, at := range s.since {
+		if at.After(last) {
+			last = at
+		}
+	}
+	return last
+}

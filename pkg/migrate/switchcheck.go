@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
@@ -14,7 +15,8 @@ import (
 // from old, the check that re-storing old's objects at the new storage
 // version loses nothing (old→new→old on every object, unless the schemas
 // prove it), and when it does not hold, switches back with the step back
-// plans, returning once the API server stores at old again. Until they are
+// plans, returning once every API server the connections reach stores at
+// old again. Until they are
 // re-stored, the objects are all still stored at old: switching back loses
 // nothing. A check that cannot run switches back too.
 func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.Duration, opts verify.ProveOptions, back Planner) (*SwitchCheck, error) {
@@ -25,6 +27,9 @@ func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.
 			return err
 		}
 		if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, timeout); err != nil {
+			return err
+		}
+		if err := everyServerShows(ctx, c, crd, timeout); err != nil {
 			return err
 		}
 		opts.Versions, opts.Record = []string{old}, true
@@ -43,6 +48,11 @@ func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.
 		// Until the API servers store at old again, a client's write goes
 		// old→new→old, the round trip the check found losing data.
 		berr = WaitForSwitch(bctx, c.Discovery, c.FreshDiscovery, res.Back.After, timeout)
+	}
+	if berr == nil {
+		if berr = everyServerShows(bctx, c, res.Back.After, timeout); berr != nil {
+			berr = fmt.Errorf("%w (the switch back is written; until they have it, a write through them is stored at %s)", berr, lifecycle.StorageVersion(res.Back.Before))
+		}
 	}
 	switch {
 	case berr != nil && err != nil:
