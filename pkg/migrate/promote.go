@@ -104,26 +104,31 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 		}
 	}
 	var (
-		verified        *lifecycle.Verification
-		converterProven bool
+		verified *lifecycle.Verification
+		// verifiedOn is the CRD the check was made on: a re-plan after a
+		// conflict reuses it only for that generation (a converter or a
+		// schema changed since is not what was checked).
+		verifiedOn *apiextensionsv1.CustomResourceDefinition
+		// provenOn is the CRD whose converter was proven to answer.
+		provenOn *apiextensionsv1.CustomResourceDefinition
 	)
 	step, err := ApplyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		t, err := lifecycle.PromoteTarget(crd, opts.Version, opts.To, false)
 		switch {
 		case err != nil:
 			return nil, err
-		case t.Next == lifecycle.StageBridge && verified == nil:
-			// Once: a re-plan after a conflict reuses the check.
+		case t.Next == lifecycle.StageBridge && !sameGeneration(verifiedOn, crd):
 			if verified, err = bridgeCheck(ctx, c, crd, t.Version, opts, res); err != nil {
 				return nil, err
 			}
-		case t.Next == lifecycle.StageDeprecated && t.From != lifecycle.StageServed && !converterProven && opts.DryRun != DryRunClient:
+			verifiedOn = crd
+		case t.Next == lifecycle.StageDeprecated && t.From != lifecycle.StageServed && !sameGeneration(provenOn, crd) && opts.DryRun != DryRunClient:
 			// A switch needs a converter that answers both ways, objects
 			// or not: after it, every write at the old version needs one.
 			if err := verify.ProveConverter(ctx, c.Dynamic, crd, t.Version); err != nil {
 				return nil, err
 			}
-			converterProven = true
+			provenOn = crd
 		}
 		return lifecycle.PlanPromote(crd, t.Version, opts.To, lifecycle.PromoteOptions{
 			Manifest: opts.Manifest, ConversionFromFile: opts.ConversionFromFile, DeprecationWarning: opts.DeprecationWarning, Verification: verified})
@@ -255,4 +260,9 @@ func promoteAccess(ctx context.Context, c Clients, name string, opts PromoteOpti
 		}
 	}
 	return cluster.RequireAccess(ctx, c, crd, a, nil)
+}
+
+// sameGeneration says whether two reads show one CRD at one generation.
+func sameGeneration(a, b *apiextensionsv1.CustomResourceDefinition) bool {
+	return a != nil && b != nil && a.UID == b.UID && a.Generation == b.Generation
 }

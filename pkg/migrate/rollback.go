@@ -65,15 +65,17 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 			return res, err
 		}
 	}
-	converterProven := false
+	// provenOn is the CRD whose converter was proven to answer: a re-plan
+	// after a conflict reuses the proof only for that generation.
+	var provenOn *apiextensionsv1.CustomResourceDefinition
 	step, err := ApplyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		p, err := plan(crd)
-		if err == nil && switchesStorage(p) && !converterProven && opts.DryRun != DryRunClient {
+		if err == nil && switchesStorage(p) && !sameGeneration(provenOn, crd) && opts.DryRun != DryRunClient {
 			// As forward: the converter must answer both ways first.
 			if err := verify.ProveConverter(ctx, c.Dynamic, crd, p.Pair.Old); err != nil {
 				return nil, err
 			}
-			converterProven = true
+			provenOn = crd
 		}
 		return p, err
 	})

@@ -11,6 +11,10 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
+// maxSwitchRechecks bounds how often the check after a switch runs again because
+// the CRD moved to another generation while it ran.
+const maxSwitchRechecks = 3
+
 // CheckSwitch runs, right after the CRD's storage version was switched away
 // from old, the check that re-storing old's objects at the new storage
 // version loses nothing (old→new→old on every object, unless the schemas
@@ -18,23 +22,39 @@ import (
 // plans, returning once every API server the connections reach stores at
 // old again. Until they are
 // re-stored, the objects are all still stored at old: switching back loses
-// nothing. A check that cannot run switches back too.
+// nothing. A check that cannot run switches back too, and a check during
+// which the CRD moved to another generation runs again on the CRD as it is.
 func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.Duration, opts verify.ProveOptions, back Planner) (*SwitchCheck, error) {
 	res := &SwitchCheck{}
+	crds := c.CRDs.ApiextensionsV1().CustomResourceDefinitions()
 	err := func() error {
-		crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
+		for rechecks := 0; ; rechecks++ {
+			crd, err := crds.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, timeout); err != nil {
+				return err
+			}
+			if err := everyServerShows(ctx, c, crd, timeout); err != nil {
+				return err
+			}
+			opts.Versions, opts.Record = []string{old}, true
+			if res.Proofs, err = verify.ProveRestorable(ctx, c, crd, opts); err != nil {
+				return err
+			}
+			// The verdict is about the CRD it was made on: a converter or a
+			// schema another writer changed meanwhile was not checked.
+			now, err := crds.Get(ctx, name, metav1.GetOptions{})
+			switch {
+			case err != nil:
+				return err
+			case sameGeneration(crd, now) || !res.Holds():
+				return nil
+			case rechecks == maxSwitchRechecks:
+				return fmt.Errorf("%s changed during each of %d checks of its switch (generation %d → %d): no check finished on the CRD as it is", name, maxSwitchRechecks+1, crd.Generation, now.Generation)
+			}
 		}
-		if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, timeout); err != nil {
-			return err
-		}
-		if err := everyServerShows(ctx, c, crd, timeout); err != nil {
-			return err
-		}
-		opts.Versions, opts.Record = []string{old}, true
-		res.Proofs, err = verify.ProveRestorable(ctx, c, crd, opts)
-		return err
 	}()
 	if err == nil && res.Holds() {
 		return res, nil
