@@ -34,6 +34,7 @@ const maxRechecks = 5
 // it is stored at the storage version already, and is not written. Two
 // requests an object, one slot of the pass's gate for both.
 func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string, all bool, checked *atomic.Int64, opts RestoreOptions) *RestoreResult {
+	opts.checked = checked
 	at := func(v string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
 	}
@@ -50,7 +51,7 @@ func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.In
 			case found == verify.Gone:
 				return outcomeGone, nil
 			case found == verify.NotStored && all:
-				checked.Add(1)
+				markChecked(ctx)
 				return outcomeNotAtOld, nil
 			}
 			if found != verify.Conflicted {
@@ -58,7 +59,7 @@ func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.In
 				// by conversion; the dry run compared them.
 				out, err := restoreAt(ctx, ri, gr, it, opts, false)
 				if out != outcomeConflicted {
-					checked.Add(1)
+					markChecked(ctx)
 					return out, err
 				}
 			}

@@ -74,6 +74,9 @@ type RestoreOptions struct {
 	// servers, when set, are the API servers the pass takes answers from:
 	// each object's requests keep to one, shown switched before them.
 	servers *switchedServers
+	// checked, when set, counts the objects a checked pass checked: once
+	// each, by the run of its requests whose answers were taken.
+	checked *atomic.Int64
 	// clean, when set, tells the managedFields entries the re-store drops
 	// (entries at versions no longer served); cleaned counts the objects
 	// whose entries it dropped.
@@ -193,7 +196,10 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 	)
 	st := pass.Run(ctx, opts.run, src, func(ctx context.Context, it item) error {
 		ri, gr := meta.Resource(gvr).Namespace(it.Namespace), gvr.GroupResource()
+		var ran *bool // whether the run taken checked the object
 		outcome, err := opts.servers.routed(ctx, func(ctx context.Context, again bool) (outcome, error) {
+			ran = new(bool)
+			ctx = context.WithValue(ctx, checkedKey{}, ran)
 			if again {
 				fresh, gone, err := readAnew(ctx, ri, gr, it.Name)
 				switch {
@@ -208,6 +214,9 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 		})
 		if ctx.Err() != nil && err != nil {
 			return nil // abandoned by the interrupt: neither done nor failed
+		}
+		if ran != nil && *ran && opts.checked != nil {
+			opts.checked.Add(1)
 		}
 		var (
 			gone    pass.Unreachable
@@ -394,4 +403,16 @@ func withRetries(ctx context.Context, opts RestoreOptions, gr schema.GroupResour
 		return outcomeConflicted, nil, nil
 	}
 	return 0, nil, err
+}
+
+// checkedKey keys, in the context of one run of an object's requests, the
+// flag markChecked sets: a run done again (its server not shown switched)
+// must not count the object twice.
+type checkedKey struct{}
+
+// markChecked says the run of ctx checked its object.
+func markChecked(ctx context.Context) {
+	if ran, ok := ctx.Value(checkedKey{}).(*bool); ok {
+		*ran = true
+	}
 }

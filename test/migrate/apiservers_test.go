@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
@@ -142,5 +143,12 @@ func TestMigrateChecksOnTheServerItWritesThrough(t *testing.T) {
 	}
 	if res.Lost != int64(holding) || res.Pruned {
 		t.Errorf("lost %d (want %d), pruned %v: want every object holding spec.legacy found, and no prune", res.Lost, holding, res.Pruned)
+	}
+	// An object done again, after an answer from the late server, is
+	// counted once.
+	for _, p := range res.Proofs {
+		if p.By == results.ProofObjects && p.Objects != n {
+			t.Errorf("%s: %s (%d objects), want each of the %d objects counted once", p.Version, p.Detail, p.Objects, n)
+		}
 	}
 }
