@@ -382,27 +382,46 @@ func unprovable(crd *apiextensionsv1.CustomResourceDefinition) {
 // that none was), and how many requests an object took.
 func runChecked(bin string, checked bool, args ...string) func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
 	return func(ctx context.Context, c conn, tg *target) (time.Duration, int64, error) {
-		cmd := exec.CommandContext(ctx, bin, append([]string{"migrate", tg.crd, "-q", "--prune=false", "-o", "json", "--kubeconfig", c.kubeconfig}, args...)...)
-		var stdout strings.Builder
-		cmd.Stdout = &stdout
-		start := time.Now()
-		out, rss, err := runMeasured(cmd)
-		elapsed := time.Since(start)
+		r, err := migrateJSON(ctx, bin, checked, c, tg, args...)
 		if err != nil {
-			return 0, 0, fmt.Errorf("%v: %s", err, out)
+			return 0, 0, err
 		}
-		var doc report.MigrateReport
-		if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil || len(doc.Items) != 1 {
-			return 0, 0, fmt.Errorf("-o json: %v: %s%s", err, stdout.String(), out)
-		}
-		r := doc.Items[0]
-		byObjects := slices.ContainsFunc(r.Proofs, func(p results.Proof) bool { return p.By == results.ProofObjects && p.Objects == int64(tg.objects) })
-		if byObjects != checked || r.Lost != 0 {
-			return 0, 0, fmt.Errorf("want every object checked: %v, got proofs %+v, lost %d", checked, r.Proofs, r.Lost)
-		}
-		fmt.Printf("%s: %.2f requests an object\n", tg.crd, float64(r.Requests)/float64(tg.objects))
-		return elapsed, rss, nil
+		fmt.Printf("%s: %.2f requests an object\n", tg.crd, r.perObject)
+		return r.took, r.rss, nil
 	}
+}
+
+// jsonRun is one run of migrate -o json: how long it took, its peak RSS,
+// and the requests it made per object.
+type jsonRun struct {
+	took      time.Duration
+	rss       int64
+	perObject float64
+}
+
+// migrateJSON runs migrate with -o json and reads from its report that
+// every object was checked as it was re-stored (or, with checked false,
+// that none was).
+func migrateJSON(ctx context.Context, bin string, checked bool, c conn, tg *target, args ...string) (jsonRun, error) {
+	cmd := exec.CommandContext(ctx, bin, append([]string{"migrate", tg.crd, "-q", "--prune=false", "-o", "json", "--kubeconfig", c.kubeconfig}, args...)...)
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	start := time.Now()
+	out, rss, err := runMeasured(cmd)
+	elapsed := time.Since(start)
+	if err != nil {
+		return jsonRun{}, fmt.Errorf("%v: %s", err, out)
+	}
+	var doc report.MigrateReport
+	if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil || len(doc.Items) != 1 {
+		return jsonRun{}, fmt.Errorf("-o json: %v: %s%s", err, stdout.String(), out)
+	}
+	r := doc.Items[0]
+	byObjects := slices.ContainsFunc(r.Proofs, func(p results.Proof) bool { return p.By == results.ProofObjects && p.Objects == int64(tg.objects) })
+	if byObjects != checked || r.Lost != 0 {
+		return jsonRun{}, fmt.Errorf("want every object checked: %v, got proofs %+v, lost %d", checked, r.Proofs, r.Lost)
+	}
+	return jsonRun{took: elapsed, rss: rss, perObject: float64(r.Requests) / float64(tg.objects)}, nil
 }
 
 func (tg *target) gvr() schema.GroupVersionResource {
