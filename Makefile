@@ -53,9 +53,9 @@ lint: ## gofmt and go vet
 	$(TESTMOD) $(GO) vet ./...
 	cd test/full && $(GO) vet ./...
 
-# The fuzz targets of the manifest readers and the offline editor: a few
-# seconds each in make test, FUZZTIME each in make fuzz.
-FUZZ_TARGETS := FuzzReadCRDs FuzzOfflineStep FuzzRewrite
+# The fuzz targets of the manifest readers, the offline editor and the file
+# writer: a few seconds each in make test, FUZZTIME each in make fuzz.
+FUZZ_TARGETS := FuzzReadCRDs FuzzOfflineStep FuzzRewrite FuzzWriteFilesInterrupted
 FUZZTIME     ?= 2m
 
 test: lint fullsandbox ## unit, end-to-end (the plugin through kubectl) and full-cluster tests, and a few seconds of each fuzz target
@@ -63,7 +63,7 @@ test: lint fullsandbox ## unit, end-to-end (the plugin through kubectl) and full
 	$(MAKE) fuzz FUZZTIME=5s
 	$(TESTMOD) CRDVERSION_FULLSANDBOX=$(FULLSANDBOX) $(GO) test -count=1 -timeout 20m ./...
 
-fuzz: ## fuzz the manifest readers and the offline editor, FUZZTIME each (default 2m)
+fuzz: ## fuzz the manifest readers, the offline editor and the file writer, FUZZTIME each (default 2m)
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $$t for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -parallel 2 ./pkg/manifest || exit 1; \

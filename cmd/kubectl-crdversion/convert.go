@@ -166,7 +166,7 @@ func (o *ConvertOptions) Run(ctx context.Context) error {
 			return err
 		}
 	} else {
-		if err := writeChanged(o.files.Files, res); err != nil {
+		if err := writeChanged(ctx, o.files.Files, res); err != nil {
 			return err
 		}
 		if err := report.WriteConvert(o.Out, res); err != nil {
@@ -186,20 +186,20 @@ func (o *ConvertOptions) crdSource() string {
 	return "the cluster's"
 }
 
-// writeChanged writes back every file an object was converted in.
-func writeChanged(files []*manifest.File, res *results.ConvertResult) error {
+// writeChanged writes back every file an object was converted in, all of
+// them or, failing, saying which are written.
+func writeChanged(ctx context.Context, files []*manifest.File, res *results.ConvertResult) error {
 	changed := map[string]bool{}
 	for _, obj := range res.Objects {
 		if obj.Outcome == results.Converted {
 			changed[obj.File] = true
 		}
 	}
+	var out []*manifest.File
 	for _, f := range files {
 		if changed[f.Path] {
-			if err := f.Write(); err != nil {
-				return err
-			}
+			out = append(out, f)
 		}
 	}
-	return nil
+	return manifest.WriteFiles(ctx, out)
 }

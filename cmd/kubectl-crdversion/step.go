@@ -191,7 +191,7 @@ func (o *stepOptions) runOffline(ctx context.Context, plan stepPlanner) error {
 	}
 	how := "dry run: file unchanged"
 	if o.dryRun != migrate.DryRunClient {
-		if err := crd.File.Write(); err != nil {
+		if err := manifest.WriteFiles(ctx, []*manifest.File{crd.File}); err != nil {
 			return err
 		}
 		how = "written to " + crd.File.Path

@@ -17,6 +17,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/rest"
+	kjson "sigs.k8s.io/json"
 )
 
 // Webhook sends ConversionReviews to a CRD's own converter the way the API
@@ -83,7 +84,8 @@ func (w Webhook) Review(ctx context.Context, crd *apiextensionsv1.CustomResource
 			} `json:"result"`
 		} `json:"response"`
 	}
-	if err := json.Unmarshal(raw, &review); err != nil {
+	// Integers as int64, exactly, as the API server reads the answer.
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &review); err != nil {
 		return nil, &AnswerError{CRD: crd.Name, Reason: "the answer is not a ConversionReview: " + err.Error()}
 	}
 	r := review.Response

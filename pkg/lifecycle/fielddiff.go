@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
+	"math/big"
 	"reflect"
 	"slices"
 	"strings"
@@ -58,10 +60,41 @@ func DiffFields(path string, a, b any, s *apiextensionsv1.JSONSchemaProps) []Fie
 		}
 		return out
 	}
-	if reflect.DeepEqual(a, b) {
+	if sameValue(a, b) {
 		return nil
 	}
 	return []FieldDiff{{Path: path, Before: show(a), After: show(b)}}
+}
+
+// sameValue compares two leaves as the API server sees them: numbers by
+// value, whatever Go type decoded them (a file's json.Number, a
+// converter's float64 or int64), and exactly, so 2^53+1 is not 2^53.
+func sameValue(a, b any) bool {
+	x, xok := number(a)
+	y, yok := number(b)
+	if xok && yok {
+		return x.Cmp(y) == 0
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// number is v's exact value when v is a number.
+func number(v any) (*big.Rat, bool) {
+	r := new(big.Rat)
+	switch n := v.(type) {
+	case json.Number:
+		return r.SetString(n.String())
+	case int64:
+		return r.SetInt64(n), true
+	case int:
+		return r.SetInt64(int64(n)), true
+	case float64:
+		if math.IsInf(n, 0) || math.IsNaN(n) {
+			return nil, false
+		}
+		return r.SetFloat64(n), true
+	}
+	return nil, false
 }
 
 // diffByKeys pairs the elements of two map-type lists by their keys.

@@ -65,3 +65,29 @@ func TestDiffFieldsByListMapKeys(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// A file's numbers decode as json.Number or int64, a converter's as
+// float64 or int64: the same number is no difference, and integers are
+// compared exactly.
+func TestDiffFieldsComparesNumbersByValue(t *testing.T) {
+	for _, c := range []struct {
+		a, b any
+		same bool
+	}{
+		{json.Number("3"), float64(3), true},
+		{json.Number("3"), int64(3), true},
+		{int64(3), float64(3), true},
+		{json.Number("0.5"), float64(0.5), true},
+		{json.Number("3.0"), int64(3), true},
+		{json.Number("9007199254740993"), int64(9007199254740993), true},
+		{int64(9007199254740993), float64(9007199254740992), false},
+		{json.Number("9007199254740993"), json.Number("9007199254740992"), false},
+		{json.Number("3"), "3", false},
+		{int64(3), int64(4), false},
+	} {
+		diff := DiffFields("", map[string]any{"n": c.a}, map[string]any{"n": c.b}, nil)
+		if (len(diff) == 0) != c.same {
+			t.Errorf("%T %v vs %T %v: diff %v, want same=%v", c.a, c.a, c.b, c.b, diff, c.same)
+		}
+	}
+}

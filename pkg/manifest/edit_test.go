@@ -78,7 +78,7 @@ func step(t *testing.T, content string, plan func(CRD) (*lifecycle.Plan, error))
 	if err := crd.Apply(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Write(); err != nil {
+	if err := WriteFiles(t.Context(), []*File{f}); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := os.ReadFile(f.Path)

@@ -25,7 +25,7 @@ type unparsed func(path string, inDir bool, src []byte, err error) (warning stri
 func readInputs(ctx context.Context, paths []string, recursive bool, stdin io.Reader, skip unparsed) ([]*File, []string, error) {
 	var files []*File
 	var warnings []string
-	add := func(path string, inDir bool, open func() (io.ReadCloser, error)) error {
+	add := func(root, path string, inDir bool, open func() (io.ReadCloser, error)) error {
 		name := path
 		if path == stdinPath {
 			name = "stdin"
@@ -34,7 +34,7 @@ func readInputs(ctx context.Context, paths []string, recursive bool, stdin io.Re
 		if err != nil {
 			return err
 		}
-		f := &File{Path: path}
+		f := &File{Path: path, root: root}
 		if err := f.parse(src); err != nil {
 			w, ok := skip(path, inDir, src, err)
 			if !ok {
@@ -48,7 +48,7 @@ func readInputs(ctx context.Context, paths []string, recursive bool, stdin io.Re
 	}
 	for _, p := range paths {
 		if p == Stdin {
-			if err := add(stdinPath, false, func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }); err != nil {
+			if err := add("", stdinPath, false, func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }); err != nil {
 				return nil, nil, err
 			}
 			continue
@@ -58,12 +58,12 @@ func readInputs(ctx context.Context, paths []string, recursive bool, stdin io.Re
 			return nil, nil, err
 		}
 		if !info.IsDir() {
-			if err := add(p, false, opener(p)); err != nil {
+			if err := add(p, p, false, opener(p)); err != nil {
 				return nil, nil, err
 			}
 			continue
 		}
-		if err := walkManifests(p, recursive, func(path string) error { return add(path, true, opener(path)) }); err != nil {
+		if err := walkManifests(p, recursive, func(path string) error { return add(p, path, true, opener(path)) }); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -1,11 +1,12 @@
 package manifest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+
+	kjson "sigs.k8s.io/json"
 )
 
 // Object is one object of a manifest file: a document, or an item of a
@@ -89,15 +90,14 @@ func ReadFiles(ctx context.Context, paths []string, recursive bool, stdin io.Rea
 	return out, nil
 }
 
-// jsonObject is obj as JSON decodes it (numbers as json.Number), the form
-// the Kubernetes libraries take objects in.
+// jsonObject is obj as the API server decodes it (integers as int64,
+// exactly, other numbers as float64), the form the Kubernetes libraries
+// take objects in.
 func jsonObject(obj map[string]any) (map[string]any, error) {
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
 	var out map[string]any
-	return out, dec.Decode(&out)
+	return out, kjson.UnmarshalCaseSensitivePreserveInts(raw, &out)
 }

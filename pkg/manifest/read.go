@@ -18,6 +18,9 @@ import (
 // File is one YAML file of one or more documents.
 type File struct {
 	Path string
+	// root is the -f argument the file was found under: the tree it may
+	// be written in.
+	root string
 	src  []byte
 	docs []*yaml.Node
 }
@@ -41,7 +44,7 @@ func ReadEditable(ctx context.Context, path string) ([]CRD, error) {
 	}
 	var crds []CRD
 	add := func(p string) error {
-		f, err := readFile(ctx, p)
+		f, err := readFile(ctx, path, p)
 		if err != nil {
 			return err
 		}
@@ -75,13 +78,13 @@ func walkManifests(dir string, recursive bool, fn func(path string) error) error
 	})
 }
 
-// readFile reads and parses one file.
-func readFile(ctx context.Context, path string) (*File, error) {
+// readFile reads and parses one file, found under root.
+func readFile(ctx context.Context, root, path string) (*File, error) {
 	src, err := readBounded(ctx, path, opener(path))
 	if err != nil {
 		return nil, err
 	}
-	f := &File{Path: path}
+	f := &File{Path: path, root: root}
 	if err := f.parse(src); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -145,15 +148,6 @@ func statPath(path string) (os.FileInfo, error) {
 		return nil, fmt.Errorf("the path %q does not exist", path)
 	}
 	return info, err
-}
-
-// Write saves the file, keeping its permissions.
-func (f *File) Write() error {
-	info, err := os.Stat(f.Path)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(f.Path, f.src, info.Mode().Perm())
 }
 
 // Bytes is the file's current content.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+	kjson "sigs.k8s.io/json"
 )
 
 // maxEdits bounds the edits of one rewrite: each changes one key, so a
@@ -260,15 +261,16 @@ func reads(node *yaml.Node, want any) (bool, error) {
 	return reflect.DeepEqual(norm, want), nil
 }
 
-// normalize passes v through JSON, so numbers, times and maps compare the
-// way the API server would see them.
+// normalize passes v through JSON as the API server decodes it, so
+// numbers (integers exactly), times and maps compare the way it would see
+// them, and an integer is written back as one.
 func normalize(v any) (any, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	var out any
-	return out, json.Unmarshal(raw, &out)
+	return out, kjson.UnmarshalCaseSensitivePreserveInts(raw, &out)
 }
 
 // newline is the file's line break.

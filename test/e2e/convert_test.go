@@ -355,3 +355,32 @@ func (e *env) applyWidgetsCRD(t *testing.T) {
 	e.kubectlIn(widgetsCRD, "apply", "-f", "-").mustCode(t, 0)
 	e.kubectl("wait", "--for=condition=established", "--timeout=60s", "crd/widgets.conv.example.com").mustCode(t, 0)
 }
+
+// Numbers come back from a converter as JSON numbers, and the file's are
+// YAML's: compared by value, as the API server compares them, a converter
+// that keeps them loses nothing, integers past 2^53 included.
+func TestConvertThroughTheWebhookKeepsNumbers(t *testing.T) {
+	e := newEnv(t, 0)
+	installEndpoints(t, e, 0)
+	const manifest = `apiVersion: net.example.com/v1
+kind: Endpoint
+metadata:
+  name: web
+  namespace: default
+spec:
+  hostPort: web.example.com:443
+  replicas: 3
+  weight: 0.5
+  serial: 9007199254740993
+`
+	dir := writeTree(t, map[string]string{"ep.yaml": manifest})
+	file := filepath.Join(dir, "ep.yaml")
+	r := e.plugin("convert", "-f", file, "--to", "v2", "--in-place").mustCode(t, 0)
+	contains(t, "numbers", r.stdout, "1 converted to v2")
+	got := readTree(t, dir)["ep.yaml"]
+	for _, want := range []string{"  replicas: 3\n", "  weight: 0.5\n", "  serial: 9007199254740993\n", "apiVersion: net.example.com/v2\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("converted file lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -25,7 +25,13 @@ func offline(t *testing.T, args ...string) result {
 // offlineIn is offline with stdin as the standard input.
 func offlineIn(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), "kubectl", append([]string{"crdversion"}, args...)...)
+	return offlineRun(t, stdin, "kubectl", append([]string{"crdversion"}, args...)...)
+}
+
+// offlineRun runs a command line with no cluster at all.
+func offlineRun(t *testing.T, stdin, name string, args ...string) result {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), name, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(t.TempDir(), "none"), "HOME="+t.TempDir())
 	var out, errOut bytes.Buffer
