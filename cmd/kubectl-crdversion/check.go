@@ -158,6 +158,9 @@ func (o *CheckOptions) checkFleet(ctx context.Context, contexts []string) []life
 		}
 		for j := range f {
 			f[j].Cluster = name
+			for k, a := range f[j].Fix {
+				f[j].Fix[k] = a.On(name)
+			}
 		}
 		return f
 	})

@@ -113,9 +113,14 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if len(crds) == 0 {
-		if o.CleanManagedFields {
+		// As kubectl get: with nothing to report, a document says so
+		// (an empty report) and the sentence is for people only.
+		switch {
+		case o.format.Document():
+			return report.WriteMigrate(o.Out, o.format, nil, false)
+		case o.CleanManagedFields:
 			fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions with a migration pending or managedFields entries of unserved versions.")
-		} else {
+		default:
 			fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions with a migration pending.")
 		}
 		return nil

@@ -142,7 +142,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	})
 	bars.Finish()
 	if errors.Is(err, migrate.ErrNotBridgeable) {
-		if werr := report.WriteVerify(o.Out, report.FormatTable, crd.Name, res.Verify); werr != nil {
+		if werr := report.WriteVerify(o.prose(), report.FormatTable, crd.Name, res.Verify); werr != nil {
 			return werr
 		}
 		return fmt.Errorf("%s cannot be bridged: %d object checks lose data or fail the round trip (above)", res.Verify.Versions[0], len(res.Verify.Losses))
@@ -158,11 +158,11 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	if werr := o.reportStep(crd.Name, res.StepResult); werr != nil {
 		return werr
 	}
-	if werr := report.WriteSwitchCheck(o.Out, crd.Name, res.Switch); werr != nil {
+	if werr := report.WriteSwitchCheck(o.prose(), crd.Name, res.Switch); werr != nil {
 		return werr
 	}
 	if res.ManagedFields != nil {
-		if werr := report.WriteManagedFields(o.Out, o.ErrOut, res.ManagedFields); werr != nil {
+		if werr := report.WriteManagedFields(o.prose(), o.ErrOut, res.ManagedFields); werr != nil {
 			return werr
 		}
 	}

@@ -75,7 +75,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	if werr := o.reportStep(crd.Name, res.StepResult); werr != nil {
 		return werr
 	}
-	if werr := report.WriteSwitchCheck(o.Out, crd.Name, res.Switch); werr != nil {
+	if werr := report.WriteSwitchCheck(o.prose(), crd.Name, res.Switch); werr != nil {
 		return werr
 	}
 	p := res.Plan

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -134,7 +135,7 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 
 // items assesses the CRDs of the files, or of the cluster o.clients talk to.
 func (o *StatusOptions) items(ctx context.Context) ([]report.StatusItem, error) {
-	crds, err := o.load(ctx)
+	crds, file, err := o.load(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +145,9 @@ func (o *StatusOptions) items(ctx context.Context) ([]report.StatusItem, error) 
 	items := make([]report.StatusItem, len(crds))
 	for i, crd := range crds {
 		items[i].Assessment = lifecycle.Assess(crd)
+		if file != nil {
+			items[i].Next = items[i].Next.InFile(cmp.Or(file.Path(crd.Name), "CRD_MANIFEST"))
+		}
 	}
 	if len(o.Filenames) == 0 {
 		o.clusterMigrations(ctx, items)
@@ -181,6 +185,9 @@ func (o *StatusOptions) fleetItems(ctx context.Context, contexts []string) []rep
 		}
 		for j := range items {
 			items[j].Cluster = name
+			if s := items[j].Next.Step; s != nil {
+				items[j].Next.Step = s.On(name)
+			}
 		}
 		return items
 	})
@@ -228,14 +235,16 @@ func (o *StatusOptions) count(ctx context.Context, crds []*apiextensionsv1.Custo
 }
 
 // load finds the CRDs named (every one for no names) among those of the
-// cluster, or of the files with -f, that match the label selector.
-func (o *StatusOptions) load(ctx context.Context) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// cluster, or of the files with -f, that match the label selector; with
+// -f, also where each was read.
+func (o *StatusOptions) load(ctx context.Context) ([]*apiextensionsv1.CustomResourceDefinition, *manifest.Found, error) {
 	if len(o.Filenames) == 0 {
-		return o.clients.selectCRDs(ctx, o.Selector, o.Names...)
+		crds, err := o.clients.selectCRDs(ctx, o.Selector, o.Names...)
+		return crds, nil, err
 	}
 	found, err := manifest.ReadCRDs(ctx, o.Filenames, o.Recursive, o.In)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	report.WriteWarnings(o.ErrOut, found.Warnings)
 	selector, _ := labels.Parse(o.Selector)
@@ -245,5 +254,6 @@ func (o *StatusOptions) load(ctx context.Context) ([]*apiextensionsv1.CustomReso
 			all = append(all, *c)
 		}
 	}
-	return cluster.Select(all, o.Names, noDiscovery)
+	crds, err := cluster.Select(all, o.Names, noDiscovery)
+	return crds, found, err
 }

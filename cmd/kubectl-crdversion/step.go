@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -132,7 +133,7 @@ func (o *stepOptions) heldBack(err error, in *lifecycle.Step) error {
 	if in.Op == lifecycle.OpPromote && in.To == lifecycle.StageIntroduced {
 		how = fmt.Sprintf("add %s, as --from-file has it, to the versions of that manifest", in.Version)
 	}
-	fmt.Fprintf(o.Out, "\n%s; %s (--force edits the live CRD anyway)\n", o.held.Reverts(in.CRD), how)
+	fmt.Fprintf(o.prose(), "\n%s; %s (--force edits the live CRD anyway)\n", o.held.Reverts(in.CRD), how)
 	return errAttention
 }
 
@@ -160,13 +161,23 @@ func (o *stepOptions) reportStep(name string, res *migrate.StepResult) error {
 }
 
 func (o *stepOptions) report(p *lifecycle.Plan, after *apiextensionsv1.CustomResourceDefinition, how string) error {
+	if err := report.WritePlan(o.prose(), p, how); err != nil {
+		return err
+	}
 	if o.format.Document() {
-		if err := report.WritePlan(o.ErrOut, p, how); err != nil {
-			return err
-		}
 		return report.WriteCRD(o.Out, o.format, after, o.ShowManagedFields)
 	}
-	return report.WritePlan(o.Out, p, how)
+	return nil
+}
+
+// prose is where a step's words for people go: stdout, unless -o asks for
+// the CRD as a document, which is then stdout's only content (a script
+// pipes it into jq).
+func (o *stepOptions) prose() io.Writer {
+	if o.format.Document() {
+		return o.ErrOut
+	}
+	return o.Out
 }
 
 // runOffline plans on the CRD in the file and edits the file in place.

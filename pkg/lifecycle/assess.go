@@ -70,6 +70,23 @@ type Next struct {
 	Step    *Step  `json:"step,omitempty"`
 }
 
+// InFile is the next step for a CRD read from manifest rather than a
+// cluster: a promote is made in the file. A file shows no objects, so
+// there introduced moves on to deprecated, and its plan names the bridge
+// check to run on the cluster before the file is applied there.
+func (n Next) InFile(manifest string) Next {
+	s := n.Step
+	if s == nil || s.Op != OpPromote {
+		return n
+	}
+	if s.To == StageBridge {
+		n.Reason = fmt.Sprintf("make %s the storage version in the file; its plan names the bridge check to run on the cluster first", s.Version)
+		n.Step = PromoteTo(s.CRD, s.Version, StageDeprecated)
+	}
+	n.Step = n.Step.InFile(manifest)
+	return n
+}
+
 // Assessment is everything status says about one CRD.
 type Assessment struct {
 	Name           string `json:"name"`

@@ -37,6 +37,23 @@ type Step struct {
 	All bool `json:"all,omitempty"`
 	// ConversionFromFile has promote take FromFile's spec.conversion too.
 	ConversionFromFile bool `json:"conversionFromFile,omitempty"`
+	// Context is the kubeconfig context the step is for, in a view of
+	// several clusters: pasted, it must not run against the current one.
+	Context string `json:"context,omitempty"`
+}
+
+// On is the same step against the cluster of kubeconfig context name.
+func (s Step) On(name string) *Step {
+	s.Context = name
+	return &s
+}
+
+// On is the advice with its step against the cluster of context name.
+func (a Advice) On(name string) Advice {
+	if a.Step != nil {
+		a.Step = a.Step.On(name)
+	}
+	return a
 }
 
 // Promote moves version one stage along.

@@ -13,6 +13,17 @@ import (
 type Found struct {
 	CRDs     []*apiextensionsv1.CustomResourceDefinition
 	Warnings []string
+	// paths is the file each CRD was read from, by name.
+	paths map[string]string
+}
+
+// Path is the file the CRD name was read from; "" for stdin, which no
+// later command can read again.
+func (f *Found) Path(name string) string {
+	if p := f.paths[name]; p != stdinPath {
+		return p
+	}
+	return ""
 }
 
 // ReadCRDs reads CRD manifests the way kubectl's -f does: each path a file,
@@ -54,7 +65,7 @@ func ReadCRDs(ctx context.Context, paths []string, recursive bool, stdin io.Read
 	if err != nil {
 		return nil, err
 	}
-	found.Warnings = warnings
+	found.Warnings, found.paths = warnings, seen
 	for _, f := range files {
 		if err := add(f); err != nil {
 			return nil, err

@@ -40,7 +40,7 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 		took := passTime(r)
 		verb := "re-stored"
 		if dryRun {
-			verb = "accepted by a server dry run"
+			verb = "to re-store (accepted by a server dry run)"
 		}
 		if err := writePass(w, r, verb, took); err != nil {
 			return err

@@ -6,7 +6,10 @@ import "time"
 type RestoreResult struct {
 	Listed int64 `json:"listed"`
 	// Rewritten objects came back with a new resourceVersion: they were
-	// stored at another version (or changed by someone since listed).
+	// stored at another version (or changed by someone since listed). In
+	// a server dry run, which never gets a new resourceVersion, the
+	// objects accepted while a migration is pending: each one the run
+	// re-stores.
 	Rewritten int64 `json:"rewritten"`
 	// Unchanged objects were already stored at the storage version.
 	Unchanged int64 `json:"unchanged"`

@@ -70,7 +70,7 @@ func TestCheckAFleet(t *testing.T) {
 		if !row("a", "storedVersionRemoved") || !row("gone", "clusterUnchecked") || row("b", "storedVersionRemoved") {
 			t.Errorf("check %v: want a refused, b not, gone unchecked:\n%s", args, r.Stdout)
 		}
-		contains(t, "a fleet", r.Stdout, "CLUSTER", "against the 3 clusters")
+		contains(t, "a fleet", r.Stdout, "CLUSTER", "against the 3 clusters", "--context a")
 	}
 }
 
@@ -97,9 +97,25 @@ func TestStatusOfAFleet(t *testing.T) {
 			}
 			return false
 		}
-		if !row("a", "run: kubectl crdversion migrate certificates.pki.example.com") || row("b", "run: kubectl crdversion migrate") ||
+		if !row("a", "run: kubectl crdversion migrate certificates.pki.example.com --context a (") || row("b", "run: kubectl crdversion migrate") ||
 			!row("gone", "status could not be read from this cluster") || !row("CLUSTER", "NEXT") {
 			t.Errorf("status %v:\n%s", args, r.Stdout)
 		}
+	}
+	// The next step, pasted as printed (the current context is "gone"),
+	// runs against the cluster it is for.
+	r, err := plugintest.Kubectl(t.Context(), kubeconfig, t.TempDir(), "", "crdversion", "status", "certificates.pki.example.com", "--all-contexts", "-o", "jsonpath={.items[?(@.cluster==\"a\")].next.command}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pasted := strings.Fields(r.Stdout)
+	if len(pasted) < 2 || pasted[0] != "kubectl" {
+		t.Fatalf("next.command of a: %q", r.Stdout)
+	}
+	if r, err = plugintest.Kubectl(t.Context(), kubeconfig, t.TempDir(), "", append(pasted[1:], "-q", "--switch-grace=0")...); err != nil || r.Code != 0 {
+		t.Fatalf("%s: %v %d\n%s%s", r.Stdout, err, r.Code, r.Stdout, r.Stderr)
+	}
+	if crd := a.crd("certificates.pki.example.com"); len(crd.Status.StoredVersions) != 1 {
+		t.Errorf("the pasted step did not migrate a: storedVersions %v", crd.Status.StoredVersions)
 	}
 }

@@ -30,9 +30,11 @@ func TestMigrateThroughKubectl(t *testing.T) {
 		t.Fatalf("setup: %v", c)
 	}
 
-	// A server dry run checks every write and writes nothing.
+	// A server dry run checks every write and writes nothing, and counts
+	// what the run will do: right after the switch, every object is to be
+	// re-stored, none already there.
 	dry := e.plugin("migrate", "cert", "--dry-run=server", "-q").mustCode(t, 0)
-	contains(t, "migrate --dry-run=server", dry.stdout, "accepted by a server dry run", "not pruned")
+	contains(t, "migrate --dry-run=server", dry.stdout, fmt.Sprintf("%d to re-store (accepted by a server dry run), 0 already there", certs), "not pruned")
 	if c := stored(); c["pki.example.com/v1alpha2"] != certs {
 		t.Fatalf("a server dry run wrote: %v", c)
 	}
@@ -51,6 +53,9 @@ func TestMigrateThroughKubectl(t *testing.T) {
 	names, settled := []string{}, false
 	for _, it := range doc.Items {
 		names = append(names, it.CRD)
+		if it.CRD == "certificates.pki.example.com" && (it.Rewritten != int64(certs) || it.Unchanged != 0) {
+			t.Errorf("the run re-stored %d and found %d already there; the dry run said %d to re-store", it.Rewritten, it.Unchanged, certs)
+		}
 		if !it.Pruned || it.Failed != 0 || it.StoredVersionsAfter[0] != it.Storage || len(it.StoredVersionsAfter) != 1 {
 			t.Errorf("%s: %+v", it.CRD, it)
 		}

@@ -246,3 +246,16 @@ func TestOfflineStepsAndRollbacksGiveTheFileBack(t *testing.T) {
 		})
 	}
 }
+
+// status -f names the step to take in the file it read, and that command,
+// pasted, takes it there.
+func TestStatusOfAFileNamesTheFileStep(t *testing.T) {
+	file := writeCRD(t, newEnv(t, 3).crd(backups))
+	r := offline(t, "status", "-f", file).mustCode(t, 0)
+	want := "kubectl crdversion promote -f " + file + " backups.storage.example.com v1 --to deprecated"
+	contains(t, "status -f", r.stdout, "ready: "+want+" (")
+	offline(t, strings.Fields(want)[2:]...).mustCode(t, 0)
+	if after := read(t, file); !strings.Contains(after, "deprecated: true") {
+		t.Errorf("the pasted step left the file:\n%s", after)
+	}
+}
