@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -63,9 +64,24 @@ func TestReadVersion(t *testing.T) {
 		{"new to the cluster, conversion None", crd(false, v1), "v2", "v1"},
 		{"new to the cluster, webhook: cannot be seen", crd(true, v1), "v2", ""},
 		{"deprecated, webhook: read at it", crd(true, v1, sameOld), "v1beta1", "v1beta1"},
+		// The new release brings the converter: until it runs, the form
+		// it gives is unknown, but where no conversion is needed.
+		{"None to a webhook, a version new to the cluster", crd(false, v1), "v2", ""},
+		{"None to a webhook, a version served but stored elsewhere", withStored(crd(false, v1, otherOld), "v1"), "v1beta1", ""},
+		{"None to a webhook, every object stored at it", withStored(crd(false, v1, otherOld), "v1"), "v1", "v1"},
+		{"None to a webhook, objects maybe stored at another", withStored(crd(false, v1, otherOld), "v1beta1", "v1"), "v1", ""},
 	} {
-		if got := readVersion(tc.live, tc.v); got != tc.want {
+		next := tc.live
+		if strings.HasPrefix(tc.name, "None to a webhook") {
+			next = crd(true, v1)
+		}
+		if got := readVersion(tc.live, next, tc.v); got != tc.want {
 			t.Errorf("%s: readVersion = %q, want %q", tc.name, got, tc.want)
 		}
 	}
+}
+
+func withStored(crd *apiextensionsv1.CustomResourceDefinition, stored ...string) *apiextensionsv1.CustomResourceDefinition {
+	crd.Status.StoredVersions = stored
+	return crd
 }
