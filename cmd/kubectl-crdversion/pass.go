@@ -187,7 +187,18 @@ func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomRes
 		AcceptLoss:    o.AcceptLoss,
 		Sightings:     o.sightings,
 		Notify:        func(msg string) { fmt.Fprintln(o.ErrOut, msg) },
+		Countdown:     o.countdown(),
 	})
+}
+
+// countdown shows the switch grace running out, after saying how to skip
+// it: the library knows no flags.
+func (o *passOptions) countdown() func(string, time.Time) func() {
+	show := report.Countdown(o.ErrOut, isTerminal(o.ErrOut), o.Quiet)
+	return func(what string, until time.Time) func() {
+		fmt.Fprintln(o.ErrOut, "  where no write can still be in flight (nothing else writes these objects, or the switch is older than twice the API server's request timeout), --switch-grace=0 skips this wait")
+		return show(what, until)
+	}
 }
 
 // switchGrace turns the flag (0: no wait) into the library's option (0:
