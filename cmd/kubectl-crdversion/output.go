@@ -39,10 +39,15 @@ func addOutputFlag(cmd *cobra.Command, value *string, extra ...report.Format) {
 }
 
 // parseOutput reads -o: the default, a document format, or one of extra.
+// A value it does not take is refused in kubectl's words, listing exactly
+// the values this command takes.
 func parseOutput(value string, extra ...report.Format) (report.Format, error) {
 	f, err := report.ParseFormat(value)
-	if err != nil || f == report.FormatTable || f.Document() || slices.Contains(extra, f) {
-		return f, err
+	switch {
+	case err == nil && (f == report.FormatTable || f.Document() || slices.Contains(extra, f)):
+		return f, nil
+	case err != nil && strings.Contains(value, "="):
+		return "", err // a template format without its template
 	}
-	return "", fmt.Errorf("-o %s is not supported here: use one of %s", f, strings.Join(outputNames(extra), ", "))
+	return "", fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", value, strings.Join(outputNames(extra), ","))
 }

@@ -54,7 +54,7 @@ func (o *passOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
 	cmd.Flags().Int64Var(&o.PageSize, "page-size", migrate.DefaultPageSize, "Objects listed per request")
 	cmd.Flags().Float32Var(&o.QPS, "qps", 0, "Client-side cap on requests per second; 0: none, the pass adapts to what the API server takes and backs off on its 429s")
 	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests, with --qps")
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", dryRunHelp)
+	addDryRunFlag(cmd, &o.DryRun, dryRunHelp, "none", "server")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Go ahead although the CRD reports StorageMigrating=True (the cluster's own migrator at work)")
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
 	addOutputFlag(cmd, &o.Output)
@@ -62,14 +62,13 @@ func (o *passOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
 	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version (twice the API server's request timeout); the prune waits it out and re-stores once more. 0: no wait")
 	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
 	o.oneConnection.addFlag(cmd)
-	completeValues(cmd, "dry-run", "none", "server")
 }
 
 // Complete builds clients with the rate limit asked for.
 func (o *passOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Names = args
 	var err error
-	if o.dryRun, err = migrate.ParseDryRun(o.DryRun); err != nil {
+	if o.dryRun, err = parseDryRun(o.DryRun, o.ErrOut); err != nil {
 		return err
 	}
 	if o.format, err = parseOutput(o.Output); err != nil {
@@ -187,7 +186,18 @@ func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomRes
 		AcceptLoss:    o.AcceptLoss,
 		Sightings:     o.sightings,
 		Notify:        func(msg string) { fmt.Fprintln(o.ErrOut, msg) },
+		Countdown:     o.countdown(),
 	})
+}
+
+// countdown shows the switch grace running out, after saying how to skip
+// it: the library knows no flags.
+func (o *passOptions) countdown() func(string, time.Time) func() {
+	show := report.Countdown(o.ErrOut, isTerminal(o.ErrOut), o.Quiet)
+	return func(what string, until time.Time) func() {
+		fmt.Fprintln(o.ErrOut, "  where no write can still be in flight (nothing else writes these objects, or the switch is older than twice the API server's request timeout), --switch-grace=0 skips this wait")
+		return show(what, until)
+	}
 }
 
 // switchGrace turns the flag (0: no wait) into the library's option (0:

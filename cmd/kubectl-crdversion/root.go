@@ -30,8 +30,13 @@ status.storedVersions.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Report results on stdout and everything else on stderr.
-		PersistentPreRun: func(*cobra.Command, []string) {
+		PersistentPreRun: func(c *cobra.Command, _ []string) {
 			rest.SetDefaultWarningHandler(rest.NewWarningWriter(streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true}))
+			// Taken in silence, -n would let a user think a command kept
+			// to one namespace.
+			if f := c.Flags().Lookup("namespace"); f != nil && f.Changed {
+				fmt.Fprintln(streams.ErrOut, "warning: -n/--namespace has no effect: CRDs are cluster-scoped, and every command acts on their objects in all namespaces")
+			}
 		},
 		// Not runnable: cobra prints the help for no command, and for a
 		// mistyped one says which commands are near it.

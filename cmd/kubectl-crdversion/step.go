@@ -55,21 +55,20 @@ type stepOptions struct {
 type stepPlanner func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error)
 
 func (o *stepOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none", "client" (print the plan, change nothing) or "server" (the API server validates the change, nothing is persisted)`)
+	addDryRunFlag(cmd, &o.DryRun, `"none", "client" (print the plan, change nothing) or "server" (the API server validates the change, nothing is persisted)`, "none", "client", "server")
 	addOutputFlag(cmd, &o.Output)
 	cmd.Flags().BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "If true, keep the managedFields when printing objects in JSON or YAML format.")
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "CRD manifest file to change in place instead of the cluster (comments, key order and other documents are kept)")
 	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", migrate.DefaultSwitchTimeout, "How long to wait for a storage version switch, or its undo, to take effect on every API server the plugin reaches")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Edit the live CRD even when Argo CD or Flux syncs it from a manifest (its next sync reverts the edit)")
 	o.oneConnection.addFlag(cmd)
-	completeValues(cmd, "dry-run", "none", "client", "server")
 }
 
 // Complete reads the flags and, for a cluster, builds the clients.
 func (o *stepOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.args = args
 	var err error
-	if o.dryRun, err = migrate.ParseDryRun(o.DryRun); err != nil {
+	if o.dryRun, err = parseDryRun(o.DryRun, o.ErrOut); err != nil {
 		return err
 	}
 	if o.format, err = parseOutput(o.Output); err != nil {

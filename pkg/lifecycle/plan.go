@@ -186,7 +186,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		}
 		p.Notes = append(p.Notes, advise(nil, "requests for %s now fail with 404; objects stay readable through %s", strings.Join(blocked, ", "), nu))
 		if opts.Offline {
-			p.Notes = append(p.Notes, storedPrecondition(crd.Name, strings.Join(blocked, ", "), "stops being served"))
+			p.Notes = append(p.Notes, storedPrecondition(crd.Name, strings.Join(blocked, ", "), "stops serving"))
 		}
 	case StageRemoved:
 		if stored := storedOlder(crd, nu); len(stored) > 0 {
@@ -199,7 +199,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 			delete(after.Annotations, VerifiedAnnotationPrefix+o.Name)
 		}
 		if opts.Offline {
-			p.Notes = append(p.Notes, storedPrecondition(crd.Name, strings.Join(removed, ", "), "is removed"))
+			p.Notes = append(p.Notes, storedPrecondition(crd.Name, strings.Join(removed, ", "), "removes"))
 		}
 		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return slices.Contains(removed, v.Name) })
 		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
@@ -287,7 +287,8 @@ func stageList() string {
 }
 
 // storedPrecondition is what a file cannot show: whether a cluster the file
-// is applied to still names old in status.storedVersions.
-func storedPrecondition(crd, old, then string) Advice {
-	return advise(Migrate(crd), "precondition: on every cluster this manifest is applied to, %s must be gone from status.storedVersions before %s; run there", old, then)
+// is applied to still names old in status.storedVersions; does is what
+// the manifest does to old ("stops serving", "removes").
+func storedPrecondition(crd, old, does string) Advice {
+	return advise(Migrate(crd), "precondition: on every cluster this manifest is applied to, %s must be gone from status.storedVersions before the manifest, which %s %s, is applied there; run there", old, does, old)
 }

@@ -69,6 +69,10 @@ type Options struct {
 	// Notify, when set, hears what the migration is waiting for, in words
 	// for a person.
 	Notify func(string)
+	// Countdown, when set, is started as a wait of known length begins
+	// (what is waited for, and when it ends) and stopped when the wait
+	// ends, however it ends: a wait of minutes shows the time left.
+	Countdown func(what string, until time.Time) (stop func())
 	// Log hears each phase as it ends (switch observed, webhook answered,
 	// pass done, settle, prune), with its reason; the zero Logger discards
 	// them.
@@ -323,8 +327,12 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 type grace struct {
 	name   string
 	length time.Duration
-	over   time.Time
-	notify func(string)
+	// seen is the latest moment the switch can have happened: when it
+	// was first seen.
+	seen      time.Time
+	over      time.Time
+	notify    func(string)
+	countdown func(string, time.Time) func()
 }
 
 // graceMargin covers what the switch time cannot show: the API server
@@ -337,7 +345,7 @@ const graceMargin = 5 * time.Second
 // whose storedVersions names no other version has no grace: no object can
 // be at another version, so nothing is waited for.
 func newGrace(crd *apiextensionsv1.CustomResourceDefinition, opts Options) grace {
-	g := grace{name: crd.Name, length: opts.SwitchGrace, notify: opts.Notify}
+	g := grace{name: crd.Name, length: opts.SwitchGrace, notify: opts.Notify, countdown: opts.Countdown}
 	switch {
 	case g.length < 0 || !lifecycle.MigrationPending(crd):
 		return grace{}
@@ -348,7 +356,8 @@ func newGrace(crd *apiextensionsv1.CustomResourceDefinition, opts Options) grace
 	if seen == nil {
 		seen = processSightings
 	}
-	g.over = seen.Saw(crd).Add(g.length + graceMargin)
+	g.seen = seen.Saw(crd)
+	g.over = g.seen.Add(g.length + graceMargin)
 	return g
 }
 
@@ -356,17 +365,26 @@ func newGrace(crd *apiextensionsv1.CustomResourceDefinition, opts Options) grace
 // begun before the switch may have landed behind it.
 func (g grace) began(pass time.Time) bool { return !g.over.IsZero() && pass.Before(g.over) }
 
-// wait waits until the grace is over, saying so; false if interrupted.
+// wait waits until the grace is over, saying so and why it is as long as
+// it is; false if interrupted.
 func (g grace) wait(ctx context.Context, then string) bool {
+	d := time.Until(g.over)
 	if g.notify != nil {
 		left := "the grace ended during the pass"
-		if d := time.Until(g.over); d > 0 {
+		if d > 0 {
 			left = "waiting " + d.Round(time.Second).String()
 		}
-		g.notify(fmt.Sprintf("%s: writes begun before the storage switch may land at the old version for up to %s after it: %s, then %s",
-			g.name, g.length, left, then))
+		// Nothing on the cluster dates a switch in a way a write cannot
+		// move back (an update keeps the managedFields times its client
+		// sent; an annotation is anyone's): the grace counts from the
+		// first sighting, which on a machine new to the CRD is now.
+		g.notify(fmt.Sprintf("%s: writes begun before the storage switch may land at the old version for up to %s after it: %s, then %s (the switch is dated by when this machine first saw it, %s: the cluster keeps no time of it that a write cannot change)",
+			g.name, g.length, left, then, g.seen.Format(time.TimeOnly)))
 	}
-	t := time.NewTimer(time.Until(g.over))
+	if g.countdown != nil && d > 0 {
+		defer g.countdown(g.name+": switch grace", g.over)()
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

@@ -99,7 +99,7 @@ func ProofByCRD(crd *apiextensionsv1.CustomResourceDefinition, v string, acceptL
 	switch {
 	case !inSpec(crd, v):
 		p.By = results.ProofUnreadable
-		p.Detail = fmt.Sprintf("%s is missing from spec.versions: the API server cannot convert an object stored at it, so none can be re-stored with a loss; such an object fails the re-store and blocks the prune", v)
+		p.Detail = fmt.Sprintf("%s is missing from spec.versions: the API server cannot convert an object stored at it, so no object stored at it can be re-stored, and none can lose data to a re-store: such an object fails the re-store and blocks the prune", v)
 	case ok:
 		p.By, p.Detail = results.ProofSchema, Trip(v, storage)+" proven by the schemas: "+why
 	case acceptLoss:

@@ -105,3 +105,29 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return lines[len(lines)-1]
 }
+
+// kubectl's flag habits: -n where it cannot apply is said, not ignored; an
+// -o value a command does not take is refused listing exactly those it
+// takes; a bare --dry-run is client, with kubectl's deprecation warning.
+func TestKubectlFlagHabits(t *testing.T) {
+	e := newEnv(t, 30)
+
+	r := e.plugin("status", "cert", "-n", "team-a").mustCode(t, 0)
+	contains(t, "status -n", r.stderr, "warning: -n/--namespace has no effect")
+
+	r = e.plugin("status", "-o", "markdown").mustCode(t, 1)
+	oneError(t, r, `error: unable to match a printer suitable for the output format "markdown", allowed formats are: json,yaml,name,`)
+	if !strings.Contains(r.stderr, ",wide\n") {
+		t.Errorf("status's formats should end with wide: %s", r.stderr)
+	}
+	r = e.plugin("check", "-f", "-", "-o", "wide").mustCode(t, 1)
+	if !strings.Contains(r.stderr, ",markdown\n") || strings.Contains(r.stderr, "wide,") {
+		t.Errorf("check's formats: %s", r.stderr)
+	}
+
+	before := e.crdVersions()
+	r = e.plugin("promote", "backups", "v1", "--dry-run").mustCode(t, 0)
+	contains(t, "bare --dry-run", r.stderr, "--dry-run is deprecated and can be replaced with --dry-run=client.")
+	contains(t, "bare --dry-run", r.stdout, "(dry run: nothing sent)")
+	sameCRDs(t, before, e.crdVersions())
+}

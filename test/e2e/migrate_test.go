@@ -165,3 +165,17 @@ func TestMigrateAllGoesOnAfterACRDFails(t *testing.T) {
 	}
 	oneError(t, result{stderr: r.stderr, code: r.code}, "certificates.pki.example.com", "StorageMigrating=True", "--force")
 }
+
+// On a machine that never saw the switch (every CI runner, every Job), the
+// prune waits out the switch grace: it says why, how to skip it, and shows
+// the time left while it waits.
+func TestSwitchGraceSaysWhyAndCountsDown(t *testing.T) {
+	e := newEnv(t, demoObjects)
+	r := e.plugin("migrate", "cert", "--switch-grace=12s").mustCode(t, 0)
+	contains(t, "migrate inside the grace", r.stderr,
+		"may land at the old version for up to 12s after it: waiting ",
+		"(the switch is dated by when this machine first saw it, ",
+		"--switch-grace=0 skips this wait",
+		"certificates.pki.example.com: switch grace: ", "s left\n")
+	contains(t, "migrate inside the grace", r.stdout, "after the switch grace, once more: ")
+}

@@ -250,7 +250,9 @@ func TestOfflineStepsAndRollbacksGiveTheFileBack(t *testing.T) {
 // status -f names the step to take in the file it read, and that command,
 // pasted, takes it there.
 func TestStatusOfAFileNamesTheFileStep(t *testing.T) {
-	file := writeCRD(t, newEnv(t, 3).crd(backups))
+	crd := newEnv(t, 3).crd(backups)
+	crd.Status.StoredVersions = nil // a manifest in a repository has none
+	file := writeCRD(t, crd)
 	r := offline(t, "status", "-f", file).mustCode(t, 0)
 	want := "kubectl crdversion promote -f " + file + " backups.storage.example.com v1 --to deprecated"
 	contains(t, "status -f", r.stdout, "ready: "+want+" (")
@@ -258,4 +260,6 @@ func TestStatusOfAFileNamesTheFileStep(t *testing.T) {
 	if after := read(t, file); !strings.Contains(after, "deprecated: true") {
 		t.Errorf("the pasted step left the file:\n%s", after)
 	}
+	r = offline(t, "promote", "-f", file, "v1").mustCode(t, 0)
+	contains(t, "promote -f to blocked", r.stdout, "v1beta1 must be gone from status.storedVersions before the manifest, which stops serving v1beta1, is applied there; run there: kubectl crdversion migrate backups.storage.example.com")
 }
