@@ -44,6 +44,7 @@ status.storedVersions.`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		//lint:ignore ST1005 kubectl's own words for a flag error: "See '... --help' for usage."
 		return fmt.Errorf("%w%s%s --help' for usage.", err, usageHint, c.CommandPath())
 	})
 	flags.AddFlags(cmd.PersistentFlags())

@@ -42,7 +42,7 @@ func VersionsOwners(crd *apiextensionsv1.CustomResourceDefinition, self string) 
 			continue
 		}
 		var fields map[string]map[string]any
-		if json.Unmarshal(mf.FieldsV1.Raw, &fields) != nil {
+		if json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields) != nil {
 			continue
 		}
 		if _, ok := fields["f:spec"]["f:versions"]; ok {

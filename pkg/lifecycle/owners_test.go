@@ -8,8 +8,8 @@ import (
 )
 
 func TestVersionsOwners(t *testing.T) {
-	versions := &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:versions":{}}}`)}
-	labels := &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{}}}`)}
+	versions := metav1.NewFieldsV1(`{"f:spec":{"f:versions":{}}}`)
+	labels := metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{}}}`)
 	c := crd([]string{"v1"}, "v1:served,storage")
 	c.ManagedFields = []metav1.ManagedFieldsEntry{
 		{Manager: "argocd-controller", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: versions},
