@@ -1,0 +1,64 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+)
+
+// Each command's Validate refuses the flag combinations that cannot work,
+// in words that name the flag, before anything is sent; and lets through
+// what its defaults make.
+func TestValidate(t *testing.T) {
+	pass := func() passOptions {
+		return passOptions{Concurrency: 8, PageSize: 500, WaitTimeout: time.Minute, SwitchGrace: time.Minute}
+	}
+	migrateWith := func(edit func(*MigrateOptions)) *MigrateOptions {
+		o := &MigrateOptions{passOptions: pass(), All: true, Prune: true, Via: viaPlugin}
+		edit(o)
+		return o
+	}
+	for _, tc := range []struct {
+		name string
+		o    interface{ Validate() error }
+		want string // "" for valid
+	}{
+		{"migrate: the defaults", migrateWith(func(*MigrateOptions) {}), ""},
+		{"migrate: neither names nor --all", migrateWith(func(o *MigrateOptions) { o.All = false }), "name the CRDs to migrate, or pass --all"},
+		{"migrate: names and --all", migrateWith(func(o *MigrateOptions) { o.Names = []string{"widgets"} }), "(not both)"},
+		{"migrate: an unknown --via", migrateWith(func(o *MigrateOptions) { o.Via = "kubectl" }), `--via must be "plugin" or "cluster"`},
+		{"migrate: --via=cluster cleans no managedFields", migrateWith(func(o *MigrateOptions) { o.Via, o.CleanManagedFields = viaCluster, true }), "--clean-managed-fields needs the plugin's own pass"},
+		{"migrate: --via=cluster always prunes", migrateWith(func(o *MigrateOptions) { o.Via, o.Prune = viaCluster, false }), "--prune=false is not possible with --via=cluster"},
+		{"migrate: --dry-run=client", migrateWith(func(o *MigrateOptions) { o.dryRun = migrate.DryRunClient }), `use "server"`},
+		{"migrate: --concurrency 0", migrateWith(func(o *MigrateOptions) { o.Concurrency = 0 }), "--concurrency must be between 1 and"},
+		{"migrate: --concurrency past the bound", migrateWith(func(o *MigrateOptions) { o.Concurrency = migrate.MaxConcurrency + 1 }), "--concurrency must be between 1 and"},
+		{"migrate: --page-size 0", migrateWith(func(o *MigrateOptions) { o.PageSize = 0 }), "--page-size must be at least 1"},
+		{"migrate: a negative --switch-grace", migrateWith(func(o *MigrateOptions) { o.SwitchGrace = -time.Second }), "must not be negative"},
+		{"migrate: a negative --qps", migrateWith(func(o *MigrateOptions) { o.QPS = -1 }), "--qps and --burst must not be negative"},
+		{"promote: --conversion-from-file alone", &PromoteOptions{ConversionFromFile: true}, "--conversion-from-file needs --from-file"},
+		{"promote: an unknown stage", &PromoteOptions{To: "gone"}, `unknown stage "gone"`},
+		{"promote: -f with --dry-run=server", &PromoteOptions{stepOptions: stepOptions{Filename: "crd.yaml", dryRun: migrate.DryRunServer}}, "--dry-run=server needs a cluster"},
+		{"promote: a negative --wait-timeout", &PromoteOptions{stepOptions: stepOptions{WaitTimeout: -time.Second}}, "--wait-timeout must not be negative"},
+		{"rollback: the defaults", &RollbackOptions{stepOptions{WaitTimeout: time.Minute}}, ""},
+		{"status: an invalid selector", &StatusOptions{Selector: "a in (b"}, "invalid selector"},
+		{"status: -o wide of files", &StatusOptions{Filenames: []string{"crd.yaml"}, format: report.FormatWide}, "-o wide counts objects on a cluster"},
+		{"verify: --concurrency 0", &VerifyOptions{}, "--concurrency must be between 1 and"},
+		{"usage: --page-size 0", &UsageOptions{}, "--page-size must be at least 1"},
+		{"convert: --in-place with -o json", &ConvertOptions{InPlace: true, format: report.FormatJSON}, "--in-place writes the files as they are"},
+		{"convert: --in-place of stdin", &ConvertOptions{InPlace: true, format: report.FormatYAML, Filenames: []string{manifest.Stdin}}, "--in-place needs files"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}
