@@ -33,6 +33,10 @@ const didYouMean = "\n\nDid you mean this?\n"
 // person's attention: its output already says why, so nothing more is printed.
 var errAttention = errors.New("needs attention")
 
+// errReported ends a command with exit 1 whose errors it printed itself,
+// one line each (status of names some of which find no CRD).
+var errReported = errors.New("reported")
+
 // attentionError is a refusal whose words are the error's own: printed as
 // an error, it ends the command with exit 3, as a refusal does, not 1.
 type attentionError struct{ error }
@@ -71,6 +75,8 @@ func execute(ctx context.Context, cmd *cobra.Command, streams genericiooptions.I
 		return exitOK
 	case errors.Is(err, errAttention):
 		return exitAttention
+	case errors.Is(err, errReported):
+		return exitError
 	}
 	// One line, as kubectl prints errors (an API error may span several),
 	// then the usage hint of a flag error on its own line, as kubectl does.

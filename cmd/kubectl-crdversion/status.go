@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -41,6 +42,10 @@ type StatusOptions struct {
 
 	format  report.Format
 	clients *clients
+	// missing are the names no CRD answers to: outside a fleet, the CRDs
+	// found are shown and these said after them, as kubectl get does.
+	missing []error
+	inFleet bool
 }
 
 // NewCmdStatus builds `kubectl crdversion status`.
@@ -113,15 +118,25 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if len(contexts) > 0 && len(o.Filenames) == 0 {
+		o.inFleet = true
 		items = o.fleetItems(ctx, contexts)
 	} else if items, err = o.items(ctx); err != nil {
 		return err
+	}
+	if len(items) == 0 && len(o.missing) > 0 {
+		return o.missing[0]
 	}
 	if len(items) == 0 && o.format != report.FormatJSON && o.format != report.FormatYAML {
 		fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions found.")
 	}
 	if err := report.WriteStatus(o.Out, o.format, items, o.NoHeaders); err != nil {
 		return err
+	}
+	if len(o.missing) > 0 {
+		for _, err := range o.missing {
+			fmt.Fprintf(o.ErrOut, "error: %s\n", report.ErrorMessage(err))
+		}
+		return errReported
 	}
 	for _, it := range items {
 		for _, p := range it.Problems {
@@ -239,8 +254,11 @@ func (o *StatusOptions) count(ctx context.Context, crds []*apiextensionsv1.Custo
 // -f, also where each was read.
 func (o *StatusOptions) load(ctx context.Context) ([]*apiextensionsv1.CustomResourceDefinition, *manifest.Found, error) {
 	if len(o.Filenames) == 0 {
-		crds, err := o.clients.selectCRDs(ctx, o.Selector, o.Names...)
-		return crds, nil, err
+		all, err := cluster.ListCRDs(ctx, o.clients.CRDs, o.Selector)
+		if err != nil {
+			return nil, nil, err
+		}
+		return o.selectFound(all, o.clients.toMapper)
 	}
 	found, err := manifest.ReadCRDs(ctx, o.Filenames, o.Recursive, o.In)
 	if err != nil {
@@ -254,6 +272,17 @@ func (o *StatusOptions) load(ctx context.Context) ([]*apiextensionsv1.CustomReso
 			all = append(all, *c)
 		}
 	}
-	crds, err := cluster.Select(all, o.Names, noDiscovery)
+	crds, _, err := o.selectFound(all, noDiscovery)
 	return crds, found, err
+}
+
+// selectFound finds the CRDs named; outside a fleet it goes on past a
+// name that finds none, and keeps why for after the CRDs found.
+func (o *StatusOptions) selectFound(all []apiextensionsv1.CustomResourceDefinition, discover func() (meta.RESTMapper, error)) ([]*apiextensionsv1.CustomResourceDefinition, *manifest.Found, error) {
+	crds, missing := cluster.SelectFound(all, o.Names, discover)
+	if len(missing) > 0 && o.inFleet {
+		return nil, nil, missing[0]
+	}
+	o.missing = missing
+	return crds, nil, nil
 }

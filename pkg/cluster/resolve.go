@@ -30,7 +30,7 @@ func (e *NotFoundError) Error() string {
 
 // Resolve finds the CRD a command-line name means. It accepts what kubectl
 // accepts for a resource (CRD name, plural, singular, short name or kind,
-// each optionally qualified as NAME.GROUP), matching the CRD list first so a
+// each optionally qualified as NAME.GROUP or NAME.VERSION.GROUP), matching the CRD list first so a
 // cluster of 500 CRDs costs no discovery; discovery (the mapper) is asked only
 // for a name the CRDs do not know, to tell "built-in" from "missing".
 func Resolve(crds []apiextensionsv1.CustomResourceDefinition, arg string, discover func() (meta.RESTMapper, error)) (*apiextensionsv1.CustomResourceDefinition, error) {
@@ -71,7 +71,7 @@ func Resolve(crds []apiextensionsv1.CustomResourceDefinition, arg string, discov
 
 func answersTo(crd *apiextensionsv1.CustomResourceDefinition, arg string) bool {
 	name, group, qualified := strings.Cut(arg, ".")
-	if qualified && group != crd.Spec.Group {
+	if qualified && group != crd.Spec.Group && !versionOf(crd, group) {
 		return false
 	}
 	n := crd.Spec.Names
@@ -82,10 +82,28 @@ func answersTo(crd *apiextensionsv1.CustomResourceDefinition, arg string) bool {
 	return name == n.Plural || name == n.Singular || slices.Contains(n.ShortNames, name)
 }
 
+// versionOf says whether group is VERSION.GROUP of one of the CRD's
+// versions: kubectl's resource.version.group (certificate.v1.pki.example.com).
+func versionOf(crd *apiextensionsv1.CustomResourceDefinition, group string) bool {
+	version, rest, ok := strings.Cut(group, ".")
+	return ok && rest == crd.Spec.Group && slices.ContainsFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == version })
+}
+
 // Select finds the CRDs the names mean (see Resolve), in the order given
 // and each once; no names select every CRD. It is the one way every command
 // turns its arguments into CRDs, on a cluster's list or a file's.
 func Select(crds []apiextensionsv1.CustomResourceDefinition, names []string, discover func() (meta.RESTMapper, error)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	out, missing := SelectFound(crds, names, discover)
+	if len(missing) > 0 {
+		return nil, missing[0]
+	}
+	return out, nil
+}
+
+// SelectFound is Select that goes on past a name no CRD answers to, as
+// kubectl get does: it returns the CRDs found and, for each name that
+// found none, why.
+func SelectFound(crds []apiextensionsv1.CustomResourceDefinition, names []string, discover func() (meta.RESTMapper, error)) ([]*apiextensionsv1.CustomResourceDefinition, []error) {
 	var out []*apiextensionsv1.CustomResourceDefinition
 	add := func(crd *apiextensionsv1.CustomResourceDefinition) {
 		if !slices.ContainsFunc(out, func(seen *apiextensionsv1.CustomResourceDefinition) bool { return seen.Name == crd.Name }) {
@@ -98,12 +116,14 @@ func Select(crds []apiextensionsv1.CustomResourceDefinition, names []string, dis
 		}
 		return out, nil
 	}
+	var missing []error
 	for _, name := range names {
 		crd, err := Resolve(crds, name, discover)
 		if err != nil {
-			return nil, err
+			missing = append(missing, err)
+			continue
 		}
 		add(crd)
 	}
-	return out, nil
+	return out, missing
 }

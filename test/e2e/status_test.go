@@ -45,7 +45,7 @@ func TestStatusAllCRDs(t *testing.T) {
 
 func TestStatusResolvesNamesLikeKubectl(t *testing.T) {
 	e := newEnv(t, demoObjects)
-	for _, name := range []string{"certificates.pki.example.com", "certificates", "certificate", "cert", "Certificate", "certs.pki.example.com"} {
+	for _, name := range []string{"certificates.pki.example.com", "certificates", "certificate", "cert", "Certificate", "certs.pki.example.com", "certificate.v1.pki.example.com"} {
 		r := e.plugin("status", name).mustCode(t, 0)
 		if !strings.Contains(r.stdout, "certificates.pki.example.com") || strings.Contains(r.stdout, "backups") {
 			t.Errorf("status %s:\n%s", name, r.stdout)
@@ -60,6 +60,16 @@ func TestStatusResolvesNamesLikeKubectl(t *testing.T) {
 	if strings.Index(versions, "clusterpolicies") > strings.Index(versions, "certificates") {
 		t.Errorf("CRDs not in the order given:\n%s", versions)
 	}
+	// As kubectl get: what is found is shown, each name that finds nothing
+	// is an error line after it, and the exit code is 1.
+	r = e.plugin("status", "nosuch", "cert", "nothere").mustCode(t, 1)
+	if !strings.Contains(r.stdout, "certificates.pki.example.com") {
+		t.Errorf("status nosuch cert nothere left out what it found:\n%s", r.stdout)
+	}
+	if r.stderr != "error: customresourcedefinition \"nosuch\" not found\nerror: customresourcedefinition \"nothere\" not found\n" {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	oneError(t, e.plugin("status", "nosuch").mustCode(t, 1), `customresourcedefinition "nosuch" not found`)
 }
 
 func TestStatusWideCountsObjects(t *testing.T) {
