@@ -45,7 +45,16 @@ only what it installed: before kubectl krew uninstall crdversion, run
 kubectl crdversion completion --uninstall.`,
 		Example: `  # Complete kubectl crdversion ... in every shell kubectl completes
   kubectl crdversion completion --install`,
-		Args: cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return nil
+			case slices.Contains([]string{"bash", "zsh", "fish", "powershell"}, args[0]):
+				// kubectl completion's habit: the shell as an argument.
+				return fmt.Errorf("the plugin has no %s script of its own: kubectl completes `kubectl crdversion ...` in every shell through kubectl's completion (source <(kubectl completion %s)) and the script that kubectl crdversion completion --install writes beside the plugin", args[0], args[0])
+			}
+			return fmt.Errorf("completion takes no arguments, not %q: kubectl crdversion completion --install", args[0])
+		},
 		RunE: func(*cobra.Command, []string) error {
 			switch {
 			case install && uninstall:
@@ -72,10 +81,15 @@ func installShim(streams genericiooptions.IOStreams, uninstall bool) error {
 	}
 	shim := filepath.Join(filepath.Dir(plugin), "kubectl_complete-crdversion")
 	if uninstall {
-		if err := os.Remove(shim); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err := os.Remove(shim)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			_, err = fmt.Fprintf(streams.Out, "nothing to remove: %s is not there\n", shim)
+			return err
+		case err != nil:
 			return err
 		}
-		_, err := fmt.Fprintf(streams.Out, "removed %s\n", shim)
+		_, err = fmt.Fprintf(streams.Out, "removed %s\n", shim)
 		return err
 	}
 	if err := os.WriteFile(shim, []byte(completionShim), 0o755); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // StageAbsent is where a pair stands before its new version is introduced.
@@ -67,6 +68,15 @@ func PairStage(crd *apiextensionsv1.CustomResourceDefinition, name string) (Pair
 	}
 	v := SpecVersion(crd, name)
 	switch {
+	case v == nil && len(validation.IsDNS1035Label(name)) > 0:
+		// A typo, not a version to introduce: the API server takes no
+		// such name.
+		for _, ver := range crd.Spec.Versions {
+			if strings.EqualFold(ver.Name, name) {
+				return Pair{}, "", refuse(nil, "%s has no version %q; did you mean %s? (version names are lowercase)", crd.Name, name, ver.Name)
+			}
+		}
+		return Pair{}, "", refuse(nil, "%q is not a version name: lowercase letters, digits and '-', starting with a letter (%s has %s)", name, crd.Name, strings.Join(unknownVersion(crd, name).Has, ", "))
 	case v == nil:
 		return Pair{Old: storage, New: name}, StageAbsent, nil
 	case name == storage:

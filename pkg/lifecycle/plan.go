@@ -71,6 +71,12 @@ func PromoteTarget(crd *apiextensionsv1.CustomResourceDefinition, name string, t
 	if name == "" {
 		var err error
 		if name, err = InFlight(crd); err != nil {
+			if len(crd.Spec.Versions) == 1 {
+				// Nothing in flight: the next pair begins with a version
+				// to introduce.
+				return Target{}, &Refusal{Reason: fmt.Sprintf("%s has one version, %s, and no pair in flight: name the version to introduce, with the manifest that has its schema", crd.Name, crd.Spec.Versions[0].Name),
+					Instead: Introduce(crd.Name, "VERSION", "CRD_MANIFEST")}
+			}
 			return Target{}, err
 		}
 	}

@@ -170,7 +170,7 @@ func TestCompletionThroughKubectl(t *testing.T) {
 		want string
 	}{
 		{[]string{"promote", "cert", "v1", "--to", ""}, "introduced,bridge,deprecated,blocked,removed"},
-		{[]string{"migrate", "--dry-run", ""}, "none,server"},
+		{[]string{"migrate", "--dry-run="}, "none,server"},
 		{[]string{"status", "-o", ""}, "json,yaml,name,go-template=,go-template-file=,template=,templatefile=,jsonpath=,jsonpath-as-json=,jsonpath-file=,wide"},
 		{[]string{"check", "-o", ""}, "json,yaml,name,go-template=,go-template-file=,template=,templatefile=,jsonpath=,jsonpath-as-json=,jsonpath-file=,markdown"},
 		{[]string{"prune", "cert", ""}, ""},
@@ -184,6 +184,9 @@ func TestCompletionThroughKubectl(t *testing.T) {
 	shim := e.plugin("completion").mustCode(t, 0)
 	contains(t, "completion", shim.stdout, "exec kubectl crdversion __complete")
 	contains(t, "completion --help", e.plugin("completion", "--help").mustCode(t, 0).stdout, "kubectl crdversion completion --install")
+	// kubectl completion's habit, a shell as the argument, is answered
+	// with how the plugin completes in that shell.
+	oneError(t, e.plugin("completion", "bash").mustCode(t, 1), "the plugin has no bash script of its own", "source <(kubectl completion bash)", "kubectl crdversion completion --install")
 }
 
 // After a krew install, PATH holds krew's bin directory, whose
@@ -228,6 +231,7 @@ func TestCompletionInstallBesideAKrewLink(t *testing.T) {
 	if _, err := os.Stat(shim); !os.IsNotExist(err) {
 		t.Errorf("shim still there after --uninstall: %v", err)
 	}
+	contains(t, "completion --uninstall again", run("--uninstall"), "nothing to remove: "+shim+" is not there")
 }
 
 // completions are the candidates of a __complete answer, without its last
