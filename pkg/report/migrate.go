@@ -51,9 +51,11 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 			}
 		}
 		if s := r.Settle; s != nil {
-			if _, err := fmt.Fprintf(w, "  after the switch grace, once more: %d re-stored, %d already there, %d gone, %d changed meanwhile, %d failed%s%s\n",
-				s.Rewritten, s.Unchanged, s.Gone, s.Conflicted, s.Failed, changedByWrite(s.Changed), lost(s.Lost)); err != nil {
-				return err
+			if ran(s) {
+				if _, err := fmt.Fprintf(w, "  after the switch grace, once more: %d re-stored, %d already there, %d gone, %d changed meanwhile, %d failed%s%s\n",
+					s.Rewritten, s.Unchanged, s.Gone, s.Conflicted, s.Failed, changedByWrite(s.Changed), lost(s.Lost)); err != nil {
+					return err
+				}
 			}
 			if s.Stopped != "" {
 				if _, err := fmt.Fprintf(w, "  stopped: %s\n", s.Stopped); err != nil {
@@ -146,9 +148,21 @@ func writePass(w io.Writer, r *results.Result, verb, took string) error {
 	if r.Took == 0 && r.Stopped != "" {
 		return nil // no pass ran: the stop says why
 	}
+	if r.Stopped != "" {
+		// Stopped: the objects listed are those reached, not all there are.
+		_, err := fmt.Fprintf(w, "%s: stopped at %s: of the %s listed before it stopped, %d %s, %d already there, %d gone, %d changed meanwhile, %d failed%s%s%s (%s); run it again to go on\n",
+			r.CRD, r.Storage, objects(r.Listed), r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, changedByWrite(r.Changed), lost(r.Lost), notAtOld(r.NotAtOld), took)
+		return err
+	}
 	_, err := fmt.Fprintf(w, "%s: %s at %s: %d %s, %d already there, %d gone, %d changed meanwhile, %d failed%s%s%s (%s)\n",
 		r.CRD, objects(r.Listed), r.Storage, r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, changedByWrite(r.Changed), lost(r.Lost), notAtOld(r.NotAtOld), took)
 	return err
+}
+
+// ran says whether a pass touched any object: one stopped before it began
+// has nothing to count.
+func ran(p *results.RestoreResult) bool {
+	return p.Rewritten+p.Unchanged+p.Gone+p.Conflicted+p.Failed+p.Lost+p.Changed+p.NotAtOld > 0 || p.Stopped == ""
 }
 
 func notAtOld(n int64) string {
