@@ -3,10 +3,12 @@ package report
 import (
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 )
 
 // Progress shows a long run on stderr: a bar with count/total, rate and
@@ -37,7 +39,7 @@ func NewProgress(w io.Writer, title string, terminal, quiet bool) *Progress {
 			progressbar.OptionShowIts(),
 			progressbar.OptionSetItsString("obj"),
 			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionFullWidth(),
+			barWidth(w),
 			progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
 		)
@@ -47,6 +49,21 @@ func NewProgress(w io.Writer, title string, terminal, quiet bool) *Progress {
 	}
 	return p
 }
+
+// barWidth fills the terminal's width; a terminal that reports none (0
+// columns: a serial console, some CI runners' ptys) gets a bar of its own
+// width, not an empty one.
+func barWidth(w io.Writer) progressbar.Option {
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+			return progressbar.OptionFullWidth()
+		}
+	}
+	return progressbar.OptionSetWidth(defaultBarWidth)
+}
+
+// defaultBarWidth is the bar's width where the terminal reports none.
+const defaultBarWidth = 30
 
 // Update reports done objects of an estimated total.
 func (p *Progress) Update(done, total int64) {

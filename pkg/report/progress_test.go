@@ -21,3 +21,14 @@ func TestProgressRestartsWithANewPass(t *testing.T) {
 		t.Errorf("progress of the second pass: %q", line)
 	}
 }
+
+// A terminal that reports no width (0 columns) still gets a bar with a
+// width of its own: not an empty one.
+func TestProgressBarHasAWidthWhereTheTerminalReportsNone(t *testing.T) {
+	var out bytes.Buffer
+	p := NewProgress(&out, "migrate widgets", true, false)
+	p.Update(0, 10)
+	if got := out.String(); !strings.Contains(got, "|"+strings.Repeat(" ", defaultBarWidth)+"|") {
+		t.Errorf("the bar: %q, want %d columns wide", got, defaultBarWidth)
+	}
+}
