@@ -46,8 +46,14 @@ func (s *switched) withLateServer(t *testing.T) migrate.Clients {
 	if got := hashOf(t, cfgs[3]); got != old {
 		t.Fatalf("the late server reports storageVersionHash %q, want v1beta1's %q", got, old)
 	}
-	balanced := sandbox.BalanceT(t, cfgs...).RestConfig()
-	c, err := migrate.NewClients(balanced)
+	return balancedClients(t, cfgs)
+}
+
+// balancedClients are clients through a connection-balancing proxy in
+// front of cfgs, whose discovery reads reach only the first server.
+func balancedClients(t *testing.T, cfgs []*rest.Config) migrate.Clients {
+	t.Helper()
+	c, err := migrate.NewClients(sandbox.BalanceT(t, cfgs...).RestConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,20 +59,12 @@ func TestAnUndoReturnsOnlyOnceEveryServerHasIt(t *testing.T) {
 	for _, cfg := range cfgs {
 		waitForHash(t, cfg, v1)
 	}
-	c, err := migrate.NewClients(sandbox.BalanceT(t, cfgs...).RestConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := migrate.NewClients(cfgs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Discovery, c.FreshDiscovery = first.Discovery, first.FreshDiscovery
+	c := balancedClients(t, cfgs)
 
 	// Once the check of the switch back runs, the late server has it; from
 	// then on it sees no CRD change, the undo included.
 	var hold sync.Once
-	_, err = migrate.Rollback(t.Context(), c, s.crd, migrate.RollbackOptions{SwitchTimeout: 3 * time.Second, Progress: func(string, int64, int64) {
+	_, err := migrate.Rollback(t.Context(), c, s.crd, migrate.RollbackOptions{SwitchTimeout: 3 * time.Second, Progress: func(string, int64, int64) {
 		hold.Do(func() {
 			waitForHash(t, cfgs[3], v1beta1)
 			late.WatchHold.Hold()
