@@ -21,6 +21,10 @@ type File struct {
 	// root is the -f argument the file was found under: the tree it may
 	// be written in.
 	root string
+	// bom is a UTF-8 byte-order mark the file starts with: kept out of
+	// src, so that every position the parser reports is one in src, and
+	// put back when the file is written.
+	bom  bool
 	src  []byte
 	docs []*yaml.Node
 }
@@ -91,7 +95,13 @@ func readFile(ctx context.Context, root, path string) (*File, error) {
 	return f, nil
 }
 
+// utf8BOM is the byte-order mark some editors start a UTF-8 file with.
+var utf8BOM = []byte("\ufeff")
+
 func (f *File) parse(src []byte) error {
+	if rest, ok := bytes.CutPrefix(src, utf8BOM); ok {
+		f.bom, src = true, rest
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	var docs []*yaml.Node
 	for {
@@ -151,4 +161,9 @@ func statPath(path string) (os.FileInfo, error) {
 }
 
 // Bytes is the file's current content.
-func (f *File) Bytes() []byte { return f.src }
+func (f *File) Bytes() []byte {
+	if f.bom {
+		return append(bytes.Clone(utf8BOM), f.src...)
+	}
+	return f.src
+}

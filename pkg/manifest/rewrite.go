@@ -127,7 +127,10 @@ func (f *File) reconcileMapping(n *yaml.Node, m map[string]any, whole func() err
 		have[k.Value] = true
 		w, present := m[k.Value]
 		if !present {
-			if !f.startsLine(k) {
+			// The last key gone: the mapping is written {} in its key's
+			// place, as the API server keeps an empty object (no lines
+			// left under the key would read as null).
+			if !f.startsLine(k) || len(n.Content) == 2 {
 				return whole()
 			}
 			return f.deleteLines(k.Line, f.blockEnd(k, k.Column-1))

@@ -99,6 +99,50 @@ other: 1
   - keep: w
 `,
 	}, {
+		name: "a byte-order mark kept, apiVersion on line 1 edited",
+		in:   "\ufeffapiVersion: example.com/v1beta1 # pinned\nkind: Widget\nspec:\n  size: 3\n",
+		edit: func(obj map[string]any) { obj["apiVersion"] = "example.com/v1" },
+		want: "\ufeffapiVersion: example.com/v1 # pinned\nkind: Widget\nspec:\n  size: 3\n",
+	}, {
+		name: "a byte-order mark, a key dropped and one added",
+		in:   "\ufeffapiVersion: example.com/v1beta1\nkind: Widget\nspec:\n  size: 3\n  legacy: x\n",
+		edit: func(obj map[string]any) {
+			obj["spec"] = map[string]any{"size": int64(3), "color": "red"}
+		},
+		want: "\ufeffapiVersion: example.com/v1beta1\nkind: Widget\nspec:\n  size: 3\n  color: red\n",
+	}, {
+		name: "a mapping emptied is written {}, as the API server keeps it",
+		in: `apiVersion: example.com/v1beta1
+kind: Widget
+spec:
+  # the old way
+  legacy: x
+status: {}
+`,
+		edit: func(obj map[string]any) { obj["spec"] = map[string]any{} },
+		want: `apiVersion: example.com/v1beta1
+kind: Widget
+spec: {}
+status: {}
+`,
+	}, {
+		name: "a mapping in a list item emptied",
+		in: `kind: Widget
+spec:
+  parts:
+  - legacy: x
+  - name: b
+`,
+		edit: func(obj map[string]any) {
+			obj["spec"] = map[string]any{"parts": []any{map[string]any{}, map[string]any{"name": "b"}}}
+		},
+		want: `kind: Widget
+spec:
+  parts:
+  - {}
+  - name: b
+`,
+	}, {
 		name: "CRLF kept",
 		in:   "kind: Widget\r\nspec:\r\n  a: 1\r\n",
 		edit: func(obj map[string]any) { obj["spec"].(map[string]any)["b"] = int64(2) },

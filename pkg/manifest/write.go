@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -83,7 +84,7 @@ func WriteFiles(ctx context.Context, files []*File) error {
 		if other, ok := byTarget[target]; ok {
 			// A symlink in the tree and the file it leads to: one file
 			// on disk, written once, if both say the same.
-			if string(other.src) != string(f.src) {
+			if !bytes.Equal(other.Bytes(), f.Bytes()) {
 				return fmt.Errorf("%s and %s are the same file and would be written differently", other.Path, f.Path)
 			}
 			continue
@@ -145,7 +146,7 @@ func (s *staged) stage() error {
 		return err
 	}
 	s.temp = tmp.Name()
-	_, err = tmp.Write(s.file.src)
+	_, err = tmp.Write(s.file.Bytes())
 	if err == nil {
 		err = tmp.Sync()
 	}

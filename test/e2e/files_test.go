@@ -122,3 +122,58 @@ func TestConvertInPlaceRefusesASymlinkOutOfTheTree(t *testing.T) {
 		t.Fatal("a file of the tree was written before the refusal")
 	}
 }
+
+// A file that starts with a UTF-8 byte-order mark (kubectl applies it) is
+// converted, the mark kept; and --accept-loss, which the refusal advises,
+// converts an object whose mapping it empties, block or flow style, into
+// what the API server keeps ({}).
+func TestConvertABOMFileAndMappingsLeftEmpty(t *testing.T) {
+	crd := withCRDFile(t)
+	files := map[string]string{
+		"bom.yaml": "\ufeffapiVersion: conv.example.com/v1beta1\nkind: Widget\nmetadata:\n  name: marked\nspec:\n  size: 2\n",
+		"legacy.yaml": "apiVersion: conv.example.com/v1beta1\nkind: Widget\nmetadata:\n  name: block\nspec:\n  # from the old days\n  legacy: x\n---\n" +
+			"apiVersion: conv.example.com/v1beta1\nkind: Widget\nmetadata:\n  name: flow\nspec: {legacy: x}\n",
+	}
+	dir := writeTree(t, files)
+
+	r := offline(t, "convert", "-f", dir, "--to", "v1", "--crd-file", crd, "--in-place").mustCode(t, 3)
+	contains(t, "refused", r.stdout, "1 converted to v1", "2 refused", "--accept-loss")
+	if got := readTree(t, dir)["legacy.yaml"]; got != files["legacy.yaml"] {
+		t.Fatalf("refused objects were written:\n%s", got)
+	}
+	if got, want := readTree(t, dir)["bom.yaml"], strings.Replace(files["bom.yaml"], "v1beta1", "v1", 1); got != want {
+		t.Fatalf("bom.yaml:\n%q\nwant\n%q", got, want)
+	}
+
+	r = offline(t, "convert", "-f", dir, "--to", "v1", "--crd-file", crd, "--in-place", "--accept-loss").mustCode(t, 0)
+	contains(t, "accepted", r.stdout, "2 converted to v1", "1 already at v1")
+	want := "apiVersion: conv.example.com/v1\nkind: Widget\nmetadata:\n  name: block\nspec: {}\n---\n" +
+		"apiVersion: conv.example.com/v1\nkind: Widget\nmetadata:\n  name: flow\nspec: {}\n"
+	if got := readTree(t, dir)["legacy.yaml"]; got != want {
+		t.Fatalf("legacy.yaml:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// promote -f and rollback -f on a manifest with a byte-order mark: the
+// file back byte for byte, the mark included.
+func TestOfflinePromoteABOMFile(t *testing.T) {
+	original, err := os.ReadFile("../../hack/demo/clusterpolicies-v2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// apiVersion on line 1, right after the mark.
+	content := "\ufeff" + string(original[strings.Index(string(original), "apiVersion:"):])
+	file := filepath.Join(t.TempDir(), "crds.yaml")
+	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	offline(t, "promote", "-f", file, "v2").mustCode(t, 0)
+	promoted, _ := os.ReadFile(file)
+	if !strings.HasPrefix(string(promoted), "\ufeff") || !strings.Contains(string(promoted), "deprecated: true") {
+		t.Fatalf("promote -f:\n%s", promoted)
+	}
+	offline(t, "rollback", "-f", file).mustCode(t, 0)
+	if back, _ := os.ReadFile(file); string(back) != content {
+		t.Fatalf("rollback -f did not give the file back:\n%q", back)
+	}
+}
