@@ -150,6 +150,8 @@ func (o *ConvertOptions) Run(ctx context.Context) error {
 	res, err := convert.Convert(ctx, o.files.Files, convert.Options{To: o.To, CRDs: o.crds, Webhook: o.hook, AcceptLoss: o.AcceptLoss})
 	var answer *convert.AnswerError
 	switch {
+	case ctx.Err() != nil:
+		return errInterrupted
 	case errors.As(err, &answer):
 		return attention(fmt.Errorf("%w; nothing was converted or written", err))
 	case err != nil:
@@ -201,5 +203,5 @@ func writeChanged(ctx context.Context, files []*manifest.File, res *results.Conv
 			out = append(out, f)
 		}
 	}
-	return manifest.WriteFiles(ctx, out)
+	return writeFiles(ctx, out)
 }

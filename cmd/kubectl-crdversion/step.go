@@ -201,7 +201,7 @@ func (o *stepOptions) runOffline(ctx context.Context, plan stepPlanner) error {
 	}
 	how := "dry run: file unchanged"
 	if o.dryRun != migrate.DryRunClient {
-		if err := manifest.WriteFiles(ctx, []*manifest.File{crd.File}); err != nil {
+		if err := writeFiles(ctx, []*manifest.File{crd.File}); err != nil {
 			return err
 		}
 		how = "written to " + crd.File.Path

@@ -111,6 +111,11 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 		return nil, err
 	}
 	for _, p := range todo {
+		// A stop asked for is taken between objects: the files are
+		// still only in memory.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		row := &res.Objects[p.row]
 		row.Lost = p.lost
 		if len(p.lost) > 0 && !opts.AcceptLoss {

@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 )
@@ -382,5 +387,43 @@ spec:
 		if !strings.Contains(got, want) {
 			t.Errorf("converted file lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// SIGTERM (or Ctrl-C) while convert waits on the converter: it stops
+// there, before any file is written, and says so with exit 3; the file is
+// as it was, byte for byte.
+func TestConvertStopsOnSIGTERMWritingNothing(t *testing.T) {
+	e := newEnv(t, 0)
+	wh := installEndpoints(t, e, 0)
+	dir := writeTree(t, map[string]string{"ep.yaml": endpointsManifest})
+	file := filepath.Join(dir, "ep.yaml")
+	started, release := wh.Stall("db", time.Minute)
+	defer release()
+
+	cmd := exec.CommandContext(t.Context(), "kubectl", "crdversion", "convert", "-f", file, "--to", "v2", "--in-place")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.sb.KubeconfigPath(), "HOME="+t.TempDir())
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		t.Fatalf("the converter was never asked:\n%s", errOut.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	r := result{stdout: out.String()}
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) {
+		t.Fatalf("convert after SIGTERM: %v, want exit 3", err)
+	}
+	r.code, r.stdout, r.stderr = exit.ExitCode(), out.String(), errOut.String()
+	oneError(t, r.mustCode(t, 3), "interrupted: nothing was written")
+	if got := readTree(t, dir)["ep.yaml"]; got != endpointsManifest {
+		t.Fatalf("the file changed:\n%s", got)
 	}
 }
