@@ -110,22 +110,23 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 	if err := convertAll(ctx, todo, opts, version); err != nil {
 		return nil, err
 	}
+	edits := map[*manifest.File][]manifest.Edit{}
 	for _, p := range todo {
-		// A stop asked for is taken between objects: the files are
-		// still only in memory.
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
 		row := &res.Objects[p.row]
 		row.Lost = p.lost
 		if len(p.lost) > 0 && !opts.AcceptLoss {
 			row.Outcome = results.Refused
 			continue
 		}
-		if err := p.obj.Rewrite(p.want); err != nil {
+		edits[p.obj.File] = append(edits[p.obj.File], manifest.Edit{Object: p.obj, Want: p.want})
+		row.Outcome = results.Converted
+	}
+	// A stop asked for is taken between objects (RewriteAll): the files
+	// are still only in memory.
+	for _, f := range files {
+		if err := f.RewriteAll(ctx, edits[f]); err != nil {
 			return nil, err
 		}
-		row.Outcome = results.Converted
 	}
 	return res, nil
 }

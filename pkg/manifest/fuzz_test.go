@@ -251,3 +251,71 @@ func FuzzRewrite(f *testing.F) {
 	}
 	f.Fuzz(checkRewrite)
 }
+
+// checkRewriteAll holds RewriteAll, which edits each document on its own,
+// to the editor that re-parses the whole file after each edit: for any
+// file and edits to every object, both give the same bytes, or both
+// refuse and leave the file as it was.
+func checkRewriteAll(t *testing.T, content string, edit uint8) {
+	parse := func() (*File, []Object) {
+		f := &File{Path: "x.yaml"}
+		if f.parse([]byte(content)) != nil {
+			return nil, nil
+		}
+		objs, err := f.Objects()
+		if err != nil {
+			return nil, nil
+		}
+		return f, objs
+	}
+	all, objs := parse()
+	if all == nil || len(objs) == 0 {
+		return
+	}
+	whole, wholeObjs := parse()
+	edits := func(objs []Object) []Edit {
+		out := make([]Edit, len(objs))
+		for i := range objs {
+			want, _ := jsonObject(objs[i].Obj)
+			switch (int(edit) + i) % 3 {
+			case 0:
+				want["apiVersion"] = "example.com/v2"
+			case 1:
+				want["spec"] = map[string]any{}
+			case 2:
+				want["spec"] = map[string]any{"added": map[string]any{"n": int64(9007199254740993)}}
+			}
+			out[i] = Edit{Object: &objs[i], Want: want}
+		}
+		return out
+	}
+	errAll := all.RewriteAll(t.Context(), edits(objs))
+	errWhole := whole.rewriteWhole(t.Context(), edits(wholeObjs))
+	switch {
+	case (errAll == nil) != (errWhole == nil):
+		t.Fatalf("RewriteAll: %v, one by one: %v\n%q", errAll, errWhole, content)
+	case errAll != nil && string(all.Bytes()) != content:
+		t.Fatalf("a refused RewriteAll changed the file:\n%q\n→\n%q", content, all.Bytes())
+	case errAll == nil && !bytes.Equal(all.Bytes(), whole.Bytes()):
+		t.Fatalf("RewriteAll:\n%q\none by one:\n%q", all.Bytes(), whole.Bytes())
+	}
+}
+
+func FuzzRewriteAll(f *testing.F) {
+	for _, s := range offlineSeeds() {
+		f.Add(s, uint8(0))
+	}
+	for _, s := range []string{
+		"# head\n---\napiVersion: a/v1 # c\nkind: W\nspec:\n  x: 1\n---\nkind: W\nspec: {y: 2}\n...\n# tail\n",
+		"kind: W\nspec:\n  l:\n  - a: 1\n---\n---\nkind: Other\n",
+		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: a/v1\n  kind: W\n  spec: {x: 1}\n- kind: W\n",
+		"%YAML 1.2\n---\nkind: W\nspec:\n  x: 1\n",
+		"kind: W\r\nspec:\r\n  x: |\r\n    ---\r\n---\r\nkind: W\r\n",
+		"kind: W\nspec: &a {x: 1}\n---\nkind: W\nspec: {}\n",
+	} {
+		for e := range uint8(3) {
+			f.Add(s, e)
+		}
+	}
+	f.Fuzz(checkRewriteAll)
+}

@@ -26,7 +26,7 @@ func (o Object) Where() string {
 	if n := o.node(); n != nil {
 		line = n.Line
 	}
-	w := fmt.Sprintf("%s:%d: document %d", o.File.Path, line, o.Index+1)
+	w := fmt.Sprintf("%s:%d: document %d", o.File.Path, o.File.lineBase+line, o.File.docBase+o.Index+1)
 	if o.Item >= 0 {
 		w += fmt.Sprintf(", item %d", o.Item+1)
 	}

@@ -24,9 +24,13 @@ type File struct {
 	// bom is a UTF-8 byte-order mark the file starts with: kept out of
 	// src, so that every position the parser reports is one in src, and
 	// put back when the file is written.
-	bom  bool
-	src  []byte
-	docs []*yaml.Node
+	bom bool
+	// lineBase and docBase place a document edited on its own (RewriteAll)
+	// in its file: what it says line 1, document 1 is in the file line
+	// lineBase+1, document docBase+1.
+	lineBase, docBase int
+	src               []byte
+	docs              []*yaml.Node
 }
 
 // CRD is a CustomResourceDefinition found in a file.

@@ -100,7 +100,7 @@ func (f *File) reconcile(n *yaml.Node, want any, whole func() error) (bool, erro
 	l, isList := want.([]any)
 	switch {
 	case n.Kind == yaml.AliasNode || n.Anchor != "":
-		return false, fmt.Errorf("line %d uses a YAML anchor or alias: edit it by hand", n.Line)
+		return false, fmt.Errorf("line %d uses a YAML anchor or alias: edit it by hand", f.lineBase+n.Line)
 	case flow(n):
 		return false, whole()
 	case n.Kind == yaml.MappingNode && isMap:
@@ -197,7 +197,7 @@ func (f *File) replaceItem(seq *yaml.Node, i int, want any) error {
 	line := f.lines()[item.Line-1]
 	indent := len(line) - len(strings.TrimLeft(line, " "))
 	if !strings.HasPrefix(strings.TrimLeft(line, " "), "-") || flow(seq) {
-		return fmt.Errorf("line %d: the list is not written one item a line: edit it by hand", item.Line)
+		return fmt.Errorf("line %d: the list is not written one item a line: edit it by hand", f.lineBase+item.Line)
 	}
 	end := f.blockEnd(item, indent)
 	if err := f.deleteLines(item.Line, end); err != nil {
