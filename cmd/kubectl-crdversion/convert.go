@@ -188,14 +188,18 @@ func (o *ConvertOptions) crdSource() string {
 	return "the cluster's"
 }
 
-// writeChanged writes back every file an object was converted in, all of
-// them or, failing, saying which are written.
+// writeChanged writes back every file an object was converted in, and
+// every kustomization that moved with them, all of them or, failing,
+// saying which are written.
 func writeChanged(ctx context.Context, files []*manifest.File, res *results.ConvertResult) error {
 	changed := map[string]bool{}
 	for _, obj := range res.Objects {
 		if obj.Outcome == results.Converted {
 			changed[obj.File] = true
 		}
+	}
+	for _, k := range res.Kustomizations {
+		changed[k.File] = true
 	}
 	var out []*manifest.File
 	for _, f := range files {

@@ -69,6 +69,7 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 	}
 	res := &results.ConvertResult{To: opts.To}
 	var todo []*pending
+	var crs []*candidate
 	seen := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	for _, f := range files {
 		objs, err := f.Objects()
@@ -102,6 +103,7 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 				todo = append(todo, &pending{obj: obj, crd: crd, row: len(res.Objects)})
 			}
 			res.Objects = append(res.Objects, row)
+			crs = append(crs, &candidate{obj: obj, index: len(res.Objects) - 1})
 		}
 	}
 	if len(res.Objects) > 0 && res.Count(results.NoSuchVersion) == len(res.Objects) {
@@ -110,7 +112,6 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 	if err := convertAll(ctx, todo, opts, version); err != nil {
 		return nil, err
 	}
-	edits := map[*manifest.File][]manifest.Edit{}
 	for _, p := range todo {
 		row := &res.Objects[p.row]
 		row.Lost = p.lost
@@ -118,8 +119,25 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 			row.Outcome = results.Refused
 			continue
 		}
-		edits[p.obj.File] = append(edits[p.obj.File], manifest.Edit{Object: p.obj, Want: p.want})
 		row.Outcome = results.Converted
+	}
+	for _, c := range crs {
+		c.row = &res.Objects[c.index]
+		c.moving = c.row.Outcome == results.Converted
+	}
+	kEdits, moved, err := followKustomizations(files, crs, version)
+	if err != nil {
+		return nil, err
+	}
+	res.Kustomizations = moved
+	edits := map[*manifest.File][]manifest.Edit{}
+	for _, e := range kEdits {
+		edits[e.Object.File] = append(edits[e.Object.File], e)
+	}
+	for _, p := range todo {
+		if res.Objects[p.row].Outcome == results.Converted {
+			edits[p.obj.File] = append(edits[p.obj.File], manifest.Edit{Object: p.obj, Want: p.want})
+		}
 	}
 	// A stop asked for is taken between objects (RewriteAll): the files
 	// are still only in memory.

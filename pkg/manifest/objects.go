@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"go.yaml.in/yaml/v3"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -38,6 +39,10 @@ func (o Object) Where() string {
 func (f *File) Objects() ([]Object, error) {
 	var out []Object
 	for i, doc := range f.docs {
+		// A list is no object: a JSON 6902 patch of a kustomize tree.
+		if n := root(doc); n != nil && n.Kind == yaml.SequenceNode {
+			continue
+		}
 		objs, err := objectsOf(doc)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: document %d: %w", f.Path, doc.Line, i+1, err)

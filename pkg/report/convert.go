@@ -81,7 +81,7 @@ func WriteConvertSummary(w io.Writer, r *results.ConvertResult) error {
 	}{
 		{results.Converted, "converted to " + r.To},
 		{results.AtVersion, "already at " + r.To},
-		{results.Refused, "refused: they would lose fields"},
+		{results.Refused, refusedWhy(r)},
 		{results.NoSuchVersion, "of CRDs with no version " + r.To},
 	} {
 		if n := r.Count(c.o); n > 0 {
@@ -90,6 +90,16 @@ func WriteConvertSummary(w io.Writer, r *results.ConvertResult) error {
 	}
 	if _, err := fmt.Fprintf(w, "%s\n", strings.Join(parts, "; ")); err != nil {
 		return err
+	}
+	for _, k := range r.Kustomizations {
+		if _, err := fmt.Fprintf(w, "%s: %s %s → %s, with the objects it selects\n", k.Where, k.Field, k.From, k.To); err != nil {
+			return err
+		}
+	}
+	if held := refusedBy(r, true); len(held) > 0 {
+		if _, err := fmt.Fprintf(w, "the objects a kustomization selects together with one that stays are left as they were; convert them together (the one that stays first), or narrow the selector\n"); err != nil {
+			return err
+		}
 	}
 	var lost []results.ConvertedObject
 	for _, o := range r.Objects {
@@ -111,7 +121,7 @@ func WriteConvertSummary(w io.Writer, r *results.ConvertResult) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	if r.Count(results.Refused) > 0 {
+	if len(refusedBy(r, false)) > 0 {
 		_, err := fmt.Fprintf(w, "the refused objects are left as they were; --accept-loss converts them without those fields\n")
 		return err
 	}
@@ -134,10 +144,35 @@ func outcome(o results.ConvertedObject) string {
 	switch {
 	case o.Outcome == results.Converted && len(o.Lost) > 0:
 		return fmt.Sprintf("converted, %d field(s) dropped", len(o.Lost))
+	case o.Outcome == results.Refused && o.Reason != "":
+		return "refused: " + o.Reason
 	case o.Outcome == results.Refused:
 		return fmt.Sprintf("refused: would lose %d field(s)", len(o.Lost))
 	case o.Outcome == results.NoSuchVersion:
 		return "left: its CRD has no " + o.To
 	}
 	return string(o.Outcome)
+}
+
+// refusedBy lists the refused objects held back by a kustomization
+// (kustomize true) or by what they would lose.
+func refusedBy(r *results.ConvertResult, kustomize bool) []results.ConvertedObject {
+	var out []results.ConvertedObject
+	for _, o := range r.Objects {
+		if o.Outcome == results.Refused && (o.Reason != "") == kustomize {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// refusedWhy words the count of refused objects by what refused them.
+func refusedWhy(r *results.ConvertResult) string {
+	switch {
+	case len(refusedBy(r, true)) == 0:
+		return "refused: they would lose fields"
+	case len(refusedBy(r, false)) == 0:
+		return "refused: a kustomization selects them with an object that stays"
+	}
+	return "refused"
 }

@@ -9,6 +9,21 @@ type ConvertResult struct {
 	// Skipped are the files left as they were, each with why (a template
 	// that is not YAML).
 	Skipped []string `json:"skipped,omitempty"`
+	// Kustomizations are the selectors of kustomizations in the input
+	// moved with the objects they select.
+	Kustomizations []KustomizeChange `json:"kustomizations,omitempty"`
+}
+
+// KustomizeChange is one selector of a kustomization moved to the new
+// version with its objects.
+type KustomizeChange struct {
+	// Where is the kustomization's file:line.
+	Where string `json:"where"`
+	File  string `json:"file"`
+	// Field is the selector, patches[0].target.version.
+	Field string `json:"field"`
+	From  string `json:"from"`
+	To    string `json:"to"`
 }
 
 // Outcome is what became of one custom resource.
@@ -42,6 +57,8 @@ type ConvertedObject struct {
 	// schema, or changed by the converter's round trip. With loss
 	// accepted, a converted object may name some too.
 	Lost []FieldDiff `json:"lost,omitempty"`
+	// Reason is why an object that loses nothing was refused.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Count is how many objects had the outcome.
