@@ -15,14 +15,19 @@ type AnswerError struct {
 	CRD string
 	// Object is ns/name of the object the answer was wrong about, or "".
 	Object string
+	// Where is that object's file:line: document N, when known.
+	Where  string
 	Reason string
 }
 
 func (e *AnswerError) Error() string {
-	if e.Object == "" {
+	switch {
+	case e.Object == "":
 		return fmt.Sprintf("%s's converter answered wrongly: %s", e.CRD, e.Reason)
+	case e.Where == "":
+		return fmt.Sprintf("%s's converter answered wrongly for %s: %s", e.CRD, e.Object, e.Reason)
 	}
-	return fmt.Sprintf("%s's converter answered wrongly for %s: %s", e.CRD, e.Object, e.Reason)
+	return fmt.Sprintf("%s: %s's converter answered wrongly for %s: %s", e.Where, e.CRD, e.Object, e.Reason)
 }
 
 // checkAnswer checks one converted object as the API server does: at the

@@ -97,6 +97,8 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 			switch {
 			case !hasVersion(crd, version):
 				row.Outcome = results.NoSuchVersion
+			case !serves(crd, version):
+				row.Outcome = results.NotServed
 			case gv.Version == version:
 				row.Outcome = results.AtVersion
 			default:
@@ -106,8 +108,11 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 			crs = append(crs, &candidate{obj: obj, index: len(res.Objects) - 1})
 		}
 	}
-	if len(res.Objects) > 0 && res.Count(results.NoSuchVersion) == len(res.Objects) {
+	switch left := res.Count(results.NoSuchVersion) + res.Count(results.NotServed); {
+	case len(res.Objects) > 0 && res.Count(results.NoSuchVersion) == len(res.Objects):
 		return nil, noVersion(seen, version)
+	case len(res.Objects) > 0 && left == len(res.Objects):
+		return nil, notServed(seen, version)
 	}
 	if err := convertAll(ctx, todo, opts, version); err != nil {
 		return nil, err
@@ -115,6 +120,10 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 	for _, p := range todo {
 		row := &res.Objects[p.row]
 		row.Lost = p.lost
+		if p.refused != "" {
+			row.Outcome, row.Reason = results.Refused, p.refused
+			continue
+		}
 		if len(p.lost) > 0 && !opts.AcceptLoss {
 			row.Outcome = results.Refused
 			continue
@@ -156,6 +165,8 @@ type pending struct {
 	row  int
 	want map[string]any
 	lost []lifecycle.FieldDiff
+	// refused says why the converter's answer leaves it as it is.
+	refused string
 }
 
 // convertAll works out want and lost of every pending object, a CRD at a
@@ -192,58 +203,6 @@ func convertAll(ctx context.Context, todo []*pending, opts Options, version stri
 	return nil
 }
 
-// viaWebhook sends the objects to the CRD's converter in batches, and each
-// answer back to the version it came from: what that round trip does not
-// bring back is lost, as is what the new version's schema drops.
-func viaWebhook(ctx context.Context, s *schemas, ps []*pending, opts Options, version string) error {
-	batch := opts.Batch
-	if batch <= 0 {
-		batch = 100
-	}
-	group := s.crd.Spec.Group
-	for start := 0; start < len(ps); start += batch {
-		chunk := ps[start:min(start+batch, len(ps))]
-		sent := make([]map[string]any, len(chunk))
-		for i, p := range chunk {
-			sent[i] = withUID(p.obj.Obj, i)
-		}
-		answers, err := opts.Webhook.Review(ctx, s.crd, group+"/"+version, sent)
-		if err != nil {
-			return err
-		}
-		for i, p := range chunk {
-			converted := restoreMeta(sent[i], answers[i])
-			p.want = s.prune(converted, version)
-			p.lost = lifecycle.DiffFields("", converted, p.want, nil)
-		}
-		// Back, by the version each came from, for the round trip.
-		byFrom := map[string][]int{}
-		for i, p := range chunk {
-			if from := versionOf(p.obj.Obj); s.has(from) {
-				byFrom[from] = append(byFrom[from], i)
-			}
-		}
-		for from, idx := range byFrom {
-			there := make([]map[string]any, len(idx))
-			for j, i := range idx {
-				there[j] = withUID(chunk[i].want, i)
-			}
-			back, err := opts.Webhook.Review(ctx, s.crd, group+"/"+from, there)
-			if err != nil {
-				return err
-			}
-			for j, i := range idx {
-				p := chunk[i]
-				p.lost = append(p.lost, s.changedOnTheWayBack(p.obj.Obj, restoreMeta(p.obj.Obj, back[j]), from)...)
-			}
-		}
-		for _, p := range chunk {
-			p.want = restoreMeta(p.obj.Obj, p.want)
-		}
-	}
-	return nil
-}
-
 // withUID is a copy of obj with a uid, which the API server always sends
 // and checks, and manifests never have: the converter must hand it back.
 func withUID(obj map[string]any, i int) map[string]any {
@@ -271,6 +230,43 @@ func hasVersion(crd *apiextensionsv1.CustomResourceDefinition, version string) b
 		}
 	}
 	return false
+}
+
+// serves says whether the CRD serves the version: objects at a version it
+// does not serve cannot be applied.
+func serves(crd *apiextensionsv1.CustomResourceDefinition, version string) bool {
+	for _, v := range crd.Spec.Versions {
+		if v.Name == version {
+			return v.Served
+		}
+	}
+	return false
+}
+
+// NotServedError is a version to convert to that the CRDs of the input's
+// custom resources have but do not serve.
+type NotServedError struct {
+	Version string
+	// Serves is each CRD's served versions, "crd serves v1beta1".
+	Serves []string
+}
+
+func (e *NotServedError) Error() string {
+	return fmt.Sprintf("%s is not served: the API server would refuse objects at it (%s)", e.Version, strings.Join(e.Serves, "; "))
+}
+
+func notServed(crds map[string]*apiextensionsv1.CustomResourceDefinition, version string) error {
+	var serves []string
+	for _, name := range slices.Sorted(maps.Keys(crds)) {
+		var names []string
+		for _, v := range crds[name].Spec.Versions {
+			if v.Served {
+				names = append(names, v.Name)
+			}
+		}
+		serves = append(serves, fmt.Sprintf("%s serves %s", name, strings.Join(names, ", ")))
+	}
+	return &NotServedError{Version: version, Serves: serves}
 }
 
 // noVersion says which versions the CRDs of the input's objects have.

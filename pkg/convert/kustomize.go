@@ -199,7 +199,7 @@ func followKustomizations(files []*manifest.File, crs []*candidate, to string) (
 			for _, c := range moving {
 				c.moving = false
 				c.row.Outcome = results.Refused
-				c.row.Reason = fmt.Sprintf("%s %s selects it at %s with %s, which stays at %s", where(s.kustomization), s.field, s.gvk.Version, objectName(staying[0].obj.Obj), s.gvk.Version)
+				c.row.Reason = fmt.Sprintf("%s %s selects it at %s with %s, which stays at %s: convert them together, or narrow the selector", where(s.kustomization), s.field, s.gvk.Version, objectName(staying[0].obj.Obj), s.gvk.Version)
 			}
 			refused = true
 		}

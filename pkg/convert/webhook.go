@@ -97,7 +97,7 @@ func (w Webhook) Review(ctx context.Context, crd *apiextensionsv1.CustomResource
 	case version == "v1" && r.UID != uid:
 		return nil, &AnswerError{CRD: crd.Name, Reason: fmt.Sprintf("expected response.uid=%q, got %q", uid, r.UID)}
 	case r.Result.Status != "Success":
-		return nil, fmt.Errorf("%s's converter failed: %s", crd.Name, r.Result.Message)
+		return nil, &FailedError{CRD: crd.Name, Message: r.Result.Message}
 	case len(r.ConvertedObjects) != len(objs):
 		return nil, &AnswerError{CRD: crd.Name, Reason: fmt.Sprintf("returned %d objects for %d sent", len(r.ConvertedObjects), len(objs))}
 	}
@@ -107,6 +107,22 @@ func (w Webhook) Review(ctx context.Context, crd *apiextensionsv1.CustomResource
 		}
 	}
 	return r.ConvertedObjects, nil
+}
+
+// FailedError is a converter's answer that it failed (result.status
+// Failure), with its message.
+type FailedError struct {
+	CRD     string
+	Message string
+	// Where and Object name the object it failed on, when known.
+	Where, Object string
+}
+
+func (e *FailedError) Error() string {
+	if e.Where == "" {
+		return fmt.Sprintf("%s's converter failed: %s", e.CRD, e.Message)
+	}
+	return fmt.Sprintf("%s: %s: %s's converter failed: %s", e.Where, e.Object, e.CRD, e.Message)
 }
 
 // post sends the review where the client config points.

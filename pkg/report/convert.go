@@ -83,6 +83,7 @@ func WriteConvertSummary(w io.Writer, r *results.ConvertResult) error {
 		{results.AtVersion, "already at " + r.To},
 		{results.Refused, refusedWhy(r)},
 		{results.NoSuchVersion, "of CRDs with no version " + r.To},
+		{results.NotServed, "of CRDs that do not serve " + r.To},
 	} {
 		if n := r.Count(c.o); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, c.what))
@@ -96,11 +97,7 @@ func WriteConvertSummary(w io.Writer, r *results.ConvertResult) error {
 			return err
 		}
 	}
-	if held := refusedBy(r, true); len(held) > 0 {
-		if _, err := fmt.Fprintf(w, "the objects a kustomization selects together with one that stays are left as they were; convert them together (the one that stays first), or narrow the selector\n"); err != nil {
-			return err
-		}
-	}
+
 	var lost []results.ConvertedObject
 	for _, o := range r.Objects {
 		if len(o.Lost) > 0 {
@@ -150,29 +147,29 @@ func outcome(o results.ConvertedObject) string {
 		return fmt.Sprintf("refused: would lose %d field(s)", len(o.Lost))
 	case o.Outcome == results.NoSuchVersion:
 		return "left: its CRD has no " + o.To
+	case o.Outcome == results.NotServed:
+		return "left: its CRD does not serve " + o.To
 	}
 	return string(o.Outcome)
 }
 
-// refusedBy lists the refused objects held back by a kustomization
-// (kustomize true) or by what they would lose.
-func refusedBy(r *results.ConvertResult, kustomize bool) []results.ConvertedObject {
+// refusedBy lists the refused objects refused for a reason of their own
+// (reason true: a kustomization, the converter) or for what they would
+// lose.
+func refusedBy(r *results.ConvertResult, reason bool) []results.ConvertedObject {
 	var out []results.ConvertedObject
 	for _, o := range r.Objects {
-		if o.Outcome == results.Refused && (o.Reason != "") == kustomize {
+		if o.Outcome == results.Refused && (o.Reason != "") == reason {
 			out = append(out, o)
 		}
 	}
 	return out
 }
 
-// refusedWhy words the count of refused objects by what refused them.
+// refusedWhy words the count of refused objects: each says why in its row.
 func refusedWhy(r *results.ConvertResult) string {
-	switch {
-	case len(refusedBy(r, true)) == 0:
+	if len(refusedBy(r, true)) == 0 {
 		return "refused: they would lose fields"
-	case len(refusedBy(r, false)) == 0:
-		return "refused: a kustomization selects them with an object that stays"
 	}
 	return "refused"
 }

@@ -39,6 +39,9 @@ const (
 	Refused Outcome = "refused"
 	// NoSuchVersion objects are of a CRD that has no such version.
 	NoSuchVersion Outcome = "noSuchVersion"
+	// NotServed objects are of a CRD that has the version but does not
+	// serve it.
+	NotServed Outcome = "notServed"
 )
 
 // ConvertedObject is one custom resource found in the input.

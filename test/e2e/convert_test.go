@@ -427,3 +427,45 @@ func TestConvertStopsOnSIGTERMWritingNothing(t *testing.T) {
 		t.Fatalf("the file changed:\n%s", got)
 	}
 }
+
+// A converter that will not convert one object converts the rest: that
+// object is refused, in its row, with the converter's message; one that
+// fails every object is an error naming the file, the line and the object.
+func TestConvertNamesWhatTheConverterRefuses(t *testing.T) {
+	e := newEnv(t, 0)
+	wh := installEndpoints(t, e, 0)
+	wh.SetMode(convwebhook.RefusesExtra)
+	manifest := strings.Replace(endpointsManifest, "  hostPort: db.internal:5432\n", "  hostPort: db.internal:5432\n  extra: only v1 has it\n", 1)
+	dir := writeTree(t, map[string]string{"ep.yaml": manifest})
+	file := filepath.Join(dir, "ep.yaml")
+
+	r := e.plugin("convert", "-f", file, "--to", "v2", "--in-place").mustCode(t, 3)
+	contains(t, "one refused", r.stdout, "1 converted to v2", "1 refused", file+":12", "default/db",
+		"refused: the converter will not convert it: default/db: spec.extra has no form at net.example.com/v2")
+	got := readTree(t, dir)["ep.yaml"]
+	if !strings.Contains(got, "host: web.example.com") || !strings.Contains(got, "hostPort: db.internal:5432\n  extra: only v1 has it") {
+		t.Fatalf("want web converted and db as it was:\n%s", got)
+	}
+
+	wh.SetMode(convwebhook.Failing)
+	dir = writeTree(t, map[string]string{"ep.yaml": endpointsManifest})
+	file = filepath.Join(dir, "ep.yaml")
+	oneError(t, e.plugin("convert", "-f", file, "--to", "v2", "--in-place").mustCode(t, 1),
+		file+":2: document 1: default/web: endpoints.net.example.com's converter failed: conversion webhook is failing on purpose")
+	if got := readTree(t, dir)["ep.yaml"]; got != endpointsManifest {
+		t.Fatalf("the file changed:\n%s", got)
+	}
+}
+
+// --to a version the CRD has but does not serve: the API server would
+// refuse the objects, so nothing is converted (exit 1).
+func TestConvertToAVersionNotServed(t *testing.T) {
+	crd := filepath.Join(writeTree(t, map[string]string{"crd.yaml": strings.Replace(widgetsCRD, "  - name: v1\n    served: true", "  - name: v1\n    served: false", 1)}), "crd.yaml")
+	files := map[string]string{"w.yaml": kustomizeBase["more/widget.yml"]}
+	dir := writeTree(t, files)
+	oneError(t, offline(t, "convert", "-f", dir, "--to", "v1", "--crd-file", crd, "--in-place").mustCode(t, 1),
+		"v1 is not served", "widgets.conv.example.com serves v1beta1")
+	if got := readTree(t, dir)["w.yaml"]; got != files["w.yaml"] {
+		t.Fatal("the file changed")
+	}
+}
