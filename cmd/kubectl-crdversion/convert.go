@@ -175,7 +175,7 @@ func (o *ConvertOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if res.Count(results.Refused) > 0 {
+	if res.Count(results.Refused)+res.Count(results.Rejected) > 0 {
 		return errAttention
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/crvalidation"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 )
@@ -73,11 +74,11 @@ func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *api
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
 		return nil, 0, fmt.Errorf("%s %s: %w", next.Name, v.Name, err)
 	}
-	validator, err := newCRValidator(internal)
+	validator, err := crvalidation.New(internal)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s %s: %w", next.Name, v.Name, err)
 	}
-	structural := validator.structural
+	structural := validator.Structural()
 	gvk := schema.GroupVersionKind{Group: next.Spec.Group, Version: v.Name, Kind: next.Spec.Names.Kind}
 
 	gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: readAt, Resource: live.Spec.Names.Plural}

@@ -128,6 +128,15 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 			row.Outcome = results.Refused
 			continue
 		}
+		// As the API server would take it: a create at the new version.
+		why, err := p.schemas.rejected(ctx, p.want, version)
+		switch {
+		case err != nil:
+			return nil, err
+		case why != "":
+			row.Outcome, row.Reason = results.Rejected, why
+			continue
+		}
 		row.Outcome = results.Converted
 	}
 	for _, c := range crs {
@@ -167,6 +176,8 @@ type pending struct {
 	lost []lifecycle.FieldDiff
 	// refused says why the converter's answer leaves it as it is.
 	refused string
+	// schemas are its CRD's.
+	schemas *schemas
 }
 
 // convertAll works out want and lost of every pending object, a CRD at a
@@ -186,6 +197,9 @@ func convertAll(ctx context.Context, todo []*pending, opts Options, version stri
 		s, err := newSchemas(crd)
 		if err != nil {
 			return err
+		}
+		for _, p := range ps {
+			p.schemas = s
 		}
 		if crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
 			if err := viaWebhook(ctx, s, ps, opts, version); err != nil {

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/crvalidation"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -18,10 +20,15 @@ type schemas struct {
 	crd      *apiextensionsv1.CustomResourceDefinition
 	byName   map[string]*structuralschema.Structural
 	versions map[string]*apiextensionsv1.CustomResourceDefinitionVersion
+	internal map[string]*apiextensions.JSONSchemaProps
+	// validators are made when first asked for: most runs validate at
+	// one version.
+	validators map[string]*crvalidation.Validator
 }
 
 func newSchemas(crd *apiextensionsv1.CustomResourceDefinition) (*schemas, error) {
-	s := &schemas{crd: crd, byName: map[string]*structuralschema.Structural{}, versions: map[string]*apiextensionsv1.CustomResourceDefinitionVersion{}}
+	s := &schemas{crd: crd, byName: map[string]*structuralschema.Structural{}, versions: map[string]*apiextensionsv1.CustomResourceDefinitionVersion{},
+		internal: map[string]*apiextensions.JSONSchemaProps{}, validators: map[string]*crvalidation.Validator{}}
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
 		s.versions[v.Name] = v
@@ -40,8 +47,30 @@ func newSchemas(crd *apiextensionsv1.CustomResourceDefinition) (*schemas, error)
 			return nil, fmt.Errorf("%s %s: the schema is not structural: %w", crd.Name, v.Name, err)
 		}
 		s.byName[v.Name] = st
+		s.internal[v.Name] = internal
 	}
 	return s, nil
+}
+
+// rejected is what the API server would refuse a create of obj at version
+// for (its OpenAPI schema and CEL rules, defaults applied first), or "".
+func (s *schemas) rejected(ctx context.Context, obj map[string]any, version string) (string, error) {
+	internal, ok := s.internal[version]
+	if !ok {
+		return "", nil
+	}
+	v, ok := s.validators[version]
+	if !ok {
+		var err error
+		if v, err = crvalidation.New(internal); err != nil {
+			return "", fmt.Errorf("%s %s: %w", s.crd.Name, version, err)
+		}
+		s.validators[version] = v
+	}
+	if errs := v.ValidateCreate(ctx, obj); len(errs) > 0 {
+		return errs.ToAggregate().Error(), nil
+	}
+	return "", nil
 }
 
 // has says whether the CRD lists the version.

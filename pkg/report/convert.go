@@ -82,6 +82,7 @@ func WriteConvertSummary(w io.Writer, r *results.ConvertResult) error {
 		{results.Converted, "converted to " + r.To},
 		{results.AtVersion, "already at " + r.To},
 		{results.Refused, refusedWhy(r)},
+		{results.Rejected, "would be rejected at " + r.To + " (its schema's validation): left as they were"},
 		{results.NoSuchVersion, "of CRDs with no version " + r.To},
 		{results.NotServed, "of CRDs that do not serve " + r.To},
 	} {
@@ -141,6 +142,8 @@ func outcome(o results.ConvertedObject) string {
 	switch {
 	case o.Outcome == results.Converted && len(o.Lost) > 0:
 		return fmt.Sprintf("converted, %d field(s) dropped", len(o.Lost))
+	case o.Outcome == results.Rejected:
+		return "rejected at " + o.To + ": " + o.Reason
 	case o.Outcome == results.Refused && o.Reason != "":
 		return "refused: " + o.Reason
 	case o.Outcome == results.Refused:

@@ -37,6 +37,9 @@ const (
 	// Refused objects were left at their version: the conversion would
 	// lose what Lost names.
 	Refused Outcome = "refused"
+	// Rejected objects were left at their version: at the new one, the API
+	// server would refuse them (its schema, its CEL rules), for Reason.
+	Rejected Outcome = "rejected"
 	// NoSuchVersion objects are of a CRD that has no such version.
 	NoSuchVersion Outcome = "noSuchVersion"
 	// NotServed objects are of a CRD that has the version but does not
@@ -60,7 +63,8 @@ type ConvertedObject struct {
 	// schema, or changed by the converter's round trip. With loss
 	// accepted, a converted object may name some too.
 	Lost []FieldDiff `json:"lost,omitempty"`
-	// Reason is why an object that loses nothing was refused.
+	// Reason is why an object that loses nothing was refused, or why the
+	// API server would reject it.
 	Reason string `json:"reason,omitempty"`
 }
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -468,4 +469,81 @@ func TestConvertToAVersionNotServed(t *testing.T) {
 	if got := readTree(t, dir)["w.yaml"]; got != files["w.yaml"] {
 		t.Fatal("the file changed")
 	}
+}
+
+// gizmosCRD's v1 is stricter than v1beta1: spec.size at least 1 (OpenAPI)
+// and at most 5 (a CEL rule).
+const gizmosCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gizmos.val.example.com
+spec:
+  group: val.example.com
+  names: {kind: Gizmo, plural: gizmos, singular: gizmo, listKind: GizmoList}
+  scope: Namespaced
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+  - name: v1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: self.size <= 5
+              message: size must be at most 5
+            properties:
+              size: {type: integer, minimum: 1}
+`
+
+func gizmo(name string, size int) string {
+	return fmt.Sprintf("apiVersion: val.example.com/v1beta1\nkind: Gizmo\nmetadata:\n  name: %s\n  namespace: default\nspec:\n  size: %d\n", name, size)
+}
+
+// An object converted is one the API server takes: one its new version's
+// schema or CEL rules would reject is counted apart, named with the
+// rule's message, and left as it was (exit 3), offline as well; the API
+// server's own dry-run create agrees on each.
+func TestConvertValidatesAtTheNewVersion(t *testing.T) {
+	e := newEnv(t, 0)
+	e.kubectlIn(gizmosCRD, "apply", "-f", "-").mustCode(t, 0)
+	e.kubectl("wait", "--for=condition=established", "--timeout=60s", "crd/gizmos.val.example.com").mustCode(t, 0)
+	files := map[string]string{"gizmos.yaml": gizmo("fits", 3) + "---\n" + gizmo("big", 10) + "---\n" + gizmo("empty", 0)}
+	crd := filepath.Join(writeTree(t, map[string]string{"crd.yaml": gizmosCRD}), "crd.yaml")
+	for _, how := range [][]string{nil, {"--crd-file", crd}} {
+		dir := writeTree(t, files)
+		file := filepath.Join(dir, "gizmos.yaml")
+		args := append([]string{"convert", "-f", file, "--to", "v1", "--in-place"}, how...)
+		var r result
+		if how == nil {
+			r = e.plugin(args...)
+		} else {
+			r = offline(t, args...)
+		}
+		contains(t, fmt.Sprint("convert ", how), r.mustCode(t, 3).stdout, "1 converted to v1", "2 would be rejected at v1",
+			"default/big", "rejected at v1: spec: Invalid value: size must be at most 5",
+			"default/empty", "rejected at v1: spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1")
+		if got, want := readTree(t, dir)["gizmos.yaml"], strings.Replace(files["gizmos.yaml"], "v1beta1", "v1", 1); got != want {
+			t.Fatalf("gizmos.yaml:\n%s\nwant only fits converted:\n%s", got, want)
+		}
+	}
+	// The judge: the API server's dry-run create at v1.
+	e.kubectlIn(strings.Replace(gizmo("fits", 3), "v1beta1", "v1", 1), "create", "--dry-run=server", "-f", "-").mustCode(t, 0)
+	r := e.kubectlIn(strings.Replace(gizmo("big", 10), "v1beta1", "v1", 1), "create", "--dry-run=server", "-f", "-").mustCode(t, 1)
+	contains(t, "API server on big", r.stderr, "size must be at most 5")
+	r = e.kubectlIn(strings.Replace(gizmo("empty", 0), "v1beta1", "v1", 1), "create", "--dry-run=server", "-f", "-").mustCode(t, 1)
+	contains(t, "API server on empty", r.stderr, "should be greater than or equal to 1")
 }
