@@ -53,8 +53,11 @@ the API server converts them:
 
 A field the new version's schema would drop, or that the converter's round trip
 (old→new→old) does not bring back, is a loss: such an object is left as it was
-and named, unless --accept-loss. Other documents are left byte for byte; with
---in-place the files are edited keeping comments, key order and layout.
+and named, unless --accept-loss. An object the new version would reject (its
+schema, its CEL rules) is left as it was and named. A kustomization in the input
+that selects converted objects by version moves with them. Other documents are
+left byte for byte; with --in-place the files are edited keeping comments, key
+order and layout, each written whole or not at all, only inside the tree named.
 
 The CRDs come from the cluster, or from --crd-file without one.`,
 		Example: `  # A kustomize base moved to v1, in place, with the CRDs of the cluster
