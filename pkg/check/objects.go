@@ -287,6 +287,17 @@ func notVisible(live, next *apiextensionsv1.CustomResourceDefinition, v string) 
 	return f
 }
 
+// unreadable says that the live objects could not be read at all: the
+// cluster's conversion webhook failed (not deployed, not answering). What
+// needs the objects — their clients, their validation against the new
+// schemas — is not judged; the rest of the check stands.
+func unreadable(live *apiextensionsv1.CustomResourceDefinition, err error) lifecycle.Finding {
+	return lifecycle.Finding{Severity: lifecycle.SeverityWarning, Kind: lifecycle.FindingObjects, CRD: live.Name, Rule: "objectsNotVisible",
+		Message: fmt.Sprintf("the live objects could not be read: the cluster's conversion webhook (%s) failed; their clients and their validation against the new schemas are not judged, neither passed nor refused: %v",
+			lifecycle.ConversionSummary(live.Spec.Conversion), err),
+		Fix: []lifecycle.Advice{{Text: "make the conversion webhook answer, then check again"}}}
+}
+
 func schemaOf(crd *apiextensionsv1.CustomResourceDefinition, v string) *apiextensionsv1.CustomResourceValidation {
 	if sv := lifecycle.SpecVersion(crd, v); sv != nil {
 		return sv.Schema

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 )
@@ -143,6 +144,10 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 			return nil, nil, err
 		}
 		managers, err := usage.VersionManagers(ctx, c.Metadata, live, gone, max(opts.PageSize, 1))
+		if pass.IsConversionFailure(err) {
+			out = append(out, unreadable(live, err))
+			return lifecycle.Consequence(out, nil, opts.Policy), live, nil
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -163,6 +168,10 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 		vo.Progress = func(done, total int64) { opts.Progress(n.Name, done, total) }
 	}
 	objs, counts, err := validateObjects(ctx, c.Dynamic, live, n, vo)
+	if pass.IsConversionFailure(err) {
+		out = append(out, unreadable(live, err))
+		return lifecycle.Consequence(out, nil, opts.Policy), live, nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -64,6 +64,7 @@ func clusterAPI(v string) release {
 var pairs = []pair{
 	{"cert-manager", []release{certManager("v1.15.0"), certManager("v1.16.0")}},
 	{"Karpenter", []release{karpenter("v0.37.0"), karpenter("v1.0.0")}},
+	{"Karpenter", []release{karpenter("v0.37.0"), karpenter("v1.0.0"), karpenter("v1.1.0")}},
 	{"Gateway API", []release{gatewayAPI("v1.1.0"), gatewayAPI("v1.2.0")}},
 	{"Prometheus Operator", []release{prometheusOperator("v0.75.0"), prometheusOperator("v0.76.0")}},
 	{"KEDA", []release{keda("v2.14.0"), keda("v2.15.0")}},
