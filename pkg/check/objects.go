@@ -204,12 +204,8 @@ func groupObjects(found []lifecycle.Finding) []lifecycle.Finding {
 		out[i].Objects = append(out[i].Objects, f.Object)
 	}
 	for i := range out {
-		names := out[i].Objects
-		out[i].Count = len(names)
-		out[i].Object = strings.Join(names[:min(len(names), namedObjects)], ", ")
-		if len(names) > namedObjects {
-			out[i].Object += fmt.Sprintf(", and %d more", len(names)-namedObjects)
-		}
+		out[i].Count = len(out[i].Objects)
+		out[i].Object = firstNames(out[i].Objects)
 	}
 	return out
 }

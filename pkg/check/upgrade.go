@@ -138,6 +138,15 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 	if live == nil {
 		return lifecycle.Consequence(out, nil, opts.Policy), live, nil
 	}
+	entries, err := removedVersionEntries(ctx, c.Metadata, live, n, max(opts.PageSize, 1))
+	if pass.IsConversionFailure(err) {
+		out = append(out, unreadable(live, err))
+		return lifecycle.Consequence(out, nil, opts.Policy), live, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	out = append(out, entries...)
 	if gone := lifecycle.Unserved(live, n); len(gone) > 0 {
 		requests, err := metrics()
 		if err != nil {

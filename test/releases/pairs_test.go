@@ -59,6 +59,16 @@ func clusterAPI(v string) release {
 	return release{module: "sigs.k8s.io/cluster-api", version: v, dirs: []string{"config/crd/bases"}}
 }
 
+func kyverno(v string) release {
+	return release{module: "github.com/kyverno/kyverno", version: v, dirs: []string{"config/crds"}}
+}
+
+// externalSecrets is the CRDs as generated; the bundle and the chart add a
+// conversion webhook, which does not run here.
+func externalSecrets(v string) release {
+	return release{module: "github.com/external-secrets/external-secrets", version: v, dirs: []string{"config/crds/bases"}}
+}
+
 // pairs are the upgrades checked. Each release must be one the module
 // proxy serves; one it refuses skips its pair.
 var pairs = []pair{
@@ -70,6 +80,10 @@ var pairs = []pair{
 	{"KEDA", []release{keda("v2.14.0"), keda("v2.15.0")}},
 	{"Velero", []release{velero("v1.13.0"), velero("v1.14.0")}},
 	{"Cluster API", []release{clusterAPI("v1.10.0"), clusterAPI("v1.11.0")}},
+	{"Cluster API", []release{clusterAPI("v1.9.0"), clusterAPI("v1.10.0")}},
+	{"Kyverno", []release{kyverno("v1.11.0"), kyverno("v1.12.0"), kyverno("v1.13.0")}},
+	{"external-secrets", []release{externalSecrets("v0.14.4"), externalSecrets("v0.16.1")}},
+	{"external-secrets", []release{externalSecrets("v0.14.4"), externalSecrets("v0.16.1"), externalSecrets("v0.17.0")}},
 }
 
 func (p pair) String() string {

@@ -117,6 +117,12 @@ func checkPair(t *testing.T, p pair) result {
 		t.Fatal(err)
 	}
 	t.Logf("API server: %s", r.server)
+	for _, b := range r.server.broken {
+		t.Logf("broken: %s", b)
+	}
+	for _, b := range r.server.broken {
+		t.Logf("broken: %s", b)
+	}
 	for _, u := range r.server.unjudged {
 		t.Logf("not judged: %s", u)
 	}
