@@ -202,6 +202,7 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 		}
 	}
 	r := report.NewCheckReport(against, len(o.newCRDs.CRDs), findings)
+	r.Width = terminalWidth(o.Out)
 	if err := report.WriteCheck(o.Out, o.format, r); err != nil {
 		return err
 	}

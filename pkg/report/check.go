@@ -20,13 +20,17 @@ type CheckReport struct {
 	Warnings int                 `json:"warnings"`
 	Notes    int                 `json:"notes"`
 	Findings []lifecycle.Finding `json:"findings"`
+	// Width, when set (a terminal's), cuts each line of the table to it;
+	// -o json|yaml has every word.
+	Width int `json:"-"`
 }
 
 // NewCheckReport counts the findings and spells out the commands of their
 // fixes.
 func NewCheckReport(against string, crds int, findings []lifecycle.Finding) CheckReport {
 	r := CheckReport{APIVersion: APIVersion, Kind: "CheckReport", Against: against, CRDs: crds, Findings: append([]lifecycle.Finding{}, findings...)}
-	for i, f := range findings {
+	slices.SortStableFunc(r.Findings, func(a, b lifecycle.Finding) int { return decisive(a) - decisive(b) })
+	for i, f := range r.Findings {
 		r.Findings[i].Fix = spelled(f.Fix)
 		switch f.Severity {
 		case lifecycle.SeverityError:
@@ -38,6 +42,23 @@ func NewCheckReport(against string, crds int, findings []lifecycle.Finding) Chec
 		}
 	}
 	return r
+}
+
+// decisive ranks a finding by how much it decides: errors (exit 3) first,
+// then the storedVersions trap (an apply refused on every cluster that
+// still names a removed version: an error there, a warning only because a
+// file cannot tell), then the other warnings (exit 3 with --strict), then
+// notes. The order within a rank is the check's.
+func decisive(f lifecycle.Finding) int {
+	switch {
+	case f.Severity == lifecycle.SeverityError:
+		return 0
+	case f.Rule == "removedVersionMayBeStored":
+		return 1
+	case f.Severity == lifecycle.SeverityNote:
+		return 3
+	}
+	return 2
 }
 
 // WriteCheck renders what check found: a table of findings and then, for
@@ -59,7 +80,8 @@ func WriteCheck(w io.Writer, f Format, r CheckReport) error {
 		header = append([]string{"CLUSTER"}, header...)
 	}
 	t := newTable(w, header...)
-	for _, fd := range r.Findings {
+	t.width = r.Width
+	for _, fd := range folded(r.Findings) {
 		objects := fd.Object
 		if fd.Count > 1 {
 			objects = fmt.Sprintf("%d: %s", fd.Count, fd.Object)
@@ -121,8 +143,10 @@ func writeCheckMarkdown(w io.Writer, r CheckReport) error {
 	b.WriteString("\n## Breaking changes\n\n")
 	breaking := 0
 	for _, f := range r.Findings {
-		// A refusal that depends on the cluster is breaking where it holds.
-		if f.Kind == lifecycle.FindingDeprecation || (f.Severity != lifecycle.SeverityError && f.Kind != lifecycle.FindingRejected) {
+		// A refusal that depends on the cluster is breaking where it holds,
+		// and a schema change that refuses or drops what a client writes
+		// breaks that client, whatever the live objects hold.
+		if f.Kind == lifecycle.FindingDeprecation || (f.Severity != lifecycle.SeverityError && f.Kind != lifecycle.FindingRejected && !breaksClients(f)) {
 			continue
 		}
 		breaking++
@@ -155,6 +179,57 @@ func writeCheckMarkdown(w io.Writer, r CheckReport) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// breaksClients says whether a schema change refuses, or drops, what a
+// client of the version could write before: not a default changed, a rule
+// removed, or a switch migrate checks.
+func breaksClients(f lifecycle.Finding) bool {
+	return f.Kind == lifecycle.FindingSchema && !slices.Contains([]string{"defaultChanged", "validationRuleRemoved", "storageSwitchMayLoseData"}, f.Rule)
+}
+
+// foldedNames is how many paths a folded row names before "and N more".
+const foldedNames = 3
+
+// folded makes one table row of the findings of one rule in one CRD (and
+// cluster) and severity, which differ only in version, path or wording:
+// 86 requiredAdded warnings are one row, with a count and the first paths.
+// Findings about objects are grouped already; -o json keeps every finding.
+func folded(findings []lifecycle.Finding) []lifecycle.Finding {
+	type key struct {
+		sev                lifecycle.Severity
+		cluster, crd, rule string
+		kind               lifecycle.FindingKind
+	}
+	index := map[key]int{}
+	var out []lifecycle.Finding
+	var paths [][]string
+	for _, f := range findings {
+		k := key{f.Severity, f.Cluster, f.CRD, f.Rule, f.Kind}
+		i, ok := index[k]
+		if !ok || f.Kind == lifecycle.FindingObjects {
+			index[k] = len(out)
+			out = append(out, f)
+			paths = append(paths, []string{f.Path})
+			continue
+		}
+		g := &out[i]
+		if f.Version != "" && !slices.Contains(strings.Split(g.Version, ", "), f.Version) {
+			g.Version = strings.TrimPrefix(g.Version+", "+f.Version, ", ")
+		}
+		paths[i] = append(paths[i], f.Path)
+	}
+	for i := range out {
+		if n := len(paths[i]); n > 1 {
+			shown := paths[i][:min(n, foldedNames)]
+			out[i].Path = strings.Join(shown, ", ")
+			if n > foldedNames {
+				out[i].Path += fmt.Sprintf(", and %d more", n-foldedNames)
+			}
+			out[i].Message = fmt.Sprintf("%d alike, the first: %s", n, out[i].Message)
+		}
+	}
+	return out
 }
 
 // fixBlock is the fix several findings of one CRD share: each is said

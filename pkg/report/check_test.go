@@ -43,3 +43,50 @@ func TestCheckSaysEachFixOnce(t *testing.T) {
 		t.Errorf("the markdown lacks %q:\n%s", want, b.String())
 	}
 }
+
+// What decides the exit code comes first: errors, then the storedVersions
+// trap, then other warnings, then notes. Findings of one rule in one CRD
+// are one row with a count and the first paths (-o json keeps each); a
+// terminal's width cuts every line; markdown's breaking changes name the
+// schema changes that break a client.
+func TestCheckPutsWhatDecidesFirstAndFoldsTheRest(t *testing.T) {
+	var findings []lifecycle.Finding
+	for _, p := range []string{"spec.a", "spec.b", "spec.c", "spec.d", "spec.e"} {
+		findings = append(findings, lifecycle.Finding{Severity: lifecycle.SeverityWarning, Kind: lifecycle.FindingSchema, CRD: "policies.kyverno.io", Version: "v1", Rule: "requiredAdded", Path: p, Message: p + " is required now"})
+	}
+	findings = append(findings,
+		lifecycle.Finding{Severity: lifecycle.SeverityNote, Kind: lifecycle.FindingSchema, CRD: "policies.kyverno.io", Version: "v1", Rule: "defaultChanged", Path: "spec.x", Message: "default changed"},
+		lifecycle.Finding{Severity: lifecycle.SeverityWarning, Kind: lifecycle.FindingRejected, CRD: "policies.kyverno.io", Version: "v1beta1", Rule: "removedVersionMayBeStored", Message: "v1beta1 is removed: " + strings.Repeat("long words ", 40)},
+		lifecycle.Finding{Severity: lifecycle.SeverityError, Kind: lifecycle.FindingObjects, CRD: "policies.kyverno.io", Version: "v1", Rule: "managedFieldsOfRemovedVersion", Message: "server-side apply fails"})
+	r := NewCheckReport("files", 1, findings)
+	var rules []string
+	for _, f := range r.Findings {
+		rules = append(rules, f.Rule)
+	}
+	if got := strings.Join(rules, ","); got != "managedFieldsOfRemovedVersion,removedVersionMayBeStored,requiredAdded,requiredAdded,requiredAdded,requiredAdded,requiredAdded,defaultChanged" {
+		t.Errorf("order %s", got)
+	}
+	r.Width = 160
+	var b strings.Builder
+	if err := WriteCheck(&b, FormatTable, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for line := range strings.Lines(out) {
+		if n := len([]rune(strings.TrimRight(line, "\n"))); n > 160 {
+			t.Errorf("a line of %d columns: %q", n, line)
+		}
+	}
+	if strings.Count(out, "requiredAdded") != 1 || !strings.Contains(out, "spec.a, spec.b, spec.c, and 2 more") || !strings.Contains(out, "5 alike, the first") {
+		t.Errorf("the five requiredAdded are not one row with the first paths:\n%s", out)
+	}
+	b.Reset()
+	if err := WriteCheck(&b, FormatMarkdown, r); err != nil {
+		t.Fatal(err)
+	}
+	_, breaking, _ := strings.Cut(b.String(), "## Breaking changes")
+	breaking, _, _ = strings.Cut(breaking, "## Upgrade steps")
+	if !strings.Contains(breaking, "`spec.e`") || strings.Contains(breaking, "defaultChanged") {
+		t.Errorf("breaking changes:\n%s", breaking)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/cli-runtime/pkg/printers"
 )
@@ -13,10 +14,14 @@ import (
 // exactly as kubectl's do; no trailing blanks (output can be diffed and
 // grepped).
 type table struct {
-	out io.Writer
-	buf bytes.Buffer
-	tw  io.Writer
-	tab interface{ Flush() error }
+	out     io.Writer
+	header  []string
+	headers bool
+	rows    [][]string
+	// width, when set, is the columns each line may take: the last
+	// column's cells (the longest words) are cut to fit, then any line
+	// still longer.
+	width int
 }
 
 func newTable(w io.Writer, header ...string) *table {
@@ -25,13 +30,7 @@ func newTable(w io.Writer, header ...string) *table {
 
 // newTableWith leaves the header out when headers is false (--no-headers).
 func newTableWith(w io.Writer, headers bool, header ...string) *table {
-	t := &table{out: w}
-	tw := printers.GetNewTabWriter(&t.buf)
-	t.tw, t.tab = tw, tw
-	if headers {
-		_ = t.Append(header...)
-	}
-	return t
+	return &table{out: w, header: header, headers: headers}
 }
 
 var oneLine = strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ")
@@ -44,19 +43,72 @@ func (t *table) Append(row ...string) error {
 	for i, c := range row {
 		cells[i] = Printable(oneLine.Replace(c))
 	}
-	_, err := fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
-	return err
+	t.rows = append(t.rows, cells)
+	return nil
 }
 
+// columnGap is the blanks kubectl's tab writer puts between columns.
+const columnGap = 3
+
+// minLastColumn is what a cut leaves of the last column at the least.
+const minLastColumn = 20
+
 func (t *table) Render() error {
-	if err := t.tab.Flush(); err != nil {
+	rows := t.rows
+	if t.headers {
+		rows = append([][]string{t.header}, rows...)
+	}
+	if t.width > 0 {
+		t.fitLastColumn(rows)
+	}
+	var buf bytes.Buffer
+	tw := printers.GetNewTabWriter(&buf)
+	for _, cells := range rows {
+		if _, err := fmt.Fprintln(tw, strings.Join(cells, "\t")); err != nil {
+			return err
+		}
+	}
+	if err := tw.Flush(); err != nil {
 		return err
 	}
 	var out strings.Builder
-	for line := range strings.Lines(t.buf.String()) {
-		out.WriteString(strings.TrimRight(line, " \n"))
+	for line := range strings.Lines(buf.String()) {
+		out.WriteString(fitTo(strings.TrimRight(line, " \n"), t.width))
 		out.WriteByte('\n')
 	}
 	_, err := io.WriteString(t.out, out.String())
 	return err
+}
+
+// fitLastColumn cuts the last cell of each row to what the other columns
+// leave of the width.
+func (t *table) fitLastColumn(rows [][]string) {
+	if len(rows) == 0 || len(rows[0]) < 2 {
+		return
+	}
+	last := len(rows[0]) - 1
+	widths := make([]int, last)
+	for _, cells := range rows {
+		for i := 0; i < last && i < len(cells); i++ {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cells[i]))
+		}
+	}
+	avail := t.width
+	for _, w := range widths {
+		avail -= w + columnGap
+	}
+	avail = max(avail, minLastColumn)
+	for _, cells := range rows {
+		if len(cells) > last {
+			cells[last] = fitTo(cells[last], avail)
+		}
+	}
+}
+// fitTo shortens line to width columns, ending it with "…"; width 0 keeps it.
+func fitTo(line string, width int) string {
+	if width <= 0 || utf8.RuneCountInString(line) <= width {
+		return line
+	}
+	r := []rune(line)
+	return string(r[:width-1]) + "…"
 }
