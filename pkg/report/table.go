@@ -104,6 +104,7 @@ func (t *table) fitLastColumn(rows [][]string) {
 		}
 	}
 }
+
 // fitTo shortens line to width columns, ending it with "…"; width 0 keeps it.
 func fitTo(line string, width int) string {
 	if width <= 0 || utf8.RuneCountInString(line) <= width {
