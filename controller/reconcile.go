@@ -48,7 +48,8 @@ func (m *Migrator) reconcile(ctx context.Context, crd *apiextensionsv1.CustomRes
 	case doMigrate:
 		opts := m.opts.Migrate
 		opts.Prune, opts.CleanManagedFields, opts.Force = d.prune, d.clean, false
-		opts.Log = log
+		// Migrate names the CRD in each line itself.
+		opts.Log = m.log.WithValues("generation", crd.Generation)
 		res, err := migrate.Migrate(ctx, m.clients, crd.Name, opts)
 		return m.migrated(ctx, crd, d, res, err)
 	}
