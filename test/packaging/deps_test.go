@@ -78,3 +78,56 @@ func TestOnlyTheFullSandboxRequiresKubernetes(t *testing.T) {
 		}
 	}
 }
+
+// controller-runtime is for the controller's modules (controller/ and its
+// tests, test/controller) only: an operator that imports pkg/migrate
+// without it must not get it, and the test module tests the plugin, not
+// the controller.
+func TestOnlyTheControllerModulesRequireControllerRuntime(t *testing.T) {
+	for _, dir := range []string{".", "test", "test/full"} {
+		mod, err := os.ReadFile(filepath.Join(root, dir, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(mod), "sigs.k8s.io/controller-runtime") {
+			t.Errorf("%s/go.mod requires sigs.k8s.io/controller-runtime", dir)
+		}
+	}
+}
+
+// The controller's modules build every module they share with the plugin's
+// (and its tests with the test module's) at the same version: the
+// controller drives exactly the engine the plugin ships, and a build of
+// every module, as make test's, compiles client-go and the rest once.
+func TestControllerModulesBuildTheSameVersions(t *testing.T) {
+	for _, pair := range [][2]string{{".", "controller"}, {"test", "test/controller"}} {
+		base, ctrl := builtModules(t, pair[0]), builtModules(t, pair[1])
+		for mod, v := range ctrl {
+			if b, ok := base[mod]; ok && b != v {
+				t.Errorf("%s builds %s %s, %s builds %s", pair[1], mod, v, pair[0], b)
+			}
+		}
+	}
+}
+
+// builtModules are the modules, with their versions, of every package a
+// module's tests build.
+func builtModules(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-test", "-f", "{{with .Module}}{{.Path}} {{.Version}}{{end}}", "./...")
+	cmd.Dir = filepath.Join(root, dir)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list in %s: %v", dir, err)
+	}
+	mods := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if path, version, ok := strings.Cut(line, " "); ok && version != "" {
+			mods[path] = version
+		}
+	}
+	if len(mods) < 10 {
+		t.Fatalf("go list in %s named %d modules: not a dependency list", dir, len(mods))
+	}
+	return mods
+}
