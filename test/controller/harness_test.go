@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -210,6 +211,8 @@ type replica struct {
 	name string
 	mgr  manager.Manager
 	log  *lines
+	// stop stops the manager, releasing its lease, and waits for it.
+	stop func()
 }
 
 // startReplica starts a manager that elects its leader on lease, with a
@@ -220,6 +223,14 @@ func (e *env) startReplica(name, lease string, opts controller.Options) *replica
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	return e.startReplicaAs(cfg, name, lease, opts)
+}
+
+// startReplicaAs is startReplica with the identity cfg holds. The replica
+// stops when the test ends or stop is called.
+func (e *env) startReplicaAs(cfg *rest.Config, name, lease string, opts controller.Options) *replica {
+	e.t.Helper()
+	var err error
 	r := &replica{name: name, log: &lines{}}
 	renew, leaseFor, retry := 3*time.Second, 4*time.Second, 500*time.Millisecond
 	r.mgr, err = manager.New(cfg, manager.Options{
@@ -247,12 +258,16 @@ func (e *env) startReplica(name, lease string, opts controller.Options) *replica
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.mgr.Start(ctx) }()
-	e.t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			e.t.Errorf("replica %s: %v", name, err)
-		}
-	})
+	var once sync.Once
+	r.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				e.t.Errorf("replica %s: %v", name, err)
+			}
+		})
+	}
+	e.t.Cleanup(r.stop)
 	return r
 }
 
