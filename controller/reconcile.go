@@ -8,7 +8,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // outcome says when a CRD is looked at again.
@@ -116,13 +118,17 @@ func (m *Migrator) cleaned(ctx context.Context, crd *apiextensionsv1.CustomResou
 		log.Info("stopped: this replica is stopping or lost the lease; the next leader starts over")
 		return settled
 	case res.Complete():
-		markSuccess(crd.Name)
+		if !lifecycle.MigrationPending(crd) {
+			// Every object is proven at the storage version only where
+			// storedVersions says so: a cleanup alone proves nothing of it.
+			markSuccess(crd.Name)
+		}
 		log.Info("managedFields cleanup done", "cleaned", res.Rewritten, "listed", res.Listed)
 		if res.Rewritten > 0 {
 			m.event(crd, normal, "ManagedFieldsCleaned", "CleanManagedFields", fmt.Sprintf("dropped managedFields entries of versions no longer served from %d objects", res.Rewritten))
 		}
 		return settled
-	case res.StopReason != "" && res.Failed == 0:
+	case res.StopReason == results.StopNotProven:
 		// Not proven for this CRD: the cleanup wrote nothing, and will
 		// write nothing until the CRD changes.
 		log.Info("managedFields cleanup wrote nothing", "reason", res.Stopped)
@@ -130,7 +136,11 @@ func (m *Migrator) cleaned(ctx context.Context, crd *apiextensionsv1.CustomResou
 	}
 	failuresSeen(crd.Name, res.Failed)
 	what := fmt.Sprintf("managedFields cleanup: %d of %d objects failed%s", res.Failed, res.Listed, firstFailure(res.Failures))
-	log.Info(what)
+	if res.Stopped != "" {
+		what += "; stopped: " + res.Stopped
+	}
+	what += "; trying again after a backoff"
+	log.Info("managedFields cleanup incomplete", "summary", what)
 	m.event(crd, warning, "ManagedFieldsCleanupFailed", "CleanManagedFields", what)
 	return retry
 }
