@@ -111,7 +111,10 @@ type Assessment struct {
 	// GitOps is the tool that syncs the CRD from Git, when one does: the
 	// next step is then taken in its manifest.
 	GitOps *GitOps `json:"gitOps,omitempty"`
-	Next   Next    `json:"next"`
+	// Refused is what the last migrate left for data loss, while it holds
+	// for the CRD as it is.
+	Refused *Refused `json:"refused,omitempty"`
+	Next    Next     `json:"next"`
 }
 
 // Assess infers every version's stage, the CRD's problems and its next step.
@@ -127,6 +130,7 @@ func Assess(crd *apiextensionsv1.CustomResourceDefinition) Assessment {
 		StoredVersions:     append([]string{}, crd.Status.StoredVersions...),
 		Migrating:          StorageMigrating(crd),
 		MigratingCondition: storageMigratingCondition(crd),
+		Refused:            RefusedFor(crd),
 		Problems:           []Problem{},
 	}
 	for _, v := range crd.Spec.Versions {
@@ -267,6 +271,13 @@ func nextStep(a Assessment) Next {
 		return Next{Action: ActionWait, Reason: "the cluster's storage version migrator is migrating this resource; check again when StorageMigrating is False"}
 	case len(byStage[StageMissing]) > 0:
 		return Next{Action: ActionRun, Step: Migrate(crd), Reason: fmt.Sprintf("re-store every object at %s and prune %s from storedVersions", a.StorageVersion, strings.Join(byStage[StageMissing], ", "))}
+	case len(pending) > 0 && a.Refused != nil:
+		// The same migrate would leave the same objects: the way forward
+		// is to change them, or to drop those fields on purpose.
+		r := a.Refused
+		return Next{Action: ActionFix, Step: &Step{Op: OpMigrate, CRD: crd, AcceptLoss: true},
+			Reason: fmt.Sprintf("the last migrate left %s stored at %s: re-storing them at %s would lose %s (%s); edit those fields out of them (or into fields %s keeps) and migrate again, or re-store them without those fields",
+				Objects(r.Objects), strings.Join(pending, ", "), r.Storage, strings.Join(r.Fields, ", "), firstOf(r.First, r.Objects), r.Storage)}
 	case len(pending) > 0:
 		return Next{Action: ActionRun, Step: Migrate(crd), Reason: fmt.Sprintf("objects may still be stored at %s", strings.Join(pending, ", "))}
 	case len(byStage[StageIntroduced]) > 0:
@@ -366,4 +377,13 @@ func StorageMigrating(crd *apiextensionsv1.CustomResourceDefinition) bool {
 		}
 	}
 	return false
+}
+
+// firstOf names the first objects of n: "ns/a, ns/b and 3 more".
+func firstOf(first []string, n int64) string {
+	s := strings.Join(first, ", ")
+	if more := n - int64(len(first)); more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
 }

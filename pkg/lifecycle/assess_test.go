@@ -231,3 +231,35 @@ func TestDeprecationWarning(t *testing.T) {
 		t.Errorf("no replacement: %q", got)
 	}
 }
+
+// After a migrate left objects for data loss, the next step is a way
+// forward, not the same migrate: while the note holds for the CRD as it
+// is (its generation and storage version) and a migration is pending.
+func TestNextStepAfterARefusedMigrate(t *testing.T) {
+	pending := crd([]string{"v1beta1", "v1"}, "v1beta1:served,deprecated", "v1:served,storage")
+	note := func(c *apiextensionsv1.CustomResourceDefinition, r Refused) *apiextensionsv1.CustomResourceDefinition {
+		c = c.DeepCopy()
+		c.Annotations = map[string]string{RefusedAnnotation: r.Annotation()}
+		return c
+	}
+	left := Refused{Storage: "v1", Generation: pending.Generation, Objects: 5, First: []string{"ns/a", "ns/b", "ns/c"}, Fields: []string{"spec.legacy"}}
+	for _, tc := range []struct {
+		name   string
+		crd    *apiextensionsv1.CustomResourceDefinition
+		action Action
+		accept bool
+	}{
+		{"noted: edit them or accept the loss", note(pending, left), ActionFix, true},
+		{"no note: migrate", pending, ActionRun, false},
+		{"a note of another generation: migrate", note(pending, Refused{Storage: "v1", Generation: pending.Generation + 1, Objects: 5}), ActionRun, false},
+		{"a note of another storage version: migrate", note(pending, Refused{Storage: "v1beta1", Generation: pending.Generation, Objects: 5}), ActionRun, false},
+	} {
+		next := Assess(tc.crd).Next
+		if next.Action != tc.action || next.Step == nil || next.Step.Op != OpMigrate || next.Step.AcceptLoss != tc.accept {
+			t.Errorf("%s: %+v %+v", tc.name, next, next.Step)
+		}
+	}
+	if r := Assess(note(pending, left)).Next.Reason; !strings.Contains(r, "5 objects stored at v1beta1") || !strings.Contains(r, "spec.legacy (ns/a, ns/b, ns/c and 2 more)") {
+		t.Errorf("reason: %s", r)
+	}
+}

@@ -35,6 +35,9 @@ type Step struct {
 	CleanManagedFields bool `json:"cleanManagedFields,omitempty"`
 	// All has migrate take every CRD with a migration pending.
 	All bool `json:"all,omitempty"`
+	// AcceptLoss has migrate re-store objects even where old→new→old
+	// loses their data.
+	AcceptLoss bool `json:"acceptLoss,omitempty"`
 	// ConversionFromFile has promote take FromFile's spec.conversion too.
 	ConversionFromFile bool `json:"conversionFromFile,omitempty"`
 	// Context is the kubeconfig context the step is for, in a view of

@@ -184,6 +184,15 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		}
 	}
 	log.Info("prune", "reason", res.PruneReason, "storedVersions", res.StoredVersionsAfter)
+	if opts.DryRun.persists() && res.StopReason == "" {
+		// The second pass checks the same objects again: its losses are
+		// the first's, and any new.
+		lost := res.Lost
+		if res.Settle != nil {
+			lost = max(lost, res.Settle.Lost)
+		}
+		noteRefused(ctx, c, crd, lost, losses, log)
+	}
 	res.Duration = time.Since(p.start)
 	return res, nil
 }

@@ -37,6 +37,9 @@ func Command(s lifecycle.Step) string {
 	if s.CleanManagedFields {
 		args = append(args, "--clean-managed-fields")
 	}
+	if s.AcceptLoss {
+		args = append(args, "--accept-loss")
+	}
 	if s.Context != "" {
 		args = append(args, "--context", s.Context)
 	}

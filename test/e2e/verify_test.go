@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -187,8 +188,19 @@ func TestMigrateChecksEachObjectThroughTheWebhookAsItIsNow(t *testing.T) {
 	if err != nil || o.Object["spec"].(map[string]any)["legacy"] != "keep" {
 		t.Fatalf("ep-04: %v %v", o, err)
 	}
+	// status leads on from here, not to the same migrate again: it names
+	// the objects, the field, and the ways forward.
+	st := e.plugin("status", "endpoints").mustCode(t, 0)
+	contains(t, "status after the refused migrate", st.stdout, "the last migrate left 2 objects stored at v1", "spec.legacy", "default/ep-01, default/ep-04",
+		"edit those fields out of them", "kubectl crdversion migrate endpoints.net.example.com --accept-loss")
 	r = e.plugin("migrate", "endpoints", "--switch-grace=1s", "--accept-loss", "-q").mustCode(t, 0)
 	contains(t, "--accept-loss", r.stdout, "not checked: loss accepted", "(pruned)")
+	if _, ok := e.crd(endpoints).Annotations[lifecycle.RefusedAnnotation]; ok {
+		t.Error("the note of the objects left stayed after a migrate that left none")
+	}
+	if st := e.plugin("status", "endpoints").mustCode(t, 0); strings.Contains(st.stdout, "--accept-loss") {
+		t.Errorf("status after the migration still advises --accept-loss:\n%s", st.stdout)
+	}
 }
 
 // giveLegacy sets spec.legacy, a field the DropsLegacy webhook does not
