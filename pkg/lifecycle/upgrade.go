@@ -83,6 +83,7 @@ func CheckUpgrade(old, new *apiextensionsv1.CustomResourceDefinition, stored []s
 	}
 	var out []Finding
 	out = append(out, rejected(old, new, stored)...)
+	out = append(out, lastAppliedTooLong(old, new)...)
 	if offline {
 		out = append(out, removedMaybeStored(old, new, stored)...)
 	}

@@ -299,3 +299,31 @@ func TestSameSource(t *testing.T) {
 		})
 	}
 }
+
+// A manifest past what client-side apply can keep in its annotation: an
+// error where the live CRD was applied client-side, else a warning (only
+// a client-side apply fails), and nothing for a manifest that fits.
+func TestLastAppliedTooLong(t *testing.T) {
+	small := crd([]string{"v1"}, "v1:served,storage")
+	big := small.DeepCopy()
+	big.Spec.Versions[0].Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", Description: strings.Repeat("x", 300<<10)}}
+	applied := small.DeepCopy()
+	applied.Annotations = map[string]string{LastAppliedAnnotation: "{}"}
+	for _, tc := range []struct {
+		name     string
+		old, new *apiextensionsv1.CustomResourceDefinition
+		want     Severity
+	}{
+		{"fits", applied, small, ""},
+		{"past the limit, applied client-side", applied, big, SeverityError},
+		{"past the limit, applied otherwise", small, big, SeverityWarning},
+	} {
+		got := lastAppliedTooLong(tc.old, tc.new)
+		switch {
+		case tc.want == "" && len(got) > 0:
+			t.Errorf("%s: %+v", tc.name, got)
+		case tc.want != "" && (len(got) != 1 || got[0].Severity != tc.want):
+			t.Errorf("%s: %+v, want one %s", tc.name, got, tc.want)
+		}
+	}
+}

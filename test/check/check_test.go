@@ -3,18 +3,21 @@
 package check_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -203,5 +206,51 @@ func TestCheckSaysWhatLiveObjectsLoseToPruning(t *testing.T) {
 	slices.Sort(got)
 	if strings.Join(got, "; ") != strings.Join(want, "; ") {
 		t.Errorf("objects losing fields: %q\nwant %q", got, want)
+	}
+}
+
+// A CRD applied client-side (it carries kubectl's last-applied annotation)
+// whose next manifest is past 256 KiB: kubectl apply -f writes the whole
+// manifest into that annotation, and the API server refuses it. The server-
+// side dry run check sends takes the manifest, so before, check found
+// nothing; the API server's own answer to the write client-side apply
+// makes is the judge.
+func TestCheckSaysClientSideApplyIsRefusedPastTheAnnotationLimit(t *testing.T) {
+	c, live := liveGadgets(t, nil)
+	live, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), live.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := live.DeepCopy()
+	applied.Annotations = map[string]string{lifecycle.LastAppliedAnnotation: `{"kind":"CustomResourceDefinition"}`}
+	if live, err = c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Update(t.Context(), applied, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	next := live.DeepCopy()
+	next.Annotations, next.ResourceVersion, next.ManagedFields = nil, "", nil
+	next.Spec.Versions[0].Schema = gadgetSchema(func(spec *apiextensionsv1.JSONSchemaProps) {
+		spec.Description = strings.Repeat("Every field of the gadget, described at length. ", 6000)
+	})
+
+	found, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(found, func(f lifecycle.Finding) bool { return f.Rule == "lastAppliedTooLong" })
+	if i < 0 || found[i].Severity != lifecycle.SeverityError || !strings.Contains(report.Advice(found[i].Fix[0]), "kubectl apply --server-side") {
+		t.Fatalf("findings %+v: want lastAppliedTooLong, an error", found)
+	}
+	// What kubectl apply -f sends: the new manifest with itself in the
+	// annotation. The API server refuses it.
+	raw, err := json.Marshal(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := next.DeepCopy()
+	sent.ResourceVersion = live.ResourceVersion
+	sent.Annotations = map[string]string{lifecycle.LastAppliedAnnotation: string(raw)}
+	_, err = c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Update(t.Context(), sent, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || !strings.Contains(err.Error(), "Too long") {
+		t.Fatalf("the API server's answer to client-side apply: %v, want it refused as too long", err)
 	}
 }
