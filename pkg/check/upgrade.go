@@ -138,6 +138,13 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 	if live == nil {
 		return lifecycle.Consequence(out, nil, opts.Policy), live, nil
 	}
+	if server == nil {
+		applies, err := ownerApplies(ctx, c.CRDs, live, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, applies...)
+	}
 	entries, err := removedVersionEntries(ctx, c.Metadata, live, n, max(opts.PageSize, 1))
 	if pass.IsConversionFailure(err) {
 		out = append(out, unreadable(live, err))

@@ -66,8 +66,15 @@ func OwnersWarning(owners []Owner) *Advice {
 			names[i] = fmt.Sprintf("%s (%s)", o.Manager, o.Tool)
 		}
 	}
-	w := advise(PromoteFile("FILE"), "spec.versions is managed by %s: its next sync or upgrade reverts this change; make the same edit in the CRD manifest it applies, offline",
-		strings.Join(names, ", "))
+	what := "its next sync or upgrade reverts this change"
+	for _, o := range owners {
+		if o.Manager == "kubectl" && o.Operation == string(metav1.ManagedFieldsOperationApply) {
+			// kubectl apply --server-side does not force conflicts.
+			what = "its next apply of its manifest either fails with a conflict on spec.versions (kubectl apply --server-side) or, forced, reverts this change"
+		}
+	}
+	w := advise(PromoteFile("FILE"), "spec.versions is managed by %s: %s; make the same edit in the CRD manifest it applies, offline",
+		strings.Join(names, ", "), what)
 	return &w
 }
 

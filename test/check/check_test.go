@@ -10,8 +10,11 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/check"
@@ -252,5 +255,63 @@ func TestCheckSaysClientSideApplyIsRefusedPastTheAnnotationLimit(t *testing.T) {
 	_, err = c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Update(t.Context(), sent, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err == nil || !strings.Contains(err.Error(), "Too long") {
 		t.Fatalf("the API server's answer to client-side apply: %v, want it refused as too long", err)
+	}
+}
+
+// The CRD's owner applies it server-side (kubectl apply --server-side, field
+// manager kubectl); then the plugin's step, an update, takes spec.versions
+// (an atomic list). The owner's next apply of its manifest is a conflict:
+// check's update dry run never met it, so check said nothing. Sent as the
+// owner sends it, the manifest is found refused — and the API server's own
+// answer to the owner's apply is the conflict.
+func TestCheckSendsTheManifestAsItsServerSideApplyOwnerDoes(t *testing.T) {
+	sb := sandbox.StartT(t, sandbox.Options{})
+	c, err := migrate.NewClients(sb.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := fixtures.CRD("example.com", "Gadget", "gadgets", apiextensionsv1.NamespaceScoped, false,
+		fixtures.Version{Name: "v1", Served: true, Storage: true}, fixtures.Version{Name: "v1beta1", Served: true})
+	manifest.APIVersion, manifest.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+	body, err := json.Marshal(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := c.CRDs.ApiextensionsV1().CustomResourceDefinitions()
+	apply := func(dryRun bool) error {
+		opts := metav1.PatchOptions{FieldManager: "kubectl"}
+		if dryRun {
+			opts.DryRun = []string{metav1.DryRunAll}
+		}
+		_, err := crds.Patch(t.Context(), manifest.Name, types.ApplyPatchType, body, opts)
+		return err
+	}
+	if err := apply(false); err != nil {
+		t.Fatal(err)
+	}
+	// As promote --to deprecated writes it; the API server's own
+	// controllers write the status meanwhile.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live, err := crds.Get(t.Context(), manifest.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		live.Spec.Versions[1].Deprecated = true
+		_, err = crds.Update(t.Context(), live, metav1.UpdateOptions{FieldManager: "kubectl-crdversion"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	found, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{manifest}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(found, func(f lifecycle.Finding) bool { return f.Rule == "applyConflict" })
+	if i < 0 || found[i].Severity != lifecycle.SeverityError || !strings.Contains(found[i].Message, "kubectl apply --server-side") {
+		t.Fatalf("findings %+v: want the owner's apply found refused", found)
+	}
+	if err := apply(false); !apierrors.IsConflict(err) {
+		t.Fatalf("the owner's apply: %v, want the API server's conflict", err)
 	}
 }
