@@ -128,7 +128,7 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	defer stopWatch()
 	pass := func() *RestoreResult {
 		if len(p.check) == 0 {
-			return Restore(wctx, c.Metadata, crd, opts.RestoreOptions)
+			return restore(wctx, c.Metadata, crd, opts.RestoreOptions)
 		}
 		return checkedRestore(wctx, c.Metadata, c.Dynamic, crd, p.check, p.checksAll, &checked, opts.RestoreOptions)
 	}

@@ -152,14 +152,19 @@ func itemOf(u *unstructured.Unstructured) item {
 // the encoding of what the write does not need back.
 type writer func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error)
 
-// Restore writes every object of the CRD back unchanged, so the API server
+// restore writes every object of the CRD back unchanged, so the API server
 // re-encodes each one at the storage version: the write changes nothing,
 // and etcd is written only where the encoding differs (the object was
 // stored at another version). Objects are listed a page at a time and
 // written by a bounded pool of workers. Cancelling ctx ends the pass
 // promptly: writes in flight are abandoned (a write that changes nothing
 // either happened or did not; neither leaves anything half-done).
-func Restore(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
+//
+// It proves nothing itself: Migrate calls it only where the CRD proves
+// old→new→old for every object (else it runs the checked pass), after the
+// switch is in effect. Unexported so that no caller can re-store without
+// that proof.
+func restore(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
 	return forEachObject(ctx, meta, crd, addresses(meta, storageGVR(crd)), opts, restoreOne)
 }
 
