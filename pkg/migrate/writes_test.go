@@ -28,6 +28,8 @@ func TestEveryWriteIsInTheSafetyDocument(t *testing.T) {
 		"cluster.Missing Create":           "| the permission check | SelfSubjectAccessReviews",
 		"check.dryRunApply Create":         "| `check`'s server-side dry run of a new CRD |",
 		"check.dryRunApply Update":         "| `check`'s server-side dry run of a new CRD |",
+		"check.ownerApplies Patch":         "| `check`'s dry-run apply as the CRD's owner |",
+		"migrate.noteRefused Patch":        "| the note of objects left for data loss |",
 	}
 	doc, err := os.ReadFile("../../docs/safety.md")
 	if err != nil {
