@@ -18,7 +18,7 @@ type Options struct {
 	// nothing else proves what a prune makes permanent.
 	Skip []Phase
 	// Migrate tunes each migration (FieldManager, Gentle, SwitchGrace, ...);
-	// its Prune, CleanManagedFields, Force and Log are the Migrator's own.
+	// its KeepStoredVersions, CleanManagedFields, Force and Log are the Migrator's own.
 	Migrate migrate.Options
 	// MinBackoff and MaxBackoff bound the wait before a failed migration
 	// of a CRD is tried again, doubling from one to the other (0: 5s and

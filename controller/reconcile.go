@@ -49,7 +49,7 @@ func (m *Migrator) reconcile(ctx context.Context, crd *apiextensionsv1.CustomRes
 		return m.cleaned(ctx, crd, migrate.CleanManagedFields(ctx, m.clients.Metadata, crd, m.opts.Migrate.RestoreOptions))
 	case doMigrate:
 		opts := m.opts.Migrate
-		opts.Prune, opts.CleanManagedFields, opts.Force = d.prune, d.clean, false
+		opts.KeepStoredVersions, opts.CleanManagedFields, opts.Force = !d.prune, d.clean, false
 		// Migrate names the CRD in each line itself.
 		opts.Log = m.log.WithValues("generation", crd.Generation)
 		res, err := migrate.Migrate(ctx, m.clients, crd.Name, opts)

@@ -179,14 +179,14 @@ func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomRes
 			Progress:    bar.Update,
 			OnLimit:     bar.SetLimit,
 		},
-		Prune:         prune,
-		Force:         o.Force,
-		SwitchTimeout: o.WaitTimeout,
-		SwitchGrace:   o.switchGrace(),
-		AcceptLoss:    o.AcceptLoss,
-		Sightings:     o.sightings,
-		Notify:        func(msg string) { fmt.Fprintln(o.ErrOut, msg) },
-		Countdown:     o.countdown(),
+		KeepStoredVersions: !prune,
+		Force:              o.Force,
+		SwitchTimeout:      o.WaitTimeout,
+		SwitchGrace:        o.switchGrace(),
+		AcceptLoss:         o.AcceptLoss,
+		Sightings:          o.sightings,
+		Notify:             func(msg string) { fmt.Fprintln(o.ErrOut, msg) },
+		Countdown:          o.countdown(),
 	})
 }
 

@@ -25,7 +25,6 @@ func Example_operator() {
 	}
 	res, err := migrate.Migrate(context.Background(), clients, "widgets.example.com", migrate.Options{
 		RestoreOptions: migrate.RestoreOptions{FieldManager: "widget-operator"},
-		Prune:          true,
 	})
 	switch {
 	case errors.Is(err, migrate.ErrClusterMigrating):

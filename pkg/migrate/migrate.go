@@ -40,13 +40,14 @@ func restoreOptions(c Clients, opts RestoreOptions) RestoreOptions {
 	return opts
 }
 
-// Options tune a migration. The zero value is the default (no prune: say
-// Prune to prune).
+// Options tune a migration. The zero value is what kubectl crdversion
+// migrate does: every object re-stored, each proven first, and
+// storedVersions pruned once every object is.
 type Options struct {
 	RestoreOptions
-	// Prune storedVersions to the storage version when every object is
-	// proven re-stored.
-	Prune bool
+	// KeepStoredVersions leaves status.storedVersions as it is: no prune,
+	// however the pass ends (the CLI's --prune=false).
+	KeepStoredVersions bool
 	// Force goes ahead while the cluster's own migrator reports
 	// StorageMigrating=True.
 	Force bool
@@ -148,7 +149,7 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 		res.Rewritten, res.Unchanged = res.Rewritten+res.Unchanged, 0
 	}
 	log.Info("re-store pass done", "rewritten", res.Rewritten, "unchanged", res.Unchanged, "lost", res.Lost, "failed", res.Failed, "stopped", res.StopReason)
-	prune := opts.Prune && opts.DryRun.persists()
+	prune := !opts.KeepStoredVersions && opts.DryRun.persists()
 	if prune && res.Complete() && grace.began(passStart) {
 		// Writes begun before the switch may land at the old version until
 		// the grace is over, however long the pass took: re-store once more
@@ -170,7 +171,7 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	switch {
 	case opts.DryRun == DryRunServer:
 		res.PruneReason, res.PruneSkipped = results.PruneDryRun, "dry run: nothing was re-stored, so nothing is proven"
-	case !opts.Prune:
+	case opts.KeepStoredVersions:
 		res.PruneReason, res.PruneSkipped = results.PruneDisabled, "not asked to prune"
 	case errors.As(context.Cause(wctx), &changed):
 		res.PruneReason, res.PruneSkipped = results.PruneCRDChanged, changed.pruneSkipped()
@@ -289,7 +290,7 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 		// do so are asked for with the rest.
 		a.ObjectVerbs = append(slices.Clone(a.ObjectVerbs), "get", "update")
 	}
-	if opts.Prune && opts.DryRun.persists() {
+	if !opts.KeepStoredVersions && opts.DryRun.persists() {
 		a.Need = append(slices.Clone(a.Need), cluster.CRDPermission("update", "status", name))
 	}
 	// Both only read, and a refusal ends the wait for the switch: at a

@@ -49,7 +49,7 @@ const pendingWarning = time.Minute
 // (refusing while one is running for the resource, or the CRD reports
 // StorageMigrating=True without Force), follows its conditions until it
 // succeeds or fails, and reports the cluster's prune of storedVersions or, where the
-// cluster did not prune (before Kubernetes 1.36) and opts.Prune, prunes
+// cluster did not prune (before Kubernetes 1.36) and opts.KeepStoredVersions is not set, prunes
 // under the same guard as Migrate.
 //
 // The in-tree migrator prunes as soon as its pass ends, so its pass starts
@@ -197,7 +197,7 @@ func pruneAfterCluster(ctx context.Context, c Clients, crd *apiextensionsv1.Cust
 		res.Pruned, res.PruneReason = true, results.PrunedByCluster
 		return nil
 	}
-	if !opts.Prune {
+	if opts.KeepStoredVersions {
 		res.PruneReason, res.PruneSkipped = results.PruneDisabled, "not asked to prune"
 		res.StoredVersionsAfter = fresh.Status.StoredVersions
 		return nil

@@ -138,7 +138,7 @@ func (s *switched) contents(t *testing.T) map[string]string {
 // opts are the options of most tests: no switch grace, since no write is
 // in flight across their switches (the grace has tests of its own).
 func opts() migrate.Options {
-	return migrate.Options{RestoreOptions: migrate.RestoreOptions{Concurrency: 8, PageSize: 50}, Prune: true, SwitchTimeout: 30 * time.Second, SwitchGrace: migrate.NoSwitchGrace}
+	return migrate.Options{RestoreOptions: migrate.RestoreOptions{Concurrency: 8, PageSize: 50}, SwitchTimeout: 30 * time.Second, SwitchGrace: migrate.NoSwitchGrace}
 }
 
 func TestMigrateReStoresEveryObjectAndPrunes(t *testing.T) {
@@ -187,7 +187,7 @@ func TestMigrateReStoresEveryObjectAndPrunes(t *testing.T) {
 func TestMigratePruneFalseLeavesStoredVersions(t *testing.T) {
 	s := newSwitched(t, sandbox.Options{}, 20, nil)
 	o := opts()
-	o.Prune = false
+	o.KeepStoredVersions = true
 	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil || res.Pruned || res.PruneSkipped != "not asked to prune" {
 		t.Fatalf("res %+v err %v", res, err)

@@ -55,7 +55,7 @@ func TestPromoteWalksTheLifecycle(t *testing.T) {
 	if _, err := migrate.Promote(t.Context(), s.clients, s.crd, opts); err == nil {
 		t.Fatal("blocked was taken with v1beta1 still in storedVersions")
 	}
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, migrate.Options{Prune: true, SwitchGrace: -1})
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, migrate.Options{SwitchGrace: -1})
 	if err != nil || !res.Pruned || res.Rewritten != n {
 		t.Fatalf("migrate: %+v, %v", res, err)
 	}
