@@ -28,11 +28,11 @@ const (
 )
 
 // Formats lists the accepted -o values, for the error that refuses another.
-var Formats = []string{"table", "wide", "json", "yaml", "name", "markdown", "jsonpath=...", "jsonpath-as-json=...", "jsonpath-file=...", "go-template=...", "go-template-file=...", "template=...", "templatefile=..."}
+var Formats = []string{"table", "wide", "json", "yaml", "name", "markdown", "jsonpath=...", "jsonpath-as-json=...", "jsonpath-file=...", "go-template=...", "go-template-file=...", "template=...", "templatefile=...", "custom-columns=...", "custom-columns-file=..."}
 
 // Templates are the -o values that take a template (-o NAME=...), as
 // kubectl's do.
-var Templates = []string{"go-template", "go-template-file", "template", "templatefile", "jsonpath", "jsonpath-as-json", "jsonpath-file"}
+var Templates = []string{"go-template", "go-template-file", "template", "templatefile", "jsonpath", "jsonpath-as-json", "jsonpath-file", "custom-columns", "custom-columns-file"}
 
 // ParseFormat accepts "" and "table" as the default table, and every
 // document format kubectl has.
@@ -86,6 +86,9 @@ func writeDocument(w io.Writer, f Format, doc any) error {
 	}
 	if f == FormatName {
 		return writeNames(w, u.Object)
+	}
+	if strings.HasPrefix(string(f), "custom-columns") {
+		return writeColumns(w, string(f), u.Object)
 	}
 	format := string(f)
 	pf := genericclioptions.NewPrintFlags("").WithDefaultOutput(format)

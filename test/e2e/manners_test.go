@@ -60,7 +60,7 @@ func TestKubectlManners(t *testing.T) {
 	}
 
 	got := completions(e.plugin("__complete", "status", "-o", "").stdout)
-	for _, want := range []string{"json", "yaml", "name", "wide", "jsonpath=", "jsonpath-as-json=", "jsonpath-file=", "go-template=", "go-template-file=", "template=", "templatefile="} {
+	for _, want := range []string{"json", "yaml", "name", "wide", "jsonpath=", "jsonpath-as-json=", "jsonpath-file=", "go-template=", "go-template-file=", "template=", "templatefile=", "custom-columns=", "custom-columns-file="} {
 		if !slices.Contains(got, want) {
 			t.Errorf("-o completion %v lacks %s", got, want)
 		}

@@ -171,8 +171,8 @@ func TestCompletionThroughKubectl(t *testing.T) {
 	}{
 		{[]string{"promote", "cert", "v1", "--to", ""}, "introduced,bridge,deprecated,blocked,removed"},
 		{[]string{"migrate", "--dry-run="}, "none,server"},
-		{[]string{"status", "-o", ""}, "json,yaml,name,go-template=,go-template-file=,template=,templatefile=,jsonpath=,jsonpath-as-json=,jsonpath-file=,wide"},
-		{[]string{"check", "-o", ""}, "json,yaml,name,go-template=,go-template-file=,template=,templatefile=,jsonpath=,jsonpath-as-json=,jsonpath-file=,markdown"},
+		{[]string{"status", "-o", ""}, "json,yaml,name,go-template=,go-template-file=,template=,templatefile=,jsonpath=,jsonpath-as-json=,jsonpath-file=,custom-columns=,custom-columns-file=,wide"},
+		{[]string{"check", "-o", ""}, "json,yaml,name,go-template=,go-template-file=,template=,templatefile=,jsonpath=,jsonpath-as-json=,jsonpath-file=,custom-columns=,custom-columns-file=,markdown"},
 		{[]string{"prune", "cert", ""}, ""},
 	} {
 		r := e.kubectl(append([]string{"__complete", "crdversion"}, tc.args...)...).mustCode(t, 0)
@@ -271,6 +271,8 @@ func TestPrintersLikeKubectl(t *testing.T) {
 		{[]string{"status", "cert", "backups", "-o", "name"},
 			"customresourcedefinition.apiextensions.k8s.io/certificates.pki.example.com\ncustomresourcedefinition.apiextensions.k8s.io/backups.storage.example.com\n"},
 		{[]string{"status", "gadgets", "-o", "go-template={{range .items}}{{.storageVersion}}{{end}}"}, "v1"},
+		{[]string{"status", "cert", "gadgets", "-o", "custom-columns=NAME:.name,STORAGE:.storageVersion,STORED:.storedVersions[*]"},
+			"NAME                           STORAGE   STORED\ncertificates.pki.example.com   v1        v1alpha2,v1\ngadgets.example.com            v1        v1alpha1,v1\n"},
 		{[]string{"verify", "backups", "v1", "-o", "jsonpath={.objects} {.roundTrips}"}, fmt.Sprintf(`%d ["v1→v1beta1→v1"]`, demoObjects/3)},
 		{[]string{"status", "clusterpolicies", "--no-headers"},
 			"clusterpolicies.policy.example.com   v1    yes   yes   no    yes   storage\n"},
