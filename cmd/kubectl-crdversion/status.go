@@ -258,7 +258,8 @@ func (o *StatusOptions) load(ctx context.Context) ([]*apiextensionsv1.CustomReso
 		if err != nil {
 			return nil, nil, err
 		}
-		return o.selectFound(all, o.clients.toMapper)
+		crds, err := o.selectFound(all, o.clients.toMapper)
+		return crds, nil, err
 	}
 	found, err := manifest.ReadCRDs(ctx, o.Filenames, o.Recursive, o.In)
 	if err != nil {
@@ -272,17 +273,17 @@ func (o *StatusOptions) load(ctx context.Context) ([]*apiextensionsv1.CustomReso
 			all = append(all, *c)
 		}
 	}
-	crds, _, err := o.selectFound(all, noDiscovery)
+	crds, err := o.selectFound(all, noDiscovery)
 	return crds, found, err
 }
 
 // selectFound finds the CRDs named; outside a fleet it goes on past a
 // name that finds none, and keeps why for after the CRDs found.
-func (o *StatusOptions) selectFound(all []apiextensionsv1.CustomResourceDefinition, discover func() (meta.RESTMapper, error)) ([]*apiextensionsv1.CustomResourceDefinition, *manifest.Found, error) {
+func (o *StatusOptions) selectFound(all []apiextensionsv1.CustomResourceDefinition, discover func() (meta.RESTMapper, error)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	crds, missing := cluster.SelectFound(all, o.Names, discover)
 	if len(missing) > 0 && o.inFleet {
-		return nil, nil, missing[0]
+		return nil, missing[0]
 	}
 	o.missing = missing
-	return crds, nil, nil
+	return crds, nil
 }

@@ -48,7 +48,8 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 		}
 	}
 	if rec, ok := lastStep(crd, nu, from); ok && p.restore(crd, rec) {
-		p.popStep(rec)
+		dropStep(p.After, rec)
+		p.Restored = &rec
 	} else if err := p.byRule(crd, opts); err != nil {
 		return nil, err
 	}
@@ -269,8 +270,7 @@ func PlanUndo(crd *apiextensionsv1.CustomResourceDefinition, step *Plan, forget 
 	// The record follows: a step undone is no step to roll back, and a
 	// step back undone leaves its step to roll back again.
 	if step.Record != nil {
-		p.popStep(*step.Record)
-		p.Restored = nil
+		dropStep(p.After, *step.Record)
 	}
 	if step.Restored != nil {
 		setSteps(p.After, PushStep(Steps(p.After), *step.Restored))

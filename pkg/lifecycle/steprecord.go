@@ -102,12 +102,11 @@ func lastStep(crd *apiextensionsv1.CustomResourceDefinition, version string, sta
 	return StepRecord{}, false
 }
 
-// popStep drops the last record from After, the step being taken back.
-func (p *Plan) popStep(rec StepRecord) {
-	p.Restored = &rec
-	steps := Steps(p.After)
+// dropStep takes rec, the last record, off crd's.
+func dropStep(crd *apiextensionsv1.CustomResourceDefinition, rec StepRecord) {
+	steps := Steps(crd)
 	if n := len(steps); n > 0 && steps[n-1].Version == rec.Version && steps[n-1].To == rec.To {
-		setSteps(p.After, steps[:n-1])
+		setSteps(crd, steps[:n-1])
 	}
 }
 
