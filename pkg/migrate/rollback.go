@@ -72,7 +72,7 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 		p, err := plan(crd)
 		if err == nil && switchesStorage(p) && !sameGeneration(provenOn, crd) && opts.DryRun != DryRunClient {
 			// As forward: the converter must answer both ways first.
-			if err := verify.ProveConverter(ctx, c.Dynamic, crd, p.Pair.Old); err != nil {
+			if err := verify.ProveConverter(ctx, c.Dynamic, crd, lifecycle.StorageVersion(p.After)); err != nil {
 				return nil, err
 			}
 			provenOn = crd
@@ -93,17 +93,21 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 	if !switchesStorage(p) {
 		return res, nil
 	}
+	// The check is of the version the step moved storage away from, as
+	// the CRD showed it, not as the pair names it: a step back planned from
+	// a record (an annotation anyone may write) may switch elsewhere.
+	left, to := lifecycle.StorageVersion(step.Before), lifecycle.StorageVersion(p.After)
 	po := verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize}
 	if opts.Progress != nil {
-		task := fmt.Sprintf("check %s→%s→%s", p.Pair.New, p.Pair.Old, p.Pair.New)
+		task := fmt.Sprintf("check %s→%s→%s", left, to, left)
 		po.Progress = func(done, total int64) { opts.Progress(task, done, total) }
 	}
-	check, err := CheckSwitch(ctx, c, p.CRD, p.Pair.New, switchTimeout(opts.SwitchTimeout), po, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanUndo(crd, p, p.Pair.New)
+	check, err := CheckSwitch(ctx, c, p.CRD, left, switchTimeout(opts.SwitchTimeout), po, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return lifecycle.PlanUndo(crd, p, left)
 	})
 	res.Switch = check
 	if err == nil && check.Back != nil {
-		return res, fmt.Errorf("%w: %s stays the storage version", ErrRollbackUndone, p.Pair.New)
+		return res, fmt.Errorf("%w: %s stays the storage version", ErrRollbackUndone, left)
 	}
 	return res, err
 }
@@ -129,7 +133,7 @@ func rollbackAccess(ctx context.Context, c Clients, name string, opts RollbackOp
 	a := cluster.Access{Op: "rollback", Need: []cluster.Permission{cluster.CRDPermission("update", "", name)}}
 	// A step that cannot be planned is refused with its reason by the step.
 	if p, err := plan(crd); err == nil && opts.DryRun.persists() && switchesStorage(p) {
-		a.ObjectVerbs = switchVerbs(crd, p.Pair.New, p.Pair.Old)
+		a.ObjectVerbs = switchVerbs(crd, lifecycle.StorageVersion(crd), lifecycle.StorageVersion(p.After))
 	}
 	return cluster.RequireAccess(ctx, c, crd, a, nil)
 }
