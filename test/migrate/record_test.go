@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
@@ -66,5 +67,35 @@ func TestAForgedRecordSwitchesNoStorageUnchecked(t *testing.T) {
 	}
 	if after := s.legacyAtV1beta1(t); after != before {
 		t.Errorf("spec.legacy held by %d objects before the rollback, %d after a label write of each", before, after)
+	}
+}
+
+// A record decides which flags go back; it takes out no version but the
+// one its step brought in. v1alpha1 is served beside v1beta1 (storage) and
+// v1 (introduced); a record of the step to introduced that also names
+// v1alpha1 as added made rollback take v1alpha1 out of spec.versions with
+// its schema: its clients get 404, and nothing brings it back.
+func TestARecordTakesOutOnlyTheVersionItsStepBroughtIn(t *testing.T) {
+	crd := fixtures.CRD("example.com", "Widget", "widgets", apiextensionsv1.NamespaceScoped, true,
+		fixtures.Version{Name: "v1alpha1", Served: true},
+		fixtures.Version{Name: "v1beta1", Served: true, Storage: true},
+		fixtures.Version{Name: "v1", Served: true})
+	s := newWidgets(t, sandbox.Options{}, crd, widgets(2))
+	s.forgeSteps(t, []lifecycle.StepRecord{{Version: "v1", From: lifecycle.StageAbsent, To: lifecycle.StageIntroduced, Changes: []lifecycle.RecordedChange{
+		{Change: lifecycle.Change{Version: "v1alpha1", Field: lifecycle.FieldVersion, From: "", To: "added"}},
+		{Change: lifecycle.Change{Version: "v1", Field: lifecycle.FieldVersion, From: "", To: "added"}},
+	}}})
+	if _, err := migrate.Rollback(t.Context(), s.clients, s.crd, migrate.RollbackOptions{Version: "v1", SwitchTimeout: 30 * time.Second}); err != nil {
+		t.Fatalf("rollback v1: %v", err)
+	}
+	now, err := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lifecycle.SpecVersion(now, "v1alpha1") == nil {
+		t.Errorf("rollback of v1's introduction took v1alpha1 out of spec.versions too")
+	}
+	if lifecycle.SpecVersion(now, "v1") != nil {
+		t.Errorf("rollback of v1's introduction left v1 in spec.versions")
 	}
 }
