@@ -71,7 +71,9 @@ func (p *Plan) restore(crd *apiextensionsv1.CustomResourceDefinition, rec StepRe
 	for _, c := range rec.Changes {
 		switch c.Field {
 		case FieldVersion:
-			if c.From == "" && SpecVersion(after, c.Version) != nil {
+			// Only the version the step brought in goes: a record is an
+			// annotation anyone may write, and decides no other removal.
+			if c.From == "" && c.Version == p.Pair.New && rec.From == StageAbsent && SpecVersion(after, c.Version) != nil {
 				after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == c.Version })
 				delete(after.Annotations, VerifiedAnnotationPrefix+c.Version)
 				restored = append(restored, c.Version)
@@ -103,7 +105,7 @@ func (p *Plan) restore(crd *apiextensionsv1.CustomResourceDefinition, rec StepRe
 		setFlag(v, c.Field, c.From)
 		restored = append(restored, c.Version)
 	}
-	if len(restored) == 0 {
+	if len(restored) == 0 || !storageBack(crd, after, p.Pair) {
 		return false
 	}
 	p.After, p.To = after, rec.From
@@ -119,6 +121,24 @@ func (p *Plan) restore(crd *apiextensionsv1.CustomResourceDefinition, rec StepRe
 		p.Notes = append(p.Notes, advise(nil, "%s stays the storage version: the step did not switch it, so only the deprecation it made is undone", StorageVersion(after)))
 	}
 	return true
+}
+
+// storageBack says whether after keeps the storage version of before or
+// switches it back from the pair's new version to its old one, the only
+// switch a step back makes; a record that would switch elsewhere, or leave
+// no single storage version, does not describe the CRD.
+func storageBack(before, after *apiextensionsv1.CustomResourceDefinition, pair Pair) bool {
+	var storage []string
+	for _, v := range after.Spec.Versions {
+		if v.Storage {
+			storage = append(storage, v.Name)
+		}
+	}
+	if len(storage) != 1 {
+		return false
+	}
+	was := StorageVersion(before)
+	return storage[0] == was || (was == pair.New && storage[0] == pair.Old)
 }
 
 // byRule steps back where no record says what the step changed.
