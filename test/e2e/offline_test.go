@@ -263,3 +263,28 @@ func TestStatusOfAFileNamesTheFileStep(t *testing.T) {
 	r = offline(t, "promote", "-f", file, "v1").mustCode(t, 0)
 	contains(t, "promote -f to blocked", r.stdout, "v1beta1 must be gone from status.storedVersions before the manifest, which stops serving v1beta1, is applied there; run there: kubectl crdversion migrate backups.storage.example.com")
 }
+
+// A file whose last lines are metadata.annotations, with no line break at
+// its end (as editors that strip it leave it): promote -f puts the record
+// after the last annotation, and rollback -f must give the file back byte
+// for byte, its missing last line break too. Before, it came back with a
+// line break added at the end.
+func TestOfflineRollbackKeepsAFileEndingWithoutALineBreak(t *testing.T) {
+	content := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  group: example.com\n  names:\n    kind: Gadget\n    plural: gadgets\n  scope: Namespaced\n  versions:\n" +
+		"  - name: v1beta1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n" +
+		"  - name: v1\n    served: true\n    storage: false\n    schema:\n      openAPIV3Schema:\n        type: object\n" +
+		"metadata:\n  name: gadgets.example.com\n  annotations:\n    owner: team-a # theirs"
+	file := filepath.Join(t.TempDir(), "gadgets.yaml")
+	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	offline(t, "promote", "-f", file, "v1").mustCode(t, 0)
+	offline(t, "rollback", "-f", file).mustCode(t, 0)
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != content {
+		t.Fatalf("rollback -f after promote -f:\n%q\nwant the file as it was:\n%q", got, content)
+	}
+}
