@@ -82,7 +82,7 @@ func (f *File) deleteLines(from, to int) error {
 	if from < 1 || to < from || to > len(lines) {
 		return fmt.Errorf("cannot delete lines %d-%d of %d", from, to, len(lines))
 	}
-	f.src = []byte(strings.Join(append(lines[:from-1:from-1], lines[to:]...), ""))
+	f.setLines(lines, strings.Join(append(lines[:from-1:from-1], lines[to:]...), ""))
 	return nil
 }
 
@@ -96,7 +96,7 @@ func (f *File) insertLine(at int, text string) error {
 		lines[at-2] += f.newline()
 	}
 	out := append(append(lines[:at-1:at-1], text+f.newline()), lines[at-1:]...)
-	f.src = []byte(strings.Join(out, ""))
+	f.setLines(lines, strings.Join(out, ""))
 	return nil
 }
 
@@ -160,6 +160,17 @@ func (f *File) replaceLines(from, to int, text string) error {
 	if from > 1 && text != "" && trimBreak(lines[from-2]) == lines[from-2] {
 		lines[from-2] += f.newline()
 	}
-	f.src = []byte(strings.Join(lines[:from-1], "") + text + strings.Join(lines[to:], ""))
+	f.setLines(lines, strings.Join(lines[:from-1], "")+text+strings.Join(lines[to:], ""))
 	return nil
+}
+
+// setLines makes src the file's text, ending as the file did before an
+// edit of its lines: a file without a line break at its end (lines, as it
+// was, ends in a line of text, not "") keeps none, so that an edit and its
+// inverse give the file back byte for byte.
+func (f *File) setLines(lines []string, src string) {
+	if lines[len(lines)-1] != "" {
+		src = trimBreak(src)
+	}
+	f.src = []byte(src)
 }
