@@ -315,3 +315,47 @@ func TestCheckSendsTheManifestAsItsServerSideApplyOwnerDoes(t *testing.T) {
 		t.Fatalf("the owner's apply: %v, want the API server's conflict", err)
 	}
 }
+
+// check's dry-run applies as the CRD's owners write nothing: a manifest
+// that changes spec.versions, sent as two server-side apply owners (one
+// with no conflict), leaves the live CRD's resourceVersion, spec and
+// managedFields as they were.
+func TestCheckAppliesAsTheOwnersPersistNothing(t *testing.T) {
+	sb := sandbox.StartT(t, sandbox.Options{})
+	c, err := migrate.NewClients(sb.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := fixtures.CRD("example.com", "Gadget", "gadgets", apiextensionsv1.NamespaceScoped, false,
+		fixtures.Version{Name: "v1", Served: true, Storage: true}, fixtures.Version{Name: "v1beta1", Served: true})
+	live.APIVersion, live.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+	body, err := json.Marshal(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := c.CRDs.ApiextensionsV1().CustomResourceDefinitions()
+	for _, m := range []string{"kubectl", "argocd-controller"} {
+		if _, err := crds.Patch(t.Context(), live.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: m, Force: ptr.To(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := crds.Get(t.Context(), live.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := live.DeepCopy()
+	manifest.Spec.Versions[1].Deprecated = true
+	manifest.Spec.Versions[1].Served = false
+	if _, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{manifest}, check.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := crds.Get(t.Context(), live.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != before.ResourceVersion || after.Generation != before.Generation || len(after.ManagedFields) != len(before.ManagedFields) ||
+		after.Spec.Versions[1].Deprecated || !after.Spec.Versions[1].Served {
+		t.Fatalf("check changed the CRD: resourceVersion %s → %s, generation %d → %d, managedFields %d → %d, v1beta1 %+v",
+			before.ResourceVersion, after.ResourceVersion, before.Generation, after.Generation, len(before.ManagedFields), len(after.ManagedFields), after.Spec.Versions[1])
+	}
+}
