@@ -276,8 +276,8 @@ func nextStep(a Assessment) Next {
 		// is to change them, or to drop those fields on purpose.
 		r := a.Refused
 		return Next{Action: ActionFix, Step: &Step{Op: OpMigrate, CRD: crd, AcceptLoss: true},
-			Reason: fmt.Sprintf("the last migrate left %s stored at %s: re-storing them at %s would lose %s (%s); edit those fields out of them (or into fields %s keeps) and migrate again, or re-store them without those fields",
-				Objects(r.Objects), strings.Join(pending, ", "), r.Storage, strings.Join(r.Fields, ", "), firstOf(r.First, r.Objects), r.Storage)}
+			Reason: fmt.Sprintf("the last migrate left %s stored at %s: re-storing them at %s would lose %s (%s); edit those fields out of them (or into fields %s keeps) and migrate again, which names each object and field as it checks it; or re-store them unchecked, losing whatever they hold that %s lacks",
+				Objects(r.Objects), strings.Join(pending, ", "), r.Storage, strings.Join(r.Fields, ", "), firstOf(r.First, r.Objects), r.Storage, r.Storage)}
 	case len(pending) > 0:
 		return Next{Action: ActionRun, Step: Migrate(crd), Reason: fmt.Sprintf("objects may still be stored at %s", strings.Join(pending, ", "))}
 	case len(byStage[StageIntroduced]) > 0:
