@@ -13,6 +13,7 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
@@ -211,21 +212,35 @@ func dryRunApply(ctx context.Context, client apiextensionsclient.Interface, live
 		c.ResourceVersion, c.Status = "", apiextensionsv1.CustomResourceDefinitionStatus{}
 		_, err = api.Create(ctx, c, metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: cluster.FieldManager, FieldValidation: metav1.FieldValidationStrict})
 	} else {
-		u := live.DeepCopy()
-		u.Spec = *n.Spec.DeepCopy()
-		for k, v := range n.Labels {
-			setKey(&u.Labels, k, v)
-		}
-		for k, v := range n.Annotations {
-			setKey(&u.Annotations, k, v)
-		}
-		_, err = api.Update(ctx, u, opts)
+		// The API server's own controllers write a CRD's status (its
+		// conditions, storedVersions) at any moment, and a conflict with
+		// them says nothing of the manifest: the update is sent again on
+		// the CRD as it is now.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			u := live.DeepCopy()
+			u.Spec = *n.Spec.DeepCopy()
+			for k, v := range n.Labels {
+				setKey(&u.Labels, k, v)
+			}
+			for k, v := range n.Annotations {
+				setKey(&u.Annotations, k, v)
+			}
+			_, err := api.Update(ctx, u, opts)
+			if apierrors.IsConflict(err) {
+				fresh, getErr := api.Get(ctx, n.Name, metav1.GetOptions{})
+				if getErr != nil {
+					return getErr
+				}
+				live = fresh
+			}
+			return err
+		})
 	}
 	var status apierrors.APIStatus
 	switch {
 	case err == nil:
 		return nil, nil
-	case errors.As(err, &status) && (apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsConflict(err)):
+	case errors.As(err, &status) && (apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err)):
 		return err, nil
 	}
 	return nil, fmt.Errorf("sending %s to the API server as a dry run: %w", n.Name, err)

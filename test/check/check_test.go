@@ -339,7 +339,13 @@ func TestCheckAppliesAsTheOwnersPersistNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before, err := crds.Get(t.Context(), live.Name, metav1.GetOptions{})
+	// The API server's own status writes come first, so a later change of
+	// the resourceVersion is check's.
+	fx, err := fixtures.NewClients(sb.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := fx.WaitEstablished(t.Context(), live.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
