@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
 
@@ -23,7 +24,7 @@ import (
 type Migrator struct {
 	opts    Options
 	phases  phases
-	clients migrate.Clients
+	clients cluster.Clients
 	events  events.EventRecorder
 	log     logr.Logger
 }

@@ -76,7 +76,7 @@ func (m *Migrator) clusterMigrationPending(ctx context.Context, crd *apiextensio
 }
 
 // migrated reports a migration and says when to look again.
-func (m *Migrator) migrated(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, d decision, res *migrate.Result, err error) outcome {
+func (m *Migrator) migrated(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, d decision, res *results.Result, err error) outcome {
 	log := m.log.WithValues("crd", crd.Name, "generation", crd.Generation)
 	switch {
 	case ctx.Err() != nil:
@@ -111,7 +111,7 @@ func (m *Migrator) migrated(ctx context.Context, crd *apiextensionsv1.CustomReso
 }
 
 // cleaned reports a managedFields cleanup on its own.
-func (m *Migrator) cleaned(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, res *migrate.RestoreResult) outcome {
+func (m *Migrator) cleaned(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, res *results.RestoreResult) outcome {
 	log := m.log.WithValues("crd", crd.Name, "generation", crd.Generation)
 	switch {
 	case ctx.Err() != nil:

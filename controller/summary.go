@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -13,7 +12,7 @@ type counts struct {
 	restored, refused, failed int64
 }
 
-func count(res *migrate.Result) counts {
+func count(res *results.Result) counts {
 	c := counts{restored: res.Rewritten, refused: res.Lost, failed: res.Failed + res.Changed}
 	if s := res.Settle; s != nil {
 		c.restored += s.Rewritten
@@ -42,7 +41,7 @@ type summary struct {
 // old→new→old would change, left as it was) is settled until the CRD
 // changes: the same check refuses the same object. Failures and stops are
 // tried again: an API error or a conversion webhook outage passes.
-func summarize(res *migrate.Result, c counts, prune bool) summary {
+func summarize(res *results.Result, c counts, prune bool) summary {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d objects re-stored at %s, %d already there", c.restored, res.Storage, res.Unchanged)
 	if c.refused > 0 {
@@ -75,14 +74,14 @@ func summarize(res *migrate.Result, c counts, prune bool) summary {
 	return summary{resultDone, b.String()}
 }
 
-func settleFailures(res *migrate.Result) []migrate.Failure {
+func settleFailures(res *results.Result) []results.Failure {
 	if res.Settle == nil {
 		return nil
 	}
 	return res.Settle.Failures
 }
 
-func firstFailure(fs []migrate.Failure) string {
+func firstFailure(fs []results.Failure) string {
 	if len(fs) == 0 {
 		return ""
 	}
@@ -90,7 +89,7 @@ func firstFailure(fs []migrate.Failure) string {
 	return fmt.Sprintf(" (first: %s, %d %s: %s)", objectName(f.Namespace, f.Name), f.Code, f.Reason, f.Message)
 }
 
-func firstLoss(proofs []migrate.Proof) string {
+func firstLoss(proofs []results.Proof) string {
 	for _, p := range proofs {
 		for _, l := range p.Losses {
 			switch {

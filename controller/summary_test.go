@@ -4,22 +4,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 func TestSummarize(t *testing.T) {
-	pruned := &migrate.Result{Storage: "v1", StoredVersions: []string{"v1beta1", "v1"}, StoredVersionsAfter: []string{"v1"}, Pruned: true, PruneReason: results.PrunePruned,
+	pruned := &results.Result{Storage: "v1", StoredVersions: []string{"v1beta1", "v1"}, StoredVersionsAfter: []string{"v1"}, Pruned: true, PruneReason: results.PrunePruned,
 		RestoreResult: results.RestoreResult{Rewritten: 8, Unchanged: 2}, Settle: &results.RestoreResult{Rewritten: 1}}
-	refused := &migrate.Result{Storage: "v1", StoredVersionsAfter: []string{"v1beta1", "v1"}, PruneReason: results.PruneIncomplete, PruneSkipped: "not every object was re-stored",
+	refused := &results.Result{Storage: "v1", StoredVersionsAfter: []string{"v1beta1", "v1"}, PruneReason: results.PruneIncomplete, PruneSkipped: "not every object was re-stored",
 		RestoreResult: results.RestoreResult{Rewritten: 5, Lost: 1},
-		Proofs:        []migrate.Proof{{Version: "v1beta1", Losses: []migrate.Loss{{Namespace: "a", Name: "w-1", Version: "v1beta1", Diffs: []migrate.FieldDiff{{Path: "spec.legacy"}}}}}}}
-	failed := &migrate.Result{Storage: "v1", StoredVersionsAfter: []string{"v1beta1", "v1"}, PruneReason: results.PruneIncomplete, PruneSkipped: "not every object was re-stored",
-		RestoreResult: results.RestoreResult{Rewritten: 5, Lost: 1, Failed: 1, Failures: []migrate.Failure{{Namespace: "b", Name: "w-2", Code: 422, Reason: "Invalid", Message: "spec.size: must be positive"}}}}
-	notPruned := &migrate.Result{Storage: "v1", StoredVersionsAfter: []string{"v1beta1", "v1"}, PruneReason: results.PruneStoredGained, PruneSkipped: "storedVersions gained v2"}
+		Proofs:        []results.Proof{{Version: "v1beta1", Losses: []results.Loss{{Namespace: "a", Name: "w-1", Version: "v1beta1", Diffs: []results.FieldDiff{{Path: "spec.legacy"}}}}}}}
+	failed := &results.Result{Storage: "v1", StoredVersionsAfter: []string{"v1beta1", "v1"}, PruneReason: results.PruneIncomplete, PruneSkipped: "not every object was re-stored",
+		RestoreResult: results.RestoreResult{Rewritten: 5, Lost: 1, Failed: 1, Failures: []results.Failure{{Namespace: "b", Name: "w-2", Code: 422, Reason: "Invalid", Message: "spec.size: must be positive"}}}}
+	notPruned := &results.Result{Storage: "v1", StoredVersionsAfter: []string{"v1beta1", "v1"}, PruneReason: results.PruneStoredGained, PruneSkipped: "storedVersions gained v2"}
 	for _, tc := range []struct {
 		name  string
-		res   *migrate.Result
+		res   *results.Result
 		want  result
 		c     counts
 		words []string

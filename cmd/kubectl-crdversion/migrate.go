@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // MigrateOptions holds what `kubectl crdversion migrate` needs.
@@ -131,9 +132,9 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 	}
 	defer closeFailures()
 	prune := o.Prune && o.dryRun == migrate.DryRunNone
-	return o.run(ctx, crds, prune, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*migrate.Result, error) {
+	return o.run(ctx, crds, prune, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*results.Result, error) {
 		opts.CleanManagedFields = o.CleanManagedFields
-		opts.OnFailure = func(f migrate.Failure) { failures(crd.Name, f) }
+		opts.OnFailure = func(f results.Failure) { failures(crd.Name, f) }
 		if o.Via == viaCluster {
 			return migrate.MigrateViaCluster(ctx, o.clients, crd.Name, opts)
 		}
@@ -176,9 +177,9 @@ func (o *MigrateOptions) targets(ctx context.Context) ([]*apiextensionsv1.Custom
 }
 
 // failuresSink writes failures as JSON lines to --failures-file.
-func (o *MigrateOptions) failuresSink() (func(string, migrate.Failure), func(), error) {
+func (o *MigrateOptions) failuresSink() (func(string, results.Failure), func(), error) {
 	if o.FailuresFile == "" {
-		return func(string, migrate.Failure) {}, func() {}, nil
+		return func(string, results.Failure) {}, func() {}, nil
 	}
 	f, err := os.Create(o.FailuresFile)
 	if err != nil {

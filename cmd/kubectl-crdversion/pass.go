@@ -42,7 +42,7 @@ type passOptions struct {
 
 	dryRun    migrate.DryRun
 	format    report.Format
-	clients   migrate.Clients
+	clients   cluster.Clients
 	list      *clients
 	sightings *migrate.Sightings
 }
@@ -109,9 +109,9 @@ func (o *passOptions) Validate() error {
 // A CRD that fails does not stop the others: each is reported, its error
 // among them, and the command ends with the worst (an error before needs
 // attention).
-func (o *passOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*migrate.Result, error)) error {
+func (o *passOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*results.Result, error)) error {
 	var (
-		reports []*migrate.Result
+		reports []*results.Result
 		failed  []error
 	)
 	attention := false
@@ -157,17 +157,17 @@ func (o *passOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomRes
 
 // erred is the result of a CRD whose migration ended in err: nothing is
 // known of its objects, and nothing was pruned.
-func erred(crd *apiextensionsv1.CustomResourceDefinition, err error) *migrate.Result {
+func erred(crd *apiextensionsv1.CustomResourceDefinition, err error) *results.Result {
 	msg := report.ErrorMessage(err)
 	if h := hintFor(err); h != "" {
 		msg += " (" + h + ")"
 	}
-	return &migrate.Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, StoredVersionsAfter: crd.Status.StoredVersions,
-		Proofs: []migrate.Proof{}, RestoreResult: migrate.RestoreResult{Failures: []migrate.Failure{}, StopReason: results.StopError, Stopped: "error: " + msg},
+	return &results.Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, StoredVersionsAfter: crd.Status.StoredVersions,
+		Proofs: []results.Proof{}, RestoreResult: results.RestoreResult{Failures: []results.Failure{}, StopReason: results.StopError, Stopped: "error: " + msg},
 		PruneReason: results.PruneIncomplete, PruneSkipped: "the migration ended in an error"}
 }
 
-func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*migrate.Result, error)) (*migrate.Result, error) {
+func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*results.Result, error)) (*results.Result, error) {
 	bar := report.NewProgress(o.ErrOut, "migrate "+crd.Name, isTerminal(o.ErrOut), o.Quiet)
 	defer bar.Finish()
 	return one(ctx, crd, migrate.Options{

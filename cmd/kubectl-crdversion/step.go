@@ -17,6 +17,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // stepOptions is what promote and rollback share: one CRD, one lifecycle
@@ -138,14 +139,14 @@ func (o *stepOptions) heldBack(err error, in *lifecycle.Step) error {
 
 // sawStep remembers the CRD a step wrote: when it switched the storage
 // version, a migrate run later counts the switch grace from this moment.
-func (o *stepOptions) sawStep(res *migrate.StepResult) {
+func (o *stepOptions) sawStep(res *results.StepResult) {
 	if o.dryRun == migrate.DryRunNone && res.After != nil && lifecycle.MigrationPending(res.After) {
 		newSightings(o.configFlags).Saw(res.After)
 	}
 }
 
 // reportStep reports a step taken on the cluster.
-func (o *stepOptions) reportStep(name string, res *migrate.StepResult) error {
+func (o *stepOptions) reportStep(name string, res *results.StepResult) error {
 	if res.Replans > 0 {
 		fmt.Fprintf(o.ErrOut, "warning: %s changed while this step was planned; re-planned %d time(s) against the change\n", name, res.Replans)
 	}

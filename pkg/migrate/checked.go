@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
@@ -33,7 +34,7 @@ const maxRechecks = 5
 // them; where those are every old version in storedVersions (all, says so)
 // it is stored at the storage version already, and is not written. Two
 // requests an object, one slot of the pass's gate for both.
-func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string, all bool, checked *atomic.Int64, opts RestoreOptions) *RestoreResult {
+func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string, all bool, checked *atomic.Int64, opts RestoreOptions) *results.RestoreResult {
 	opts.checked = checked
 	at := func(v string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}

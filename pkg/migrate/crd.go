@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // maxReplans bounds how often a step is re-planned after someone else
@@ -19,15 +20,15 @@ const maxReplans = 5
 // Planner decides a lifecycle step from the CRD as it is now.
 type Planner func(*apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error)
 
-// ApplyStep reads the CRD, plans the step and writes the result with the
+// applyStep reads the CRD, plans the step and writes the result with the
 // resourceVersion it read. A conflict means someone else changed the CRD:
 // the step is re-planned against their change, never written over it.
-func ApplyStep(ctx context.Context, client apiextensionsclient.Interface, name string, dryRun DryRun, plan Planner) (*StepResult, error) {
+func applyStep(ctx context.Context, client apiextensionsclient.Interface, name string, dryRun DryRun, plan Planner) (*results.StepResult, error) {
 	if err := dryRun.check(false); err != nil {
 		return nil, err
 	}
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
-	res := &StepResult{}
+	res := &results.StepResult{}
 	for {
 		crd, err := crds.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

@@ -4,10 +4,12 @@ import (
 	"errors"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-func failureOf(ns, name string, err error) Failure {
-	f := Failure{Namespace: ns, Name: name, Message: err.Error()}
+func failureOf(ns, name string, err error) results.Failure {
+	f := results.Failure{Namespace: ns, Name: name, Message: err.Error()}
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
 		s := status.Status()

@@ -28,9 +28,9 @@ import (
 // old→new→old for each one it names. Elsewhere it writes nothing and says
 // so (StopNotProven): Migrate with CleanManagedFields drops the entries in
 // the re-store it checks for each object.
-func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
+func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *results.RestoreResult {
 	if why := unprovenStored(crd); why != "" {
-		return &RestoreResult{Failures: []Failure{}, StopReason: results.StopNotProven, Stopped: why}
+		return &results.RestoreResult{Failures: []results.Failure{}, StopReason: results.StopNotProven, Stopped: why}
 	}
 	opts.clean, opts.cleaned = cluster.StaleEntry(crd), &atomic.Int64{}
 	return forEachObject(ctx, meta, crd, addresses(meta, storageGVR(crd)), opts, func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
@@ -60,8 +60,8 @@ func unprovenStored(crd *apiextensionsv1.CustomResourceDefinition) string {
 // managedFields: the objects it cleaned, and those that still carry entries
 // at unserved versions once it is over, counted on the cluster (objects the
 // checks left alone among them). A dry run persists nothing to count.
-func cleanSummary(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions, res *RestoreResult) *RestoreResult {
-	mf := &RestoreResult{Failures: []Failure{}, Listed: res.Listed, Rewritten: opts.cleaned.Load()}
+func cleanSummary(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions, res *results.RestoreResult) *results.RestoreResult {
+	mf := &results.RestoreResult{Failures: []results.Failure{}, Listed: res.Listed, Rewritten: opts.cleaned.Load()}
 	if opts.DryRun.persists() {
 		left, err := cluster.CountStale(ctx, meta, crd, opts.PageSize)
 		if err != nil {

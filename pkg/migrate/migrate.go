@@ -26,16 +26,13 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
-// Clients are what a migration talks to the API server with (NewClients
-// builds them; every package of the plugin shares the one bundle).
-type Clients = cluster.Clients
-
 // NewClients builds every client a migration needs from one config, with
-// no client-side rate limit unless the config sets one (cluster.NewClients).
-func NewClients(cfg *rest.Config) (Clients, error) { return cluster.NewClients(cfg) }
+// no client-side rate limit unless the config sets one: the bundle of
+// pkg/cluster, which every package of the plugin shares.
+func NewClients(cfg *rest.Config) (cluster.Clients, error) { return cluster.NewClients(cfg) }
 
 // restoreOptions are opts for a pass over objects through c.
-func restoreOptions(c Clients, opts RestoreOptions) RestoreOptions {
+func restoreOptions(c cluster.Clients, opts RestoreOptions) RestoreOptions {
 	opts.throttled = c.Throttled
 	return opts
 }
@@ -89,7 +86,7 @@ const nothingToPrune = "storedVersions already holds only the storage version"
 // object is re-written, each checked first as it is written unless the CRD
 // proves old→new→old for every object; once the switch grace is over,
 // every object once more; the CRD did not change meanwhile; prune.
-func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result, error) {
+func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) (*results.Result, error) {
 	opts = opts.withDefaults()
 	opts.RestoreOptions = restoreOptions(c, opts.RestoreOptions)
 	if err := opts.DryRun.check(true); err != nil {
@@ -111,9 +108,9 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	}
 	var (
 		checked atomic.Int64
-		losses  []Loss
+		losses  []results.Loss
 	)
-	opts.onLoss = func(l Loss) {
+	opts.onLoss = func(l results.Loss) {
 		if len(losses) < MaxFailuresKept {
 			losses = append(losses, l)
 		}
@@ -127,7 +124,7 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 	// began with: once it moves, no further write goes out.
 	wctx, stopWatch := watchGeneration(ctx, c.CRDs, crd, p.watchFrom, log)
 	defer stopWatch()
-	pass := func() *RestoreResult {
+	pass := func() *results.RestoreResult {
 		if len(p.check) == 0 {
 			return restore(wctx, c.Metadata, crd, opts.RestoreOptions)
 		}
@@ -159,9 +156,9 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 			res.Settle = pass()
 			describeChecks(res, objects, losses)
 		case errors.As(context.Cause(wctx), &changed):
-			res.Settle = &RestoreResult{Failures: []Failure{}, StopReason: results.StopCRDChanged, Stopped: changed.Error()}
+			res.Settle = &results.RestoreResult{Failures: []results.Failure{}, StopReason: results.StopCRDChanged, Stopped: changed.Error()}
 		default:
-			res.Settle = &RestoreResult{Failures: []Failure{}, StopReason: results.StopInterrupted, Stopped: "interrupted while waiting out the switch grace: not pruned; run again"}
+			res.Settle = &results.RestoreResult{Failures: []results.Failure{}, StopReason: results.StopInterrupted, Stopped: "interrupted while waiting out the switch grace: not pruned; run again"}
 		}
 	}
 	res.APIServers = opts.servers.seen()
@@ -200,7 +197,7 @@ func Migrate(ctx context.Context, c Clients, name string, opts Options) (*Result
 
 // describeChecks says, in the proofs of the versions a pass checked object
 // by object, what the checks found: n objects checked, losses among them.
-func describeChecks(res *Result, n int64, losses []Loss) {
+func describeChecks(res *results.Result, n int64, losses []results.Loss) {
 	for i := range res.Proofs {
 		pr := &res.Proofs[i]
 		if pr.By != results.ProofObjects {
@@ -228,7 +225,7 @@ func describeChecks(res *Result, n int64, losses []Loss) {
 // the migration ended before that, with res saying why.
 type prepared struct {
 	crd   *apiextensionsv1.CustomResourceDefinition
-	res   *Result
+	res   *results.Result
 	grace grace
 	check []string
 	// checksAll says check holds every old version in storedVersions: an
@@ -248,7 +245,7 @@ type prepared struct {
 // prepare runs the phases before any object is re-stored. A CRD the
 // cluster's migrator is at work on is refused without Force. a is what the
 // caller needs allowed, besides the prune's write when it will prune.
-func prepare(ctx context.Context, c Clients, name string, opts Options, log logr.Logger, a cluster.Access) (*prepared, error) {
+func prepare(ctx context.Context, c cluster.Clients, name string, opts Options, log logr.Logger, a cluster.Access) (*prepared, error) {
 	p := &prepared{start: time.Now()}
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -256,7 +253,7 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 	}
 	p.crd = crd
 	p.grace = newGrace(crd, opts)
-	res := &Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, Proofs: []Proof{}}
+	res := &results.Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, Proofs: []results.Proof{}}
 	res.StoredVersionsAfter = res.StoredVersions
 	if lifecycle.StorageMigrating(crd) && !opts.Force {
 		return p, fmt.Errorf("%s has %w on it; let it finish, or force the migration", crd.Name, ErrStorageMigrating)
@@ -297,7 +294,7 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 	// distance their round trips add up.
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return cluster.RequireAccess(gctx, c, crd, a, opts.Notify) })
-	g.Go(func() error { return WaitForSwitch(gctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout) })
+	g.Go(func() error { return waitForSwitch(gctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout) })
 	if err := g.Wait(); err != nil {
 		return p, err
 	}
@@ -321,7 +318,7 @@ func prepare(ctx context.Context, c Clients, name string, opts Options, log logr
 	p.rtt = time.Since(asked)
 	p.watchFrom = now.ResourceVersion
 	if now.Generation != crd.Generation {
-		res.Failures = []Failure{}
+		res.Failures = []results.Failure{}
 		res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: the CRD changed while the migration started (generation %d → %d): run again", crd.Generation, now.Generation)
 		res.PruneReason, res.PruneSkipped = results.PruneCRDChanged, "the migration stopped before re-storing"
 		res.Duration = time.Since(p.start)
@@ -463,7 +460,7 @@ type PruneOptions struct {
 // PruneResult is what Prune did.
 type PruneResult struct {
 	Pruned              bool
-	Reason              PruneReason
+	Reason              results.PruneReason
 	Message             string
 	StoredVersionsAfter []string
 }
@@ -506,7 +503,7 @@ func Prune(ctx context.Context, client apiextensionsclient.Interface, started *a
 }
 
 // pruneRefusal says why the CRD as it is now may not be pruned, or "".
-func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (PruneReason, string) {
+func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (results.PruneReason, string) {
 	storage := lifecycle.StorageVersion(started)
 	switch {
 	case lifecycle.StorageVersion(fresh) != storage:
@@ -537,7 +534,7 @@ func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (Pru
 // Migrate's prune. An object still stored at a pruned version becomes
 // unreadable once that version is removed; Migrate proves what this takes
 // on trust.
-func PruneUnproven(ctx context.Context, c Clients, name string, opts Options) (*Result, error) {
+func PruneUnproven(ctx context.Context, c cluster.Clients, name string, opts Options) (*results.Result, error) {
 	opts = opts.withDefaults()
 	if err := opts.DryRun.check(true); err != nil {
 		return nil, err
@@ -549,10 +546,10 @@ func PruneUnproven(ctx context.Context, c Clients, name string, opts Options) (*
 	if err := cluster.RequireAccess(ctx, c, crd, cluster.Access{Op: "prune", Need: []cluster.Permission{cluster.CRDPermission("update", "status", name)}}, opts.Notify); err != nil {
 		return nil, err
 	}
-	if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout); err != nil {
+	if err := waitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout); err != nil {
 		return nil, err
 	}
-	res := &Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions}
+	res := &results.Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions}
 	if err := pruneInto(ctx, c, crd, opts, res); err != nil {
 		return nil, err
 	}
@@ -560,7 +557,7 @@ func PruneUnproven(ctx context.Context, c Clients, name string, opts Options) (*
 }
 
 // pruneInto prunes storedVersions and says in res how it went.
-func pruneInto(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, res *Result) error {
+func pruneInto(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, res *results.Result) error {
 	pr, err := Prune(ctx, c.CRDs, crd, PruneOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager})
 	if err != nil {
 		return err

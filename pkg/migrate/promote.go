@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
@@ -45,14 +46,14 @@ type PromoteOptions struct {
 
 // PromoteResult is a step taken, with what the passes around it found.
 type PromoteResult struct {
-	*StepResult
+	*results.StepResult
 	// Verify is the round-trip check the bridge step ran first.
-	Verify *VerifyResult
+	Verify *results.VerifyResult
 	// Switch is the check of old→new→old that followed a switch of the
 	// storage version (deprecated).
-	Switch *SwitchCheck
+	Switch *results.SwitchCheck
 	// ManagedFields is the cleanup after the removed step.
-	ManagedFields *RestoreResult
+	ManagedFields *results.RestoreResult
 	// Reused is the check `verify` recorded that the bridge step took
 	// instead of checking again: the same CRD and the same objects.
 	Reused *lifecycle.Verification
@@ -87,7 +88,7 @@ var (
 // server serves as the CRD says.
 //
 // A dry run plans and validates the step and runs no pass after it.
-func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (*PromoteResult, error) {
+func Promote(ctx context.Context, c cluster.Clients, name string, opts PromoteOptions) (*PromoteResult, error) {
 	res := &PromoteResult{}
 	progress := func(task string) func(done, total int64) {
 		if opts.Progress == nil {
@@ -112,7 +113,7 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 		// provenOn is the CRD whose converter was proven to answer.
 		provenOn *apiextensionsv1.CustomResourceDefinition
 	)
-	step, err := ApplyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+	step, err := applyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		t, err := lifecycle.PromoteTarget(crd, opts.Version, opts.To, false)
 		switch {
 		case err != nil:
@@ -155,7 +156,7 @@ func Promote(ctx context.Context, c Clients, name string, opts PromoteOptions) (
 
 // bridgeCheck is the check the bridge step needs: verify's record of it
 // while that holds, or a check of every object now.
-func bridgeCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, version string, opts PromoteOptions, res *PromoteResult) (*lifecycle.Verification, error) {
+func bridgeCheck(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, version string, opts PromoteOptions, res *PromoteResult) (*lifecycle.Verification, error) {
 	if rec, ok := recordedCheck(ctx, c, crd, version, opts.PageSize); ok {
 		res.Reused = &rec
 		return &rec, nil
@@ -180,7 +181,7 @@ func bridgeCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomReso
 
 // recordedCheck is verify's recorded check of version, if it still holds:
 // for the CRD as it is and for the objects as they are now.
-func recordedCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, version string, pageSize int64) (lifecycle.Verification, bool) {
+func recordedCheck(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, version string, pageSize int64) (lifecycle.Verification, bool) {
 	rec, ok := lifecycle.CheckFor(crd, version)
 	if !ok {
 		return rec, false
@@ -197,11 +198,11 @@ func recordedCheck(ctx context.Context, c Clients, crd *apiextensionsv1.CustomRe
 // stored at the old version survive being re-stored at the new one — the
 // round trip old→new→old, which the API server shows only once the new
 // version is storage — and switches back when it does not hold.
-func promoteCheckSwitch(ctx context.Context, c Clients, p *lifecycle.Plan, opts PromoteOptions, res *PromoteResult, progress func(string) func(int64, int64)) error {
+func promoteCheckSwitch(ctx context.Context, c cluster.Clients, p *lifecycle.Plan, opts PromoteOptions, res *PromoteResult, progress func(string) func(int64, int64)) error {
 	back := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return lifecycle.PlanUndo(crd, p)
 	}
-	check, err := CheckSwitch(ctx, c, p.CRD, p.Pair.Old, switchTimeout(opts.SwitchTimeout), verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
+	check, err := checkSwitch(ctx, c, p.CRD, p.Pair.Old, switchTimeout(opts.SwitchTimeout), verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
 		Progress: progress(fmt.Sprintf("check %s→%s→%s", p.Pair.Old, p.Pair.New, p.Pair.Old))}, back)
 	res.Switch = check
 	if err == nil && check.Back != nil {
@@ -212,7 +213,7 @@ func promoteCheckSwitch(ctx context.Context, c Clients, p *lifecycle.Plan, opts 
 
 // promoteCleanManagedFields drops the removed version's managedFields
 // entries from every object.
-func promoteCleanManagedFields(ctx context.Context, c Clients, name string, opts PromoteOptions, res *PromoteResult, progress func(string) func(int64, int64)) error {
+func promoteCleanManagedFields(ctx context.Context, c cluster.Clients, name string, opts PromoteOptions, res *PromoteResult, progress func(string) func(int64, int64)) error {
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -244,7 +245,7 @@ func switchVerbs(crd *apiextensionsv1.CustomResourceDefinition, storage, version
 // storage switch the schemas do not prove (it runs after the switch, so a
 // refusal then would switch back), and the cleanup after a removal. The
 // bridge's check asks for itself before anything is written.
-func promoteAccess(ctx context.Context, c Clients, name string, opts PromoteOptions) error {
+func promoteAccess(ctx context.Context, c cluster.Clients, name string, opts PromoteOptions) error {
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // refusedNames and refusedFields bound what the record names; the run's
@@ -27,7 +28,7 @@ const (
 // forward rather than the same migrate; a pass that left nothing takes an
 // earlier record off. The record is a hint only: a role that may not patch
 // the CRD loses the hint, not the migration, so a failure is logged.
-func noteRefused(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, lost int64, losses []Loss, log logr.Logger) {
+func noteRefused(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, lost int64, losses []results.Loss, log logr.Logger) {
 	var value any // nil takes the annotation off
 	switch {
 	case lost > 0:

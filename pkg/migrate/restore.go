@@ -55,7 +55,7 @@ type RestoreOptions struct {
 	// OnFailure, when set, hears every failure as it happens (the failures
 	// file); the result keeps the first MaxFailuresKept of them. Calls come
 	// from many goroutines, one at a time, outside any lock of the pass.
-	OnFailure func(Failure)
+	OnFailure func(results.Failure)
 	// RetryFor bounds how long one write is retried while the server is
 	// busy or unreachable (0: DefaultRetryFor); past it the run stops.
 	RetryFor time.Duration
@@ -68,7 +68,7 @@ type RestoreOptions struct {
 	rtt time.Duration
 	// onLoss hears each object a checked pass did not re-store because its
 	// check showed a loss. Calls come one at a time.
-	onLoss func(Loss)
+	onLoss func(results.Loss)
 	// run is the pass under way: its requests retry through it.
 	run *pass.Pass
 	// servers, when set, are the API servers the pass takes answers from:
@@ -164,7 +164,7 @@ type writer func(ctx context.Context, ri metadata.ResourceInterface, gr schema.G
 // old→new→old for every object (else it runs the checked pass), after the
 // switch is in effect. Unexported so that no caller can re-store without
 // that proof.
-func restore(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *RestoreResult {
+func restore(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *results.RestoreResult {
 	return forEachObject(ctx, meta, crd, addresses(meta, storageGVR(crd)), opts, restoreOne)
 }
 
@@ -175,7 +175,7 @@ func storageGVR(crd *apiextensionsv1.CustomResourceDefinition) schema.GroupVersi
 // stop is why a pass ended early: a per-object write returns it to halt
 // the pass.
 type stop struct {
-	reason StopReason
+	reason results.StopReason
 	msg    string
 }
 
@@ -183,10 +183,10 @@ func (s stop) Error() string { return s.msg }
 
 // forEachObject lists the CRD's objects from src a page at a time and hands
 // each to write, on the pass engine; writes go to the storage version.
-func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, src pass.Source[item], opts RestoreOptions, write writer) *RestoreResult {
+func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, src pass.Source[item], opts RestoreOptions, write writer) *results.RestoreResult {
 	opts = opts.withDefaults()
 	start := time.Now()
-	res := &RestoreResult{Failures: []Failure{}}
+	res := &results.RestoreResult{Failures: []results.Failure{}}
 	defer func() { res.Took = time.Since(start) }()
 	if err := opts.DryRun.check(true); err != nil {
 		res.StopReason, res.Stopped = results.StopClientDryRun, err.Error()+": nothing was sent"
@@ -227,7 +227,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 			gone    pass.Unreachable
 			changed changedByWrite
 			lost    verify.LossFound
-			f       *Failure
+			f       *results.Failure
 			halt    error
 		)
 		mu.Lock()
@@ -241,7 +241,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 			halt = stop{results.StopUnreachable, gone.Error() + ": writing stopped; objects not yet written were left as they are, run again"}
 		case errors.As(err, &changed):
 			res.Changed++
-			f = &Failure{Namespace: it.Namespace, Name: it.Name, Reason: results.ReasonChangedByWrite, Message: changed.Error()}
+			f = &results.Failure{Namespace: it.Namespace, Name: it.Name, Reason: results.ReasonChangedByWrite, Message: changed.Error()}
 		case err != nil:
 			res.Failed++
 			fl := failureOf(it.Namespace, it.Name, err)
@@ -288,7 +288,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 	case st.ListErr != nil:
 		res.StopReason, res.Stopped = results.StopListFailed, "listing failed: "+st.ListErr.Error()
 	}
-	slices.SortFunc(res.Failures, func(a, b Failure) int {
+	slices.SortFunc(res.Failures, func(a, b results.Failure) int {
 		if a.Namespace != b.Namespace {
 			return strings.Compare(a.Namespace, b.Namespace)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
@@ -34,10 +35,10 @@ type RollbackOptions struct {
 // RollbackResult is a step taken back, with the check after it when it
 // switched the storage version.
 type RollbackResult struct {
-	*StepResult
+	*results.StepResult
 	// Switch is the check of new→old→new that followed switching the
 	// storage version back to the old version.
-	Switch *SwitchCheck
+	Switch *results.SwitchCheck
 }
 
 // ErrRollbackUndone: writes at the new version would lose data once stored
@@ -52,7 +53,7 @@ var ErrRollbackUndone = errors.New("storing at the old version would lose data: 
 // new→old→new (what a write at the new version stores from then on, and
 // what re-storing at the old version makes permanent), or the switch back
 // is undone and the new version's bridge record dropped.
-func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions) (*RollbackResult, error) {
+func Rollback(ctx context.Context, c cluster.Clients, name string, opts RollbackOptions) (*RollbackResult, error) {
 	res := &RollbackResult{}
 	if err := opts.DryRun.check(false); err != nil {
 		return res, err
@@ -68,7 +69,7 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 	// provenOn is the CRD whose converter was proven to answer: a re-plan
 	// after a conflict reuses the proof only for that generation.
 	var provenOn *apiextensionsv1.CustomResourceDefinition
-	step, err := ApplyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+	step, err := applyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		p, err := plan(crd)
 		if err == nil && switchesStorage(p) && !sameGeneration(provenOn, crd) && opts.DryRun != DryRunClient {
 			// As forward: the converter must answer both ways first.
@@ -102,7 +103,7 @@ func Rollback(ctx context.Context, c Clients, name string, opts RollbackOptions)
 		task := fmt.Sprintf("check %s→%s→%s", left, to, left)
 		po.Progress = func(done, total int64) { opts.Progress(task, done, total) }
 	}
-	check, err := CheckSwitch(ctx, c, p.CRD, left, switchTimeout(opts.SwitchTimeout), po, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+	check, err := checkSwitch(ctx, c, p.CRD, left, switchTimeout(opts.SwitchTimeout), po, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return lifecycle.PlanUndo(crd, p, left)
 	})
 	res.Switch = check
@@ -125,7 +126,7 @@ func switchesStorage(p *lifecycle.Plan) bool {
 // rollbackAccess asks, before the step back, whether the user may update
 // the CRD and, for a switch back the schemas do not prove, check the
 // objects after it (a refusal then would undo the step).
-func rollbackAccess(ctx context.Context, c Clients, name string, opts RollbackOptions, plan Planner) error {
+func rollbackAccess(ctx context.Context, c cluster.Clients, name string, opts RollbackOptions, plan Planner) error {
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err

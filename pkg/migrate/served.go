@@ -7,6 +7,9 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // ErrServingNotInEffect: a step began or stopped serving a version, and
@@ -23,7 +26,7 @@ var ErrServingNotInEffect = errors.New("the API server does not serve as the CRD
 // a version no longer served still works. An API server's discovery
 // follows its handler of the objects: both learn of the update from one
 // informer, and discovery is rebuilt by a queue behind it.
-func waitForServing(ctx context.Context, c Clients, step *StepResult, timeout time.Duration) error {
+func waitForServing(ctx context.Context, c cluster.Clients, step *results.StepResult, timeout time.Duration) error {
 	after := step.After
 	for _, v := range servingChanges(step.Before, after) {
 		if _, err := waitForDiscovery(ctx, c.Discovery, c.FreshDiscovery, after.Spec.Group+"/"+v.Name, after.Spec.Names.Plural, timeout,

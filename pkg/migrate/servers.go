@@ -29,7 +29,7 @@ import (
 // on without a server not switched yet; where no other is left, every
 // server is asked again until one has, up to the switch timeout.
 type switchedServers struct {
-	c       Clients
+	c       cluster.Clients
 	group   string
 	version string
 	plural  string
@@ -61,7 +61,7 @@ const caughtUpMargin = time.Second
 // that answered it had not been shown switched.
 const maxShows = 8
 
-func newSwitchedServers(c Clients, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) *switchedServers {
+func newSwitchedServers(c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) *switchedServers {
 	storage := lifecycle.StorageVersion(crd)
 	return &switchedServers{c: c, group: crd.Spec.Group, version: storage, plural: crd.Spec.Names.Plural,
 		want: storageVersionHash(crd.Spec.Group, storage, crd.Spec.Names.Kind), timeout: timeout,
@@ -234,8 +234,8 @@ func (s *switchedServers) show(ctx context.Context, route *cluster.Route) error 
 // switched proves nothing, and a client's write through a server that has
 // not seen an undo still stores at the version the check found losing
 // data. Where answers do not tell servers apart, discovery's reads
-// (WaitForSwitch) stand for them.
-func everyServerShows(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
+// (waitForSwitch) stand for them.
+func everyServerShows(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
 	s := newSwitchedServers(c, crd, timeout)
 	deadline := time.Now().Add(timeout)
 	for {

@@ -30,7 +30,7 @@ func storageVersionHash(group, version, kind string) string {
 // still writes at the old version.
 const consistentReads = 3
 
-// WaitForSwitch waits until the API server's discovery reports the CRD's
+// waitForSwitch waits until the API server's discovery reports the CRD's
 // storage version as the resource's storage version on consistentReads
 // reads. Right after a CRD update (a helm upgrade, a kubectl apply) writes
 // can still be encoded at the old version for a while; a rewrite before
@@ -39,7 +39,7 @@ const consistentReads = 3
 // out at once, each on connections of its own (behind a load balancer each
 // may reach another API server, and an API server that has seen the switch
 // never goes back); otherwise disc is asked consistentReads times in a row.
-func WaitForSwitch(ctx context.Context, disc discovery.DiscoveryInterface, fresh func() (discovery.DiscoveryInterface, func(), error), crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
+func waitForSwitch(ctx context.Context, disc discovery.DiscoveryInterface, fresh func() (discovery.DiscoveryInterface, func(), error), crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
 	storage := lifecycle.StorageVersion(crd)
 	want := storageVersionHash(crd.Spec.Group, storage, crd.Spec.Names.Kind)
 	got, err := waitForDiscovery(ctx, disc, fresh, crd.Spec.Group+"/"+storage, crd.Spec.Names.Plural, timeout, func(r discoveryRead) bool { return r.hash == want })
@@ -63,7 +63,7 @@ type discoveryRead struct {
 
 // waitForDiscovery polls discovery's resource list of gv until the
 // resource plural reads as done wants on consistentReads reads (see
-// WaitForSwitch for fresh), and returns the last read.
+// waitForSwitch for fresh), and returns the last read.
 func waitForDiscovery(ctx context.Context, disc discovery.DiscoveryInterface, fresh func() (discovery.DiscoveryInterface, func(), error), gv, plural string, timeout time.Duration, done func(discoveryRead) bool) (discoveryRead, error) {
 	read := func(d discovery.DiscoveryInterface) discoveryRead {
 		list, err := d.ServerResourcesForGroupVersion(gv)

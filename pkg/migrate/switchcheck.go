@@ -7,7 +7,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
@@ -15,7 +17,7 @@ import (
 // the CRD moved to another generation while it ran.
 const maxSwitchRechecks = 3
 
-// CheckSwitch runs, right after the CRD's storage version was switched away
+// checkSwitch runs, right after the CRD's storage version was switched away
 // from old, the check that re-storing old's objects at the new storage
 // version loses nothing (old→new→old on every object, unless the schemas
 // prove it), and when it does not hold, switches back with the step back
@@ -24,8 +26,8 @@ const maxSwitchRechecks = 3
 // re-stored, the objects are all still stored at old: switching back loses
 // nothing. A check that cannot run switches back too, and a check during
 // which the CRD moved to another generation runs again on the CRD as it is.
-func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.Duration, opts verify.ProveOptions, back Planner) (*SwitchCheck, error) {
-	res := &SwitchCheck{}
+func checkSwitch(ctx context.Context, c cluster.Clients, name, old string, timeout time.Duration, opts verify.ProveOptions, back Planner) (*results.SwitchCheck, error) {
+	res := &results.SwitchCheck{}
 	crds := c.CRDs.ApiextensionsV1().CustomResourceDefinitions()
 	err := func() error {
 		for rechecks := 0; ; rechecks++ {
@@ -33,7 +35,7 @@ func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.
 			if err != nil {
 				return err
 			}
-			if err := WaitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, timeout); err != nil {
+			if err := waitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, timeout); err != nil {
 				return err
 			}
 			if err := everyServerShows(ctx, c, crd, timeout); err != nil {
@@ -63,11 +65,11 @@ func CheckSwitch(ctx context.Context, c Clients, name, old string, timeout time.
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	var berr error
-	res.Back, berr = ApplyStep(bctx, c.CRDs, name, DryRunNone, back)
+	res.Back, berr = applyStep(bctx, c.CRDs, name, DryRunNone, back)
 	if berr == nil {
 		// Until the API servers store at old again, a client's write goes
 		// old→new→old, the round trip the check found losing data.
-		berr = WaitForSwitch(bctx, c.Discovery, c.FreshDiscovery, res.Back.After, timeout)
+		berr = waitForSwitch(bctx, c.Discovery, c.FreshDiscovery, res.Back.After, timeout)
 	}
 	if berr == nil {
 		if berr = everyServerShows(bctx, c, res.Back.After, timeout); berr != nil {

@@ -55,7 +55,7 @@ const pendingWarning = time.Minute
 // The in-tree migrator prunes as soon as its pass ends, so its pass starts
 // only after the switch grace: a write begun before the storage switch
 // cannot then land at the old version behind it.
-func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options) (*Result, error) {
+func MigrateViaCluster(ctx context.Context, c cluster.Clients, name string, opts Options) (*results.Result, error) {
 	opts = opts.withDefaults()
 	if err := opts.DryRun.check(true); err != nil {
 		return nil, err
@@ -115,7 +115,7 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 	if opts.DryRun == DryRunServer {
 		m := cluster.ClusterMigrationOf(created)
 		res.ClusterMigration = &m
-		res.Failures = []Failure{}
+		res.Failures = []results.Failure{}
 		res.PruneReason, res.PruneSkipped = results.PruneDryRun, "dry run: the cluster's migration was accepted by the API server, not created"
 		res.Duration = time.Since(p.start)
 		return res, nil
@@ -124,7 +124,7 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 	notify(opts, fmt.Sprintf("%s: created the cluster's migration %s", crd.Name, svmName))
 	m, err := follow(ctx, c, crd.Name, svmName, opts)
 	res.ClusterMigration = m
-	res.Failures = []Failure{}
+	res.Failures = []results.Failure{}
 	res.Duration = time.Since(p.start)
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -142,7 +142,7 @@ func MigrateViaCluster(ctx context.Context, c Clients, name string, opts Options
 }
 
 // follow reads the migration's conditions until it is done.
-func follow(ctx context.Context, c Clients, crdName, svmName string, opts Options) (*results.ClusterMigration, error) {
+func follow(ctx context.Context, c cluster.Clients, crdName, svmName string, opts Options) (*results.ClusterMigration, error) {
 	var last results.ClusterMigrationState
 	m := results.ClusterMigration{Name: svmName, State: results.ClusterMigrationPending}
 	start := time.Now()
@@ -171,7 +171,7 @@ func follow(ctx context.Context, c Clients, crdName, svmName string, opts Option
 
 // pruneAfterCluster reports the prune the cluster's migrator made when it
 // succeeded, or prunes under Migrate's guard where it made none.
-func pruneAfterCluster(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, res *Result) error {
+func pruneAfterCluster(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, res *results.Result) error {
 	// The migrator marks its migration Succeeded first and then, in a
 	// second write, clears StorageMigrating and prunes: wait for that one.
 	var fresh *apiextensionsv1.CustomResourceDefinition
@@ -211,8 +211,8 @@ func notify(opts Options, msg string) {
 	}
 }
 
-func interrupted(res *Result, start time.Time) *Result {
-	res.Failures = []Failure{}
+func interrupted(res *results.Result, start time.Time) *results.Result {
+	res.Failures = []results.Failure{}
 	res.StopReason, res.Stopped = results.StopInterrupted, "interrupted while waiting out the switch grace: nothing was re-stored; run again"
 	res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the migration stopped before re-storing"
 	res.Duration = time.Since(start)

@@ -20,7 +20,7 @@ func TestEveryWriteIsInTheSafetyDocument(t *testing.T) {
 		"verify.sendBack Update":           "| the per-object check's dry-run update |",
 		"verify.ProveConverter Create":     "| the converter probe's dry-run create",
 		"verify.ProveConverter Update":     "(or dry-run update of one object)",
-		"migrate.ApplyStep Update":         "| a lifecycle step |",
+		"migrate.applyStep Update":         "| a lifecycle step |",
 		"verify.record Patch":              "| a check's record |",
 		"verify.recordCheck Patch":         "| a check's record |",
 		"migrate.Prune UpdateStatus":       "| the prune |",

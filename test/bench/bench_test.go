@@ -359,7 +359,7 @@ func switchStorage(t *testing.T, fx fixtures.Clients, c conn, tg *target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := migrate.WaitForSwitch(t.Context(), c.disc, nil, crd, time.Minute); err != nil {
+	if err := fixtures.WaitStorageInEffect(t.Context(), c.disc, crd, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	tg.version = next

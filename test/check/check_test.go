@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/check"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
@@ -37,7 +38,7 @@ func gadgetSchema(edit func(spec *apiextensionsv1.JSONSchemaProps)) *apiextensio
 
 // liveGadgets starts a sandbox with a gadgets CRD (v1, gadgetSchema) and
 // its objects.
-func liveGadgets(t *testing.T, objs []fixtures.Object) (migrate.Clients, *apiextensionsv1.CustomResourceDefinition) {
+func liveGadgets(t *testing.T, objs []fixtures.Object) (cluster.Clients, *apiextensionsv1.CustomResourceDefinition) {
 	t.Helper()
 	sb := sandbox.StartT(t, sandbox.Options{})
 	cfg := sb.RestConfig()

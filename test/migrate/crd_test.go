@@ -2,12 +2,16 @@ package migrate_test
 
 import (
 	"errors"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -16,27 +20,26 @@ import (
 
 // Someone edits the CRD between the step's read and its write: the write
 // conflicts, the step is re-planned on their edit, and both survive.
-func TestApplyStepReplansOnConcurrentEdit(t *testing.T) {
-	c, crd := deprecatedWidgets(t)
+func TestPromoteReplansOnConcurrentEdit(t *testing.T) {
+	sb, c, crd := deprecatedWidgets(t)
 	crds := c.CRDs.ApiextensionsV1().CustomResourceDefinitions()
-
-	calls := 0
-	res, err := migrate.ApplyStep(t.Context(), c.CRDs, crd.Name, migrate.DryRunNone, func(cur *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		calls++
-		if calls == 1 {
-			theirs := cur.DeepCopy()
-			theirs.Labels = map[string]string{"edited-by": "someone-else"}
-			if _, err := crds.Update(t.Context(), theirs, metav1.UpdateOptions{}); err != nil {
-				t.Fatalf("concurrent edit: %v", err)
-			}
+	edited := editingBeforeFirstStepWrite(t, sb.RestConfig(), func() {
+		theirs, err := crds.Get(t.Context(), crd.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("concurrent edit: %v", err)
+			return
 		}
-		return lifecycle.PlanPromote(cur, "v1", lifecycle.StageBlocked, lifecycle.PromoteOptions{})
+		theirs.Labels = map[string]string{"edited-by": "someone-else"}
+		if _, err := crds.Update(t.Context(), theirs, metav1.UpdateOptions{}); err != nil {
+			t.Errorf("concurrent edit: %v", err)
+		}
 	})
+	res, err := migrate.Promote(t.Context(), edited, crd.Name, migrate.PromoteOptions{Version: "v1", To: lifecycle.StageBlocked})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls != 2 || res.Replans != 1 {
-		t.Fatalf("planned %d times, %d replans; want 2 and 1", calls, res.Replans)
+	if res.Replans != 1 {
+		t.Fatalf("%d replans; want 1", res.Replans)
 	}
 	got, err := crds.Get(t.Context(), crd.Name, metav1.GetOptions{})
 	if err != nil {
@@ -56,26 +59,22 @@ func TestApplyStepReplansOnConcurrentEdit(t *testing.T) {
 // planned, and this one's re-plan would take the step after it. A re-plan
 // goes no further than the step its user saw planned: it refuses, and the
 // CRD is one step along, not two.
-func TestApplyStepRefusesToGoFurtherThanPlanned(t *testing.T) {
-	c, crd := deprecatedWidgets(t)
-	crds := c.CRDs.ApiextensionsV1().CustomResourceDefinitions()
-	next := func(cur *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanPromote(cur, "v1", "", lifecycle.PromoteOptions{})
+func TestPromoteRefusesToGoFurtherThanPlanned(t *testing.T) {
+	sb, c, crd := deprecatedWidgets(t)
+	other, err := migrate.NewClients(sb.RestConfig())
+	if err != nil {
+		t.Fatal(err)
 	}
-	calls := 0
-	_, err := migrate.ApplyStep(t.Context(), c.CRDs, crd.Name, migrate.DryRunNone, func(cur *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		calls++
-		if calls == 1 {
-			if _, err := migrate.ApplyStep(t.Context(), c.CRDs, crd.Name, migrate.DryRunNone, next); err != nil {
-				t.Fatalf("the other client's step: %v", err)
-			}
+	edited := editingBeforeFirstStepWrite(t, sb.RestConfig(), func() {
+		if _, err := migrate.Promote(t.Context(), other, crd.Name, migrate.PromoteOptions{Version: "v1"}); err != nil {
+			t.Errorf("the other client's step: %v", err)
 		}
-		return next(cur)
 	})
+	_, err = migrate.Promote(t.Context(), edited, crd.Name, migrate.PromoteOptions{Version: "v1"})
 	if !errors.Is(err, migrate.ErrChangedMeanwhile) || !strings.Contains(err.Error(), "blocked of v1 was planned from deprecated, and is now blocked") {
 		t.Fatalf("err = %v, want the step refused as changed meanwhile", err)
 	}
-	got, err := crds.Get(t.Context(), crd.Name, metav1.GetOptions{})
+	got, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), crd.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,19 +88,20 @@ func TestApplyStepRefusesToGoFurtherThanPlanned(t *testing.T) {
 }
 
 // A server dry run goes through validation and persists nothing.
-func TestApplyStepServerDryRunPersistsNothing(t *testing.T) {
-	c, created := deprecatedWidgets(t)
-	crd := created
-	res, err := migrate.ApplyStep(t.Context(), c.CRDs, crd.Name, migrate.DryRunServer, func(cur *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanPromote(cur, "v1", "", lifecycle.PromoteOptions{})
-	})
+func TestPromoteServerDryRunPersistsNothing(t *testing.T) {
+	sb, c, created := deprecatedWidgets(t)
+	mc, err := migrate.NewClients(sb.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := migrate.Promote(t.Context(), mc, created.Name, migrate.PromoteOptions{Version: "v1", DryRun: migrate.DryRunServer})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.After.Spec.Versions[0].Served {
 		t.Error("the dry run's answer does not show the change")
 	}
-	got, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), crd.Name, metav1.GetOptions{})
+	got, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), created.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,9 +110,36 @@ func TestApplyStepServerDryRunPersistsNothing(t *testing.T) {
 	}
 }
 
+// editingBeforeFirstStepWrite gives the plugin's clients whose first write
+// of a CRD's spec (the step's update) waits until edit, another client's
+// write, is done: the moment between the step's read and its write, made
+// certain.
+func editingBeforeFirstStepWrite(t *testing.T, cfg *rest.Config, edit func()) cluster.Clients {
+	t.Helper()
+	cfg = rest.CopyConfig(cfg)
+	var once sync.Once
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodPut && strings.Contains(req.URL.Path, "/customresourcedefinitions/") && !strings.HasSuffix(req.URL.Path, "/status") {
+				once.Do(edit)
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	c, err := migrate.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
 // deprecatedWidgets starts a sandbox with a CRD whose v1beta1 is deprecated
 // and v1 is storage.
-func deprecatedWidgets(t *testing.T) (fixtures.Clients, *apiextensionsv1.CustomResourceDefinition) {
+func deprecatedWidgets(t *testing.T) (*sandbox.Sandbox, fixtures.Clients, *apiextensionsv1.CustomResourceDefinition) {
 	t.Helper()
 	sb := sandbox.StartT(t, sandbox.Options{})
 	c, err := fixtures.NewClients(sb.RestConfig())
@@ -126,5 +153,5 @@ func deprecatedWidgets(t *testing.T) (fixtures.Clients, *apiextensionsv1.CustomR
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, created
+	return sb, c, created
 }

@@ -19,7 +19,7 @@ import (
 // An operator that owns a CRD re-stores its objects at start-up, after its
 // new release switched the storage version, with the package's defaults.
 func Example() {
-	cfg, stop := cluster(200)
+	cfg, stop := widgetsCluster(200)
 	defer stop()
 
 	clients, err := migrate.NewClients(cfg)
@@ -42,7 +42,7 @@ func Example() {
 // pass where it is, with nothing half-done and the reason given (how soon
 // is the bench's to measure).
 func TestCancelStopsThePass(t *testing.T) {
-	cfg, stop := cluster(3000)
+	cfg, stop := widgetsCluster(3000)
 	defer stop()
 	clients, err := migrate.NewClients(cfg)
 	if err != nil {
@@ -67,9 +67,9 @@ func TestCancelStopsThePass(t *testing.T) {
 	}
 }
 
-// cluster starts an API server with widgets.example.com: n objects written
+// widgetsCluster starts an API server with widgets.example.com: n objects written
 // at v1beta1, then the storage version switched to v1.
-func cluster(n int) (*rest.Config, func()) {
+func widgetsCluster(n int) (*rest.Config, func()) {
 	sb, err := sandbox.Start(context.Background(), sandbox.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -222,7 +222,7 @@ func TestMigrateWithConcurrentWriters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := migrate.WaitForSwitch(t.Context(), s.clients.Discovery, nil, crd, time.Minute); err != nil {
+	if err := fixtures.WaitStorageInEffect(t.Context(), s.clients.Discovery, crd, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	ri := s.fx.Dynamic.Resource(s.gvr)

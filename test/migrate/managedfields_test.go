@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -58,7 +59,7 @@ func TestCleanManagedFieldsMendsServerSideApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := migrate.Migrate(t.Context(), migrate.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic, Metadata: meta, Discovery: disc}, crd.Name, opts())
+	res, err := migrate.Migrate(t.Context(), cluster.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic, Metadata: meta, Discovery: disc}, crd.Name, opts())
 	if err != nil || !res.Pruned {
 		t.Fatalf("migrate: %+v %v", res, err)
 	}

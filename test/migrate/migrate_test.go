@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -29,7 +30,7 @@ import (
 type switched struct {
 	sb      *sandbox.Sandbox
 	fx      fixtures.Clients
-	clients migrate.Clients
+	clients cluster.Clients
 	crd     string
 	gvr     schema.GroupVersionResource
 }
@@ -91,7 +92,7 @@ func newWidgets(t *testing.T, opts sandbox.Options, crd *apiextensionsv1.CustomR
 		t.Fatal(err)
 	}
 	s := &switched{sb: sb, fx: fx, crd: crd.Name, gvr: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}}
-	s.clients = migrate.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic}
+	s.clients = cluster.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic}
 	if s.clients.Metadata, err = metadata.NewForConfig(cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ import (
 // server serves the change. The pass then goes on only after it has said
 // it saw the change, or after a minute: without the watch it would write
 // every object left under the new CRD.
-func midPass(t *testing.T, s *switched, edit func()) *migrate.Result {
+func midPass(t *testing.T, s *switched, edit func()) *results.Result {
 	t.Helper()
 	saw := make(chan struct{})
 	var once, editOnce sync.Once

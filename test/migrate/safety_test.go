@@ -392,7 +392,7 @@ func TestMigrateDoesNotTrustARecordOlderThanASwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := migrate.WaitForSwitch(t.Context(), s.clients.Discovery, nil, switched, 30*time.Second); err != nil {
+	if err := fixtures.WaitStorageInEffect(t.Context(), s.clients.Discovery, switched, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	late := fixtures.Object{Namespace: "ns-0", Name: "late", Spec: map[string]any{"hostPort": "h:1", "extra": "only-in-v1"}}

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 )
 
@@ -91,5 +90,5 @@ func waitServed(ctx context.Context, c fixtures.Clients, crd *apiextensionsv1.Cu
 	if err != nil {
 		return fmt.Errorf("waiting for %s to be served as applied: %s: %w", crd.Name, why, err)
 	}
-	return migrate.WaitForSwitch(ctx, c.CRDs.Discovery(), nil, crd, time.Minute)
+	return fixtures.WaitStorageInEffect(ctx, c.CRDs.Discovery(), crd, time.Minute)
 }
