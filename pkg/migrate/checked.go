@@ -34,7 +34,7 @@ const maxRechecks = 5
 // them; where those are every old version in storedVersions (all, says so)
 // it is stored at the storage version already, and is not written. Two
 // requests an object, one slot of the pass's gate for both.
-func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string, all bool, checked *atomic.Int64, opts RestoreOptions) *results.RestoreResult {
+func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string, all bool, checked *atomic.Int64, opts restoreRun) *results.RestoreResult {
 	opts.checked = checked
 	at := func(v string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
@@ -43,7 +43,7 @@ func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.In
 	for i, v := range versions {
 		schemas[i] = verify.SchemaOf(crd, v)
 	}
-	write := func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
+	write := func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts restoreRun) (outcome, error) {
 		for range maxRechecks {
 			found, err := verify.CheckObject(ctx, opts.run, dyn, at, versions, schemas, gr, &it.ObjectMeta, it.obj)
 			switch {

@@ -29,11 +29,15 @@ import (
 // so (StopNotProven): Migrate with CleanManagedFields drops the entries in
 // the re-store it checks for each object.
 func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *results.RestoreResult {
+	return cleanManagedFields(ctx, meta, crd, restoreRun{RestoreOptions: opts})
+}
+
+func cleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, run restoreRun) *results.RestoreResult {
 	if why := unprovenStored(crd); why != "" {
 		return &results.RestoreResult{Failures: []results.Failure{}, StopReason: results.StopNotProven, Stopped: why}
 	}
-	opts.clean, opts.cleaned = cluster.StaleEntry(crd), &atomic.Int64{}
-	return forEachObject(ctx, meta, crd, addresses(meta, storageGVR(crd)), opts, func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
+	run.clean, run.cleaned = cluster.StaleEntry(crd), &atomic.Int64{}
+	return forEachObject(ctx, meta, crd, addresses(meta, storageGVR(crd)), run, func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts restoreRun) (outcome, error) {
 		if !opts.cleans(it) {
 			return outcomeUnchanged, nil
 		}
@@ -60,7 +64,7 @@ func unprovenStored(crd *apiextensionsv1.CustomResourceDefinition) string {
 // managedFields: the objects it cleaned, and those that still carry entries
 // at unserved versions once it is over, counted on the cluster (objects the
 // checks left alone among them). A dry run persists nothing to count.
-func cleanSummary(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions, res *results.RestoreResult) *results.RestoreResult {
+func cleanSummary(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts restoreRun, res *results.RestoreResult) *results.RestoreResult {
 	mf := &results.RestoreResult{Failures: []results.Failure{}, Listed: res.Listed, Rewritten: opts.cleaned.Load()}
 	if opts.DryRun.persists() {
 		left, err := cluster.CountStale(ctx, meta, crd, opts.PageSize)

@@ -31,10 +31,9 @@ import (
 // pkg/cluster, which every package of the plugin shares.
 func NewClients(cfg *rest.Config) (cluster.Clients, error) { return cluster.NewClients(cfg) }
 
-// restoreOptions are opts for a pass over objects through c.
-func restoreOptions(c cluster.Clients, opts RestoreOptions) RestoreOptions {
-	opts.throttled = c.Throttled
-	return opts
+// newRestoreRun is a pass over objects through c, tuned by opts.
+func newRestoreRun(c cluster.Clients, opts RestoreOptions) restoreRun {
+	return restoreRun{RestoreOptions: opts, throttled: c.Throttled}
 }
 
 // Options tune a migration. The zero value is what kubectl crdversion
@@ -88,7 +87,6 @@ const nothingToPrune = "storedVersions already holds only the storage version"
 // every object once more; the CRD did not change meanwhile; prune.
 func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) (*results.Result, error) {
 	opts = opts.withDefaults()
-	opts.RestoreOptions = restoreOptions(c, opts.RestoreOptions)
 	if err := opts.DryRun.check(true); err != nil {
 		return nil, err
 	}
@@ -101,16 +99,17 @@ func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) 
 		return p.res, nil
 	}
 	crd, res, grace := p.crd, p.res, p.grace
-	opts.rtt, opts.defaults = p.rtt, p.defaults
-	opts.servers = newSwitchedServers(c, crd, opts.SwitchTimeout)
-	if err := opts.servers.showAll(ctx); err != nil {
+	run := newRestoreRun(c, opts.RestoreOptions)
+	run.rtt, run.defaults = p.rtt, p.defaults
+	run.servers = newSwitchedServers(c, crd, opts.SwitchTimeout)
+	if err := run.servers.showAll(ctx); err != nil {
 		return nil, err
 	}
 	var (
 		checked atomic.Int64
 		losses  []results.Loss
 	)
-	opts.onLoss = func(l results.Loss) {
+	run.onLoss = func(l results.Loss) {
 		if len(losses) < MaxFailuresKept {
 			losses = append(losses, l)
 		}
@@ -118,7 +117,7 @@ func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) 
 	if opts.CleanManagedFields {
 		// Dropped in the re-store's own write, which each pass proves for
 		// its object: an object a check left alone keeps its entries too.
-		opts.clean, opts.cleaned = cluster.StaleEntry(crd), &atomic.Int64{}
+		run.clean, run.cleaned = cluster.StaleEntry(crd), &atomic.Int64{}
 	}
 	// Every write of the passes is proven for the CRD's generation they
 	// began with: once it moves, no further write goes out.
@@ -126,9 +125,9 @@ func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) 
 	defer stopWatch()
 	pass := func() *results.RestoreResult {
 		if len(p.check) == 0 {
-			return restore(wctx, c.Metadata, crd, opts.RestoreOptions)
+			return restore(wctx, c.Metadata, crd, run)
 		}
-		return checkedRestore(wctx, c.Metadata, c.Dynamic, crd, p.check, p.checksAll, &checked, opts.RestoreOptions)
+		return checkedRestore(wctx, c.Metadata, c.Dynamic, crd, p.check, p.checksAll, &checked, run)
 	}
 	var changed CRDChanged
 	passStart := time.Now()
@@ -161,9 +160,9 @@ func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) 
 			res.Settle = &results.RestoreResult{Failures: []results.Failure{}, StopReason: results.StopInterrupted, Stopped: "interrupted while waiting out the switch grace: not pruned; run again"}
 		}
 	}
-	res.APIServers = opts.servers.seen()
+	res.APIServers = run.servers.seen()
 	if opts.CleanManagedFields {
-		res.ManagedFields = cleanSummary(ctx, c.Metadata, crd, opts.RestoreOptions, &res.RestoreResult)
+		res.ManagedFields = cleanSummary(ctx, c.Metadata, crd, run, &res.RestoreResult)
 	}
 	switch {
 	case opts.DryRun == DryRunServer:

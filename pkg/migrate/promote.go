@@ -218,7 +218,7 @@ func promoteCleanManagedFields(ctx context.Context, c cluster.Clients, name stri
 	if err != nil {
 		return err
 	}
-	res.ManagedFields = CleanManagedFields(ctx, c.Metadata, crd, restoreOptions(c, RestoreOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
+	res.ManagedFields = cleanManagedFields(ctx, c.Metadata, crd, newRestoreRun(c, RestoreOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
 		Progress: progress("clean managedFields of " + name)}))
 	if !res.ManagedFields.Complete() {
 		return fmt.Errorf("%w (%s)", ErrManagedFieldsLeft, res.ManagedFields.Stopped)

@@ -59,7 +59,12 @@ type RestoreOptions struct {
 	// RetryFor bounds how long one write is retried while the server is
 	// busy or unreachable (0: DefaultRetryFor); past it the run stops.
 	RetryFor time.Duration
+}
 
+// restoreRun is one pass over objects: what its caller tuned, and the state
+// the run keeps, which no caller sets.
+type restoreRun struct {
+	RestoreOptions
 	// throttled counts the 429 answers of the clients (NewClients
 	// counts them), so the limit backs off on them.
 	throttled func() int64
@@ -88,7 +93,7 @@ type RestoreOptions struct {
 }
 
 // cleans reports a write of it that drops managedFields entries.
-func (o RestoreOptions) cleans(it item) bool {
+func (o restoreRun) cleans(it item) bool {
 	if o.clean == nil {
 		return false
 	}
@@ -150,7 +155,7 @@ func itemOf(u *unstructured.Unstructured) item {
 // the metadata client: the server answers with the object's metadata
 // (protobuf) rather than the whole object as JSON, which spares both ends
 // the encoding of what the write does not need back.
-type writer func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error)
+type writer func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts restoreRun) (outcome, error)
 
 // restore writes every object of the CRD back unchanged, so the API server
 // re-encodes each one at the storage version: the write changes nothing,
@@ -164,7 +169,7 @@ type writer func(ctx context.Context, ri metadata.ResourceInterface, gr schema.G
 // old→new→old for every object (else it runs the checked pass), after the
 // switch is in effect. Unexported so that no caller can re-store without
 // that proof.
-func restore(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *results.RestoreResult {
+func restore(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts restoreRun) *results.RestoreResult {
 	return forEachObject(ctx, meta, crd, addresses(meta, storageGVR(crd)), opts, restoreOne)
 }
 
@@ -183,8 +188,8 @@ func (s stop) Error() string { return s.msg }
 
 // forEachObject lists the CRD's objects from src a page at a time and hands
 // each to write, on the pass engine; writes go to the storage version.
-func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, src pass.Source[item], opts RestoreOptions, write writer) *results.RestoreResult {
-	opts = opts.withDefaults()
+func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, src pass.Source[item], opts restoreRun, write writer) *results.RestoreResult {
+	opts.RestoreOptions = opts.withDefaults()
 	start := time.Now()
 	res := &results.RestoreResult{Failures: []results.Failure{}}
 	defer func() { res.Took = time.Since(start) }()
@@ -316,7 +321,7 @@ const (
 // meant to change nothing must not have changed anything. A pass that
 // cleans managedFields reads an object written meanwhile again and cleans
 // it: that write re-encoded it, but kept its entries.
-func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions) (outcome, error) {
+func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts restoreRun) (outcome, error) {
 	for range maxReplans {
 		out, err := restoreAt(ctx, ri, gr, it, opts, true)
 		if out != outcomeConflicted || !opts.cleans(it) {
@@ -350,7 +355,7 @@ func readAnew(ctx context.Context, ri metadata.ResourceInterface, gr schema.Grou
 // managedFields it keeps; the cleanup is part of the one write the pass
 // proves for the object, never a write of its own. The answer is compared
 // with what was sent (labels: it was read at the storage version).
-func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts RestoreOptions, labels bool) (outcome, error) {
+func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts restoreRun, labels bool) (outcome, error) {
 	want := it.ObjectMeta
 	patch := []byte(fmt.Sprintf(`{"metadata":{"resourceVersion":%q}}`, it.ResourceVersion))
 	cleaning := opts.cleans(it)
@@ -383,7 +388,7 @@ func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.Gro
 	return out, nil
 }
 
-func patchOptions(o RestoreOptions) metav1.PatchOptions {
+func patchOptions(o restoreRun) metav1.PatchOptions {
 	return metav1.PatchOptions{FieldManager: o.FieldManager, DryRun: o.DryRun.sent()}
 }
 
@@ -391,7 +396,7 @@ func patchOptions(o RestoreOptions) metav1.PatchOptions {
 // resourceVersion in the answer means etcd was written. Only the object's
 // own NotFound and a real optimistic-concurrency conflict count as done;
 // any other 404 or 409 (an admission denial may carry either) is a failure.
-func withRetries(ctx context.Context, opts RestoreOptions, gr schema.GroupResource, it item, write func(context.Context) (*metav1.PartialObjectMetadata, error)) (outcome, *metav1.PartialObjectMetadata, error) {
+func withRetries(ctx context.Context, opts restoreRun, gr schema.GroupResource, it item, write func(context.Context) (*metav1.PartialObjectMetadata, error)) (outcome, *metav1.PartialObjectMetadata, error) {
 	var got *metav1.PartialObjectMetadata
 	err := opts.run.Attempt(ctx, func(wctx context.Context) (err error) {
 		got, err = write(wctx)
