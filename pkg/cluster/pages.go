@@ -47,22 +47,34 @@ func ListPages(ctx context.Context, client metadata.Interface, gvr schema.GroupV
 	})
 }
 
-// ListPagesAt lists addresses as ListPages does, at the first of versions
-// (of gvr's group and resource). A page that fails where failed says so (a
-// converter that will not express one of its objects at that version fails
-// the whole page) is listed again, with the same limit and continue token,
-// at the next version: an object's address is the same at every version,
-// and one object never fails a page.
-func ListPagesAt(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, versions []string, pageSize int64, failed func(error) bool, fn func(Page) error) (int, error) {
-	return listPages(ctx, gvr, pageSize, func(ctx context.Context, o metav1.ListOptions) (string, func() error, error) {
+// AddressesAt lists addresses as ListPages does, at the first of Versions
+// (of Resource). A page that fails where Failed says so (a converter that
+// will not express one of its objects at that version fails the whole
+// page) is listed again, with the same limit and continue token, at the
+// next version: an object's address is the same at every version, and one
+// object never fails a page.
+type AddressesAt struct {
+	Metadata metadata.Interface
+	Resource schema.GroupResource
+	Versions []string
+	Failed   func(error) bool
+}
+
+// List hands each page to fn. It returns how many times a token expired.
+func (l AddressesAt) List(ctx context.Context, pageSize int64, fn func(Page) error) (int, error) {
+	var first string
+	if len(l.Versions) > 0 {
+		first = l.Versions[0]
+	}
+	return listPages(ctx, l.Resource.WithVersion(first), pageSize, func(ctx context.Context, o metav1.ListOptions) (string, func() error, error) {
 		var err error
-		for _, v := range versions {
+		for _, v := range l.Versions {
 			var list *metav1.PartialObjectMetadataList
-			list, err = client.Resource(schema.GroupVersionResource{Group: gvr.Group, Version: v, Resource: gvr.Resource}).List(ctx, o)
+			list, err = l.Metadata.Resource(l.Resource.WithVersion(v)).List(ctx, o)
 			if err == nil {
 				return list.Continue, func() error { return fn(Page{Items: list.Items, Remaining: list.RemainingItemCount}) }, nil
 			}
-			if !failed(err) {
+			if !l.Failed(err) {
 				break
 			}
 		}
@@ -83,19 +95,30 @@ func ListObjectPages(ctx context.Context, client dynamic.Interface, gvr schema.G
 	})
 }
 
-// ListObjectPagesOrAddresses lists whole objects at gvr's version as
-// ListObjectPages does. A page that fails where failed says so (a converter
+// ObjectsOrAddresses lists whole objects at Resource's version as
+// ListObjectPages does. A page that fails where Failed says so (a converter
 // that will not express one of its objects at that version fails the whole
 // page) is listed again, with the same limit and continue token, at the
-// version at, metadata only, and handed to addresses instead: the objects
-// of that page are then read one by one. At the storage version a listing
-// converts nothing.
-func ListObjectPagesOrAddresses(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, gvr schema.GroupVersionResource, at string, pageSize int64, failed func(error) bool, fn func(ObjectPage) error, addresses func(Page) error) (int, error) {
-	ri := dyn.Resource(gvr)
-	mi := meta.Resource(schema.GroupVersionResource{Group: gvr.Group, Version: at, Resource: gvr.Resource})
+// version At, metadata only, and handed on as addresses instead: the
+// objects of that page are then read one by one. At the storage version a
+// listing converts nothing.
+type ObjectsOrAddresses struct {
+	Dynamic  dynamic.Interface
+	Metadata metadata.Interface
+	Resource schema.GroupVersionResource
+	At       string
+	Failed   func(error) bool
+}
+
+// List hands each page to objects, or, where it was listed again as
+// addresses, to addresses. It returns how many times a token expired.
+func (l ObjectsOrAddresses) List(ctx context.Context, pageSize int64, objects func(ObjectPage) error, addresses func(Page) error) (int, error) {
+	gvr := l.Resource
+	ri := l.Dynamic.Resource(gvr)
+	mi := l.Metadata.Resource(schema.GroupVersionResource{Group: gvr.Group, Version: l.At, Resource: gvr.Resource})
 	return listPages(ctx, gvr, pageSize, func(ctx context.Context, o metav1.ListOptions) (string, func() error, error) {
 		list, err := ri.List(ctx, o)
-		if err != nil && failed(err) {
+		if err != nil && l.Failed(err) {
 			page, err := mi.List(ctx, o)
 			if err != nil {
 				return "", nil, err
@@ -105,7 +128,7 @@ func ListObjectPagesOrAddresses(ctx context.Context, dyn dynamic.Interface, meta
 		if err != nil {
 			return "", nil, err
 		}
-		return list.GetContinue(), func() error { return fn(ObjectPage{Items: list.Items, Remaining: list.GetRemainingItemCount()}) }, nil
+		return list.GetContinue(), func() error { return objects(ObjectPage{Items: list.Items, Remaining: list.GetRemainingItemCount()}) }, nil
 	})
 }
 

@@ -36,16 +36,10 @@ const maxRechecks = 5
 // requests an object, one slot of the pass's gate for both.
 func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string, all bool, checked *atomic.Int64, opts restoreRun) *results.RestoreResult {
 	opts.checked = checked
-	at := func(v string) schema.GroupVersionResource {
-		return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
-	}
-	schemas := make([]*apiextensionsv1.JSONSchemaProps, len(versions))
-	for i, v := range versions {
-		schemas[i] = verify.SchemaOf(crd, v)
-	}
+	check := verify.NewObjectCheck(dyn, crd, versions)
 	write := func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts restoreRun) (outcome, error) {
 		for range maxRechecks {
-			found, err := verify.CheckObject(ctx, opts.run, dyn, at, versions, schemas, gr, &it.ObjectMeta, it.obj)
+			found, err := check.Check(ctx, opts.run, &it.ObjectMeta, it.obj)
 			switch {
 			case err != nil:
 				return 0, err
@@ -74,5 +68,5 @@ func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.In
 		}
 		return 0, fmt.Errorf("written by someone else %d times between its check and its re-store: not re-stored, run again", maxRechecks)
 	}
-	return forEachObject(ctx, meta, crd, wholeObjects(dyn, meta, at(versions[0]), lifecycle.StorageVersion(crd)), opts, write)
+	return forEachObject(ctx, meta, crd, wholeObjects(dyn, meta, schema.GroupVersionResource{Group: crd.Spec.Group, Version: versions[0], Resource: crd.Spec.Names.Plural}, lifecycle.StorageVersion(crd)), opts, write)
 }

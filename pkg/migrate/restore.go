@@ -133,7 +133,8 @@ func addressPage(p cluster.Page) pass.Page[item] {
 // addresses: an item without its object is read on its own.
 func wholeObjects(dyn dynamic.Interface, meta metadata.Interface, gvr schema.GroupVersionResource, storage string) pass.Source[item] {
 	return func(ctx context.Context, pageSize int64, page func(pass.Page[item]) error) (int, error) {
-		return cluster.ListObjectPagesOrAddresses(ctx, dyn, meta, gvr, storage, pageSize, pass.IsConversionFailure, func(p cluster.ObjectPage) error {
+		l := cluster.ObjectsOrAddresses{Dynamic: dyn, Metadata: meta, Resource: gvr, At: storage, Failed: pass.IsConversionFailure}
+		return l.List(ctx, pageSize, func(p cluster.ObjectPage) error {
 			items := make([]item, len(p.Items))
 			for i := range p.Items {
 				items[i] = itemOf(&p.Items[i])

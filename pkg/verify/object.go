@@ -16,7 +16,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// Outcome is how one object's check (CheckObject) went, where it found no
+// Outcome is how one object's check (ObjectCheck) went, where it found no
 // loss.
 type Outcome int
 
@@ -32,7 +32,7 @@ const (
 	NotStored
 )
 
-// LossFound is an object whose check (CheckObject) showed that old→new→old
+// LossFound is an object whose check (ObjectCheck) showed that old→new→old
 // does not keep it: it is not re-stored.
 type LossFound struct{ results.Loss }
 
@@ -40,22 +40,46 @@ func (l LossFound) Error() string {
 	return fmt.Sprintf("%s/%s does not come back intact from %s→storage→%s", l.Namespace, l.Name, l.Version, l.Version)
 }
 
-// CheckObject sends one object back at each of versions as a dry run,
-// through p's retries: listed is its metadata as listed, obj the object as
-// listed at versions[0] (nil: it is read there), at names the resource at
-// a version, and schemas are the versions' (SchemaOf). It answers Gone
-// (deleted), Conflicted (written since it was read: check it again),
-// NotStored (the converter will not express it at any of versions), a
-// LossFound, another error, or Intact: it round-trips at every version
-// that shows it. It takes the pass of the re-store it guards, so its
-// requests share that pass's limit and retries.
-func CheckObject(ctx context.Context, p *pass.Pass, dyn dynamic.Interface, at func(string) schema.GroupVersionResource, versions []string, schemas []*apiextensionsv1.JSONSchemaProps, gr schema.GroupResource, listed *metav1.ObjectMeta, obj *unstructured.Unstructured) (Outcome, error) {
+// Retrier sends a request with retries: the pass of the re-store a check
+// guards (its Attempt), so the check's requests share that pass's limit
+// and retries.
+type Retrier interface {
+	Attempt(ctx context.Context, request func(context.Context) error) error
+}
+
+// ObjectCheck checks the objects of one CRD before each is re-stored: each
+// is sent back at each of Versions as a dry run.
+type ObjectCheck struct {
+	dyn      dynamic.Interface
+	resource schema.GroupResource
+	versions []string
+	schemas  []*apiextensionsv1.JSONSchemaProps
+}
+
+// NewObjectCheck checks crd's objects at versions, the old versions they
+// may be stored at, through dyn.
+func NewObjectCheck(dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string) ObjectCheck {
+	c := ObjectCheck{dyn: dyn, resource: schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}, versions: versions}
+	for _, v := range versions {
+		c.schemas = append(c.schemas, SchemaOf(crd, v))
+	}
+	return c
+}
+
+// Check sends one object back at each version as a dry run, through r's
+// retries: listed is its metadata as listed, obj the object as listed at
+// the first version (nil: it is read there). It answers Gone (deleted),
+// Conflicted (written since it was read: check it again), NotStored (the
+// converter will not express it at any of the versions), a LossFound,
+// another error, or Intact: it round-trips at every version that shows it.
+func (c ObjectCheck) Check(ctx context.Context, r Retrier, listed *metav1.ObjectMeta, obj *unstructured.Unstructured) (Outcome, error) {
+	gr := c.resource
 	shown := 0
-	for i, v := range versions {
-		r := dyn.Resource(at(v)).Namespace(listed.Namespace)
+	for i, v := range c.versions {
+		ri := c.dyn.Resource(gr.WithVersion(v)).Namespace(listed.Namespace)
 		if i > 0 || obj == nil {
 			var err error
-			obj, err = readAt(ctx, p, r, listed.Name)
+			obj, err = readAt(ctx, r, ri, listed.Name)
 			switch {
 			case pass.ObjectGone(err, gr, listed.Name):
 				return Gone, nil
@@ -72,8 +96,8 @@ func CheckObject(ctx context.Context, p *pass.Pass, dyn dynamic.Interface, at fu
 		}
 		shown++
 		var diffs []results.FieldDiff
-		err := p.Attempt(ctx, func(wctx context.Context) (err error) {
-			diffs, err = sendBack(wctx, r, obj, schemas[i])
+		err := r.Attempt(ctx, func(wctx context.Context) (err error) {
+			diffs, err = sendBack(wctx, ri, obj, c.schemas[i])
 			return err
 		})
 		switch {
@@ -106,10 +130,10 @@ func sendBack(ctx context.Context, r dynamic.ResourceInterface, obj *unstructure
 }
 
 // readAt reads the object anew, with the pass's retries.
-func readAt(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
+func readAt(ctx context.Context, r Retrier, ri dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
 	var obj *unstructured.Unstructured
-	err := p.Attempt(ctx, func(wctx context.Context) (err error) {
-		obj, err = r.Get(wctx, name, metav1.GetOptions{})
+	err := r.Attempt(ctx, func(wctx context.Context) (err error) {
+		obj, err = ri.Get(wctx, name, metav1.GetOptions{})
 		return err
 	})
 	return obj, err

@@ -244,10 +244,11 @@ func roundTrip(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, g
 
 // addressesAt lists the objects' metadata at the first of versions that
 // lists each page: one object a converter will not express at a version
-// never fails its page (cluster.ListPagesAt).
+// never fails its page (cluster.AddressesAt).
 func addressesAt(meta metadata.Interface, gvr schema.GroupVersionResource, versions ...string) pass.Source[metav1.PartialObjectMetadata] {
 	return func(ctx context.Context, pageSize int64, page func(pass.Page[metav1.PartialObjectMetadata]) error) (int, error) {
-		return cluster.ListPagesAt(ctx, meta, gvr, versions, pageSize, pass.IsConversionFailure, func(p cluster.Page) error {
+		l := cluster.AddressesAt{Metadata: meta, Resource: gvr.GroupResource(), Versions: versions, Failed: pass.IsConversionFailure}
+		return l.List(ctx, pageSize, func(p cluster.Page) error {
 			return page(pass.Page[metav1.PartialObjectMetadata]{Items: p.Items, Remaining: p.Remaining})
 		})
 	}
