@@ -53,8 +53,8 @@ func (o Options) withDefaults() Options {
 	if o.Name == "" {
 		o.Name = defaultName
 	}
-	if o.Migrate.FieldManager == "" {
-		o.Migrate.FieldManager = o.Name
+	if o.Migrate.Restore.FieldManager == "" {
+		o.Migrate.Restore.FieldManager = o.Name
 	}
 	if o.Selector == nil {
 		o.Selector = labels.Nothing()

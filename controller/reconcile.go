@@ -46,7 +46,7 @@ func (m *Migrator) reconcile(ctx context.Context, crd *apiextensionsv1.CustomRes
 		}
 		return settled
 	case doClean:
-		return m.cleaned(ctx, crd, migrate.CleanManagedFields(ctx, m.clients.Metadata, crd, m.opts.Migrate.RestoreOptions))
+		return m.cleaned(ctx, crd, migrate.CleanManagedFields(ctx, m.clients.Metadata, crd, m.opts.Migrate.Restore))
 	case doMigrate:
 		opts := m.opts.Migrate
 		opts.KeepStoredVersions, opts.CleanManagedFields, opts.Force = !d.prune, d.clean, false

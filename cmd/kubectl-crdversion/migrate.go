@@ -134,7 +134,7 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 	prune := o.Prune && o.dryRun == migrate.DryRunNone
 	return o.run(ctx, crds, prune, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*results.Result, error) {
 		opts.CleanManagedFields = o.CleanManagedFields
-		opts.OnFailure = func(f results.Failure) { failures(crd.Name, f) }
+		opts.Restore.OnFailure = func(f results.Failure) { failures(crd.Name, f) }
 		if o.Via == viaCluster {
 			return migrate.MigrateViaCluster(ctx, o.clients, crd.Name, opts)
 		}

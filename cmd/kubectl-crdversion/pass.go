@@ -171,7 +171,7 @@ func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomRes
 	bar := report.NewProgress(o.ErrOut, "migrate "+crd.Name, isTerminal(o.ErrOut), o.Quiet)
 	defer bar.Finish()
 	return one(ctx, crd, migrate.Options{
-		RestoreOptions: migrate.RestoreOptions{
+		Restore: migrate.RestoreOptions{
 			Concurrency: o.Concurrency,
 			Gentle:      o.Gentle,
 			PageSize:    o.PageSize,

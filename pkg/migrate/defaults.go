@@ -74,7 +74,7 @@ func (o RestoreOptions) withDefaults() RestoreOptions {
 }
 
 func (o Options) withDefaults() Options {
-	o.RestoreOptions = o.RestoreOptions.withDefaults()
+	o.Restore = o.Restore.withDefaults()
 	if o.SwitchTimeout <= 0 {
 		o.SwitchTimeout = DefaultSwitchTimeout
 	}

@@ -24,7 +24,7 @@ func Example_operator() {
 		log.Fatal(err)
 	}
 	res, err := migrate.Migrate(context.Background(), clients, "widgets.example.com", migrate.Options{
-		RestoreOptions: migrate.RestoreOptions{FieldManager: "widget-operator"},
+		Restore: migrate.RestoreOptions{FieldManager: "widget-operator"},
 	})
 	switch {
 	case errors.Is(err, migrate.ErrClusterMigrating):

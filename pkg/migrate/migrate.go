@@ -40,7 +40,8 @@ func newRestoreRun(c cluster.Clients, opts RestoreOptions) restoreRun {
 // migrate does: every object re-stored, each proven first, and
 // storedVersions pruned once every object is.
 type Options struct {
-	RestoreOptions
+	// Restore tunes the passes over objects.
+	Restore RestoreOptions
 	// KeepStoredVersions leaves status.storedVersions as it is: no prune,
 	// however the pass ends (the CLI's --prune=false).
 	KeepStoredVersions bool
@@ -87,7 +88,7 @@ const nothingToPrune = "storedVersions already holds only the storage version"
 // every object once more; the CRD did not change meanwhile; prune.
 func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) (*results.Result, error) {
 	opts = opts.withDefaults()
-	if err := opts.DryRun.check(true); err != nil {
+	if err := opts.Restore.DryRun.check(true); err != nil {
 		return nil, err
 	}
 	log := opts.Log.WithValues("crd", name)
@@ -99,7 +100,7 @@ func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) 
 		return p.res, nil
 	}
 	crd, res, grace := p.crd, p.res, p.grace
-	run := newRestoreRun(c, opts.RestoreOptions)
+	run := newRestoreRun(c, opts.Restore)
 	run.rtt, run.defaults = p.rtt, p.defaults
 	run.servers = newSwitchedServers(c, crd, opts.SwitchTimeout)
 	if err := run.servers.showAll(ctx); err != nil {
@@ -136,7 +137,7 @@ func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) 
 	// again, and may add losses, never objects.
 	objects := checked.Load() + res.Lost
 	describeChecks(res, objects, losses)
-	if opts.DryRun == DryRunServer && lifecycle.MigrationPending(crd) {
+	if opts.Restore.DryRun == DryRunServer && lifecycle.MigrationPending(crd) {
 		// A dry run writes no etcd key, so every answer keeps its
 		// resourceVersion: the API server does not tell a dry run which
 		// objects it would re-encode. Each one accepted counts as one the
@@ -145,7 +146,7 @@ func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) 
 		res.Rewritten, res.Unchanged = res.Rewritten+res.Unchanged, 0
 	}
 	log.Info("re-store pass done", "rewritten", res.Rewritten, "unchanged", res.Unchanged, "lost", res.Lost, "failed", res.Failed, "stopped", res.StopReason)
-	prune := !opts.KeepStoredVersions && opts.DryRun.persists()
+	prune := !opts.KeepStoredVersions && opts.Restore.DryRun.persists()
 	if prune && res.Complete() && grace.began(passStart) {
 		// Writes begun before the switch may land at the old version until
 		// the grace is over, however long the pass took: re-store once more
@@ -165,7 +166,7 @@ func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) 
 		res.ManagedFields = cleanSummary(ctx, c.Metadata, crd, run, &res.RestoreResult)
 	}
 	switch {
-	case opts.DryRun == DryRunServer:
+	case opts.Restore.DryRun == DryRunServer:
 		res.PruneReason, res.PruneSkipped = results.PruneDryRun, "dry run: nothing was re-stored, so nothing is proven"
 	case opts.KeepStoredVersions:
 		res.PruneReason, res.PruneSkipped = results.PruneDisabled, "not asked to prune"
@@ -181,7 +182,7 @@ func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) 
 		}
 	}
 	log.Info("prune", "reason", res.PruneReason, "storedVersions", res.StoredVersionsAfter)
-	if opts.DryRun.persists() && res.StopReason == "" {
+	if opts.Restore.DryRun.persists() && res.StopReason == "" {
 		// The second pass checks the same objects again: its losses are
 		// the first's, and any new.
 		lost := res.Lost
@@ -286,7 +287,7 @@ func prepare(ctx context.Context, c cluster.Clients, name string, opts Options, 
 		// do so are asked for with the rest.
 		a.ObjectVerbs = append(slices.Clone(a.ObjectVerbs), "get", "update")
 	}
-	if !opts.KeepStoredVersions && opts.DryRun.persists() {
+	if !opts.KeepStoredVersions && opts.Restore.DryRun.persists() {
 		a.Need = append(slices.Clone(a.Need), cluster.CRDPermission("update", "status", name))
 	}
 	// Both only read, and a refusal ends the wait for the switch: at a
@@ -535,7 +536,7 @@ func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (res
 // on trust.
 func PruneUnproven(ctx context.Context, c cluster.Clients, name string, opts Options) (*results.Result, error) {
 	opts = opts.withDefaults()
-	if err := opts.DryRun.check(true); err != nil {
+	if err := opts.Restore.DryRun.check(true); err != nil {
 		return nil, err
 	}
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
@@ -557,7 +558,7 @@ func PruneUnproven(ctx context.Context, c cluster.Clients, name string, opts Opt
 
 // pruneInto prunes storedVersions and says in res how it went.
 func pruneInto(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, res *results.Result) error {
-	pr, err := Prune(ctx, c.CRDs, crd, PruneOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager})
+	pr, err := Prune(ctx, c.CRDs, crd, PruneOptions{DryRun: opts.Restore.DryRun, FieldManager: opts.Restore.FieldManager})
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ const pendingWarning = time.Minute
 // cannot then land at the old version behind it.
 func MigrateViaCluster(ctx context.Context, c cluster.Clients, name string, opts Options) (*results.Result, error) {
 	opts = opts.withDefaults()
-	if err := opts.DryRun.check(true); err != nil {
+	if err := opts.Restore.DryRun.check(true); err != nil {
 		return nil, err
 	}
 	if c.Migrations == nil {
@@ -99,7 +99,7 @@ func MigrateViaCluster(ctx context.Context, c cluster.Clients, name string, opts
 	if running := all.For(crd.Spec.Group, crd.Spec.Names.Plural); running != nil && !running.Done() {
 		return nil, fmt.Errorf("%s: the cluster's migration %s is already %s on it: %w; let it finish and run again", crd.Name, running.Name, running.State, ErrClusterMigrating)
 	}
-	if opts.DryRun.persists() && p.grace.began(time.Now()) && !p.grace.wait(ctx, "creating the cluster's migration") {
+	if opts.Restore.DryRun.persists() && p.grace.began(time.Now()) && !p.grace.wait(ctx, "creating the cluster's migration") {
 		return interrupted(res, p.start), nil
 	}
 	created, err := c.Migrations.StorageVersionMigrations().Create(ctx, &svmv1.StorageVersionMigration{
@@ -108,11 +108,11 @@ func MigrateViaCluster(ctx context.Context, c cluster.Clients, name string, opts
 			Labels:       map[string]string{ClusterMigrationLabel: FieldManager},
 		},
 		Spec: svmv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}},
-	}, metav1.CreateOptions{DryRun: opts.DryRun.sent(), FieldManager: opts.FieldManager})
+	}, metav1.CreateOptions{DryRun: opts.Restore.DryRun.sent(), FieldManager: opts.Restore.FieldManager})
 	if err != nil {
 		return nil, fmt.Errorf("creating the cluster's migration of %s: %w", crd.Name, err)
 	}
-	if opts.DryRun == DryRunServer {
+	if opts.Restore.DryRun == DryRunServer {
 		m := cluster.ClusterMigrationOf(created)
 		res.ClusterMigration = &m
 		res.Failures = []results.Failure{}

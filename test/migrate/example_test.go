@@ -50,7 +50,7 @@ func TestCancelStopsThePass(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	opts := migrate.Options{}
-	opts.Progress = func(done, total int64) {
+	opts.Restore.Progress = func(done, total int64) {
 		if done == 100 {
 			cancel()
 		}

@@ -42,7 +42,7 @@ func TestMigrateReportsRejectedObjectsAndDoesNotPrune(t *testing.T) {
 
 	// The preflight finds them and writes nothing.
 	o := opts()
-	o.DryRun = migrate.DryRunServer
+	o.Restore.DryRun = migrate.DryRunServer
 	dry, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
@@ -83,9 +83,9 @@ func TestMigrateStopsWhenConversionsStartFailing(t *testing.T) {
 	const n = 200
 	s := newSwitched(t, sandbox.Options{}, n, wh.Conversion())
 	o := opts()
-	o.Concurrency = 2
+	o.Restore.Concurrency = 2
 	var once sync.Once
-	o.Progress = func(done, total int64) {
+	o.Restore.Progress = func(done, total int64) {
 		if done >= 20 {
 			once.Do(func() { wh.SetMode(convwebhook.Failing) })
 		}
@@ -117,8 +117,8 @@ func TestMigrateInterruptedThenRerun(t *testing.T) {
 	before := s.contents(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	o := opts()
-	o.Concurrency = 2
-	o.Progress = func(done, total int64) {
+	o.Restore.Concurrency = 2
+	o.Restore.Progress = func(done, total int64) {
 		if done == 50 {
 			cancel() // Ctrl-C
 		}
@@ -134,7 +134,7 @@ func TestMigrateInterruptedThenRerun(t *testing.T) {
 	// Writes in flight at the interrupt were abandoned: the server may have
 	// made them without the first run seeing it, so up to Concurrency
 	// objects are counted by neither run.
-	if sum := again.Rewritten + res.Rewritten; err != nil || !again.Complete() || !again.Pruned || sum > n || sum < n-int64(o.Concurrency) {
+	if sum := again.Rewritten + res.Rewritten; err != nil || !again.Complete() || !again.Pruned || sum > n || sum < n-int64(o.Restore.Concurrency) {
 		t.Fatalf("rerun: %+v %v (first run re-stored %d)", again, err, res.Rewritten)
 	}
 	assertSame(t, before, s.contents(t))
@@ -147,11 +147,11 @@ func TestMigrateAPIServerGoneMidRun(t *testing.T) {
 	s := newSwitched(t, sandbox.Options{}, n, nil)
 	before := s.contents(t)
 	o := opts()
-	o.Concurrency, o.RetryFor = 2, 2*time.Second
+	o.Restore.Concurrency, o.Restore.RetryFor = 2, 2*time.Second
 	var once sync.Once
 	// The server is stopped before the 41st object's worker goes on: the
 	// rest of the run meets no server, however fast it would have been.
-	o.Progress = func(done, total int64) {
+	o.Restore.Progress = func(done, total int64) {
 		if done == 40 {
 			once.Do(func() { _ = s.sb.StopAPIServer() })
 		}
@@ -186,10 +186,10 @@ func TestMigrateRidesOutAPIServerRestart(t *testing.T) {
 	o := opts()
 	// A restart on a loaded machine can take longer than the default
 	// retry window; this test is about riding it out, not its pace.
-	o.Concurrency, o.RetryFor = 2, 2*time.Minute
+	o.Restore.Concurrency, o.Restore.RetryFor = 2, 2*time.Minute
 	restarted := make(chan error, 1)
 	var once sync.Once
-	o.Progress = func(done, total int64) {
+	o.Restore.Progress = func(done, total int64) {
 		if done == 40 {
 			once.Do(func() { go func() { restarted <- s.sb.RestartAPIServer(t.Context()) }() })
 		}

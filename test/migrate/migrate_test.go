@@ -139,7 +139,7 @@ func (s *switched) contents(t *testing.T) map[string]string {
 // opts are the options of most tests: no switch grace, since no write is
 // in flight across their switches (the grace has tests of its own).
 func opts() migrate.Options {
-	return migrate.Options{RestoreOptions: migrate.RestoreOptions{Concurrency: 8, PageSize: 50}, SwitchTimeout: 30 * time.Second, SwitchGrace: migrate.NoSwitchGrace}
+	return migrate.Options{Restore: migrate.RestoreOptions{Concurrency: 8, PageSize: 50}, SwitchTimeout: 30 * time.Second, SwitchGrace: migrate.NoSwitchGrace}
 }
 
 func TestMigrateReStoresEveryObjectAndPrunes(t *testing.T) {
@@ -204,7 +204,7 @@ func TestMigrateDoesNotPruneWhenTheCRDChanged(t *testing.T) {
 	s := newSwitched(t, sandbox.Options{}, 50, nil)
 	o := opts()
 	var once sync.Once
-	o.Progress = func(done, total int64) {
+	o.Restore.Progress = func(done, total int64) {
 		once.Do(func() {
 			crds := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions()
 			crd, err := crds.Get(context.Background(), s.crd, metav1.GetOptions{})
@@ -232,9 +232,9 @@ func TestMigrateSurvivesExpiredContinueToken(t *testing.T) {
 	const n = 120
 	s := newSwitched(t, sandbox.Options{DisableWatchCache: true}, n, nil)
 	o := opts()
-	o.PageSize, o.Concurrency = 10, 1
+	o.Restore.PageSize, o.Restore.Concurrency = 10, 1
 	var once sync.Once
-	o.Progress = func(done, total int64) {
+	o.Restore.Progress = func(done, total int64) {
 		if done == 5 {
 			once.Do(func() {
 				if err := s.sb.Compact(context.Background()); err != nil {
@@ -329,7 +329,7 @@ func TestMigrateGentleReStoresEveryObject(t *testing.T) {
 	const n = 150
 	s := newSwitched(t, sandbox.Options{}, n, nil)
 	o := opts()
-	o.Gentle = true
+	o.Restore.Gentle = true
 	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
@@ -356,7 +356,7 @@ func TestMigrateRefusesADryRunItDoesNotKnow(t *testing.T) {
 	}
 	for _, d := range []migrate.DryRun{"All", "bogus"} {
 		o := opts()
-		o.DryRun = d
+		o.Restore.DryRun = d
 		res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
 		if !errors.Is(err, migrate.ErrInvalidDryRun) {
 			t.Errorf("DryRun %q: %+v, %v; want ErrInvalidDryRun", d, res, err)

@@ -35,13 +35,13 @@ func midPass(t *testing.T, s *switched, edit func()) *results.Result {
 	saw := make(chan struct{})
 	var once, editOnce sync.Once
 	o := opts()
-	o.Concurrency, o.PageSize = 1, 4
+	o.Restore.Concurrency, o.Restore.PageSize = 1, 4
 	o.Log = funcr.New(func(_, args string) {
 		if strings.Contains(args, "CRD changed") {
 			once.Do(func() { close(saw) })
 		}
 	}, funcr.Options{})
-	o.Progress = func(done, _ int64) {
+	o.Restore.Progress = func(done, _ int64) {
 		if done != 2 {
 			return
 		}

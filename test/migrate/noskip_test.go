@@ -215,11 +215,11 @@ func TestMigrateReStoresOnceMoreWhenThePassOutlastsTheGrace(t *testing.T) {
 	}
 	const grace = 2 * time.Second
 	o := opts()
-	o.SwitchGrace, o.Concurrency = grace, 1
+	o.SwitchGrace, o.Restore.Concurrency = grace, 1
 	start := time.Now()
 	var landed error
 	first := true
-	o.Progress = func(done, total int64) {
+	o.Restore.Progress = func(done, total int64) {
 		if !first {
 			return
 		}
@@ -257,7 +257,7 @@ func TestMigrateThroughAConverterThatWillNotExpressAnObjectAtTheOldVersion(t *te
 	const n = 10
 	s := newRefusing(t, n, "a-0", "a-1")
 	o := opts()
-	o.PageSize = 4
+	o.Restore.PageSize = 4
 	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
