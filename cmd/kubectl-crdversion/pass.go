@@ -195,7 +195,7 @@ func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomRes
 func (o *passOptions) countdown() func(string, time.Time) func() {
 	show := report.Countdown(o.ErrOut, isTerminal(o.ErrOut), o.Quiet)
 	return func(what string, until time.Time) func() {
-		fmt.Fprintln(o.ErrOut, "  where no write can still be in flight (nothing else writes these objects, or the switch is older than twice the API server's request timeout), --switch-grace=0 skips this wait")
+		fmt.Fprintln(o.ErrOut, report.SkipTheGrace)
 		return show(what, until)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -145,14 +144,13 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 		if werr := report.WriteVerify(o.prose(), report.FormatTable, crd.Name, res.Verify); werr != nil {
 			return werr
 		}
-		return fmt.Errorf("%s cannot be bridged: %d object checks lose data or fail the round trip (above)", res.Verify.Versions[0], len(res.Verify.Losses))
+		return report.NotBridged(res.Verify.Versions[0], len(res.Verify.Losses))
 	}
 	if res.StepResult == nil {
 		return err
 	}
 	if r := res.Reused; r != nil {
-		fmt.Fprintf(o.ErrOut, "%s: the round-trip check verify recorded %s ago (%s) is taken: neither the CRD nor any object changed since\n",
-			crd.Name, time.Since(r.At).Round(time.Second), lifecycle.Objects(r.Objects))
+		fmt.Fprintln(o.ErrOut, report.ReusedCheck(crd.Name, r))
 	}
 	o.sawStep(res.StepResult)
 	if werr := o.reportStep(crd.Name, res.StepResult); werr != nil {
@@ -172,10 +170,9 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	}
 	switch {
 	case errors.Is(err, migrate.ErrSwitchedBack):
-		return fmt.Errorf("%s was not deprecated: re-storing the objects stored at %s at %s would lose data (above); %s is the storage version again and no object was re-stored, but a write at %s between the switch and the switch back went through %s, so it was stored without those fields (kubectl crdversion migrate %s re-stores such objects at %s after checking them)",
-			p.Pair.Old, p.Pair.Old, p.Pair.New, p.Pair.Old, p.Pair.Old, p.Pair.New, p.CRD, p.Pair.Old)
+		return report.SwitchedBack(p)
 	case errors.Is(err, migrate.ErrManagedFieldsLeft):
-		return fmt.Errorf("managedFields of %s not cleaned everywhere (%s); run: kubectl crdversion migrate %s --clean-managed-fields", p.CRD, res.ManagedFields.Stopped, p.CRD)
+		return report.ManagedFieldsLeft(p.CRD, res.ManagedFields.Stopped)
 	}
 	return err
 }

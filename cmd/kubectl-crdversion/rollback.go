@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -80,8 +79,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	}
 	p := res.Plan
 	if errors.Is(err, migrate.ErrRollbackUndone) {
-		return fmt.Errorf("%s did not become the storage version again: objects written at %s would lose data stored at %s (above); %s is the storage version again and its bridge record is dropped, but a write between the switch and the switch back was stored at %s without those fields",
-			p.Pair.Old, p.Pair.New, p.Pair.Old, p.Pair.New, p.Pair.Old)
+		return report.RollbackUndone(p)
 	}
 	if err != nil {
 		return err
