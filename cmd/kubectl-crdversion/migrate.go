@@ -21,7 +21,7 @@ import (
 
 // MigrateOptions holds what `kubectl crdversion migrate` needs.
 type MigrateOptions struct {
-	passOptions
+	migrationOptions
 	All                bool
 	Prune              bool
 	FailuresFile       string
@@ -37,7 +37,7 @@ const (
 
 // NewCmdMigrate builds `kubectl crdversion migrate`.
 func NewCmdMigrate(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &MigrateOptions{passOptions: passOptions{configFlags: flags, IOStreams: streams}}
+	o := &MigrateOptions{migrationOptions: migrationOptions{configFlags: flags, IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:   "migrate CRD ... | --all",
 		Short: "Re-store every object at the storage version, then prune storedVersions when proven safe",
@@ -104,7 +104,7 @@ func (o *MigrateOptions) Validate() error {
 	case o.Via == viaCluster && !o.Prune:
 		return errors.New("--prune=false is not possible with --via=cluster: the cluster's migrator prunes storedVersions itself when it succeeds")
 	}
-	return o.passOptions.Validate()
+	return o.migrationOptions.Validate()
 }
 
 // Run migrates the CRDs one after the other.

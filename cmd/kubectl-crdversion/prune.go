@@ -17,13 +17,13 @@ import (
 
 // PruneOptions holds what `kubectl crdversion prune` needs.
 type PruneOptions struct {
-	passOptions
+	migrationOptions
 	IHaveMigrated bool
 }
 
 // NewCmdPrune builds `kubectl crdversion prune`.
 func NewCmdPrune(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &PruneOptions{passOptions: passOptions{configFlags: flags, IOStreams: streams}}
+	o := &PruneOptions{migrationOptions: migrationOptions{configFlags: flags, IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:   "prune CRD",
 		Short: "Prune status.storedVersions to the storage version, once proven safe",

@@ -14,11 +14,11 @@ import (
 // in words that name the flag, before anything is sent; and lets through
 // what its defaults make.
 func TestValidate(t *testing.T) {
-	pass := func() passOptions {
-		return passOptions{Concurrency: 8, PageSize: 500, WaitTimeout: time.Minute, SwitchGrace: time.Minute}
+	pass := func() migrationOptions {
+		return migrationOptions{Concurrency: 8, PageSize: 500, WaitTimeout: time.Minute, SwitchGrace: time.Minute}
 	}
 	migrateWith := func(edit func(*MigrateOptions)) *MigrateOptions {
-		o := &MigrateOptions{passOptions: pass(), All: true, Prune: true, Via: viaPlugin}
+		o := &MigrateOptions{migrationOptions: pass(), All: true, Prune: true, Via: viaPlugin}
 		edit(o)
 		return o
 	}

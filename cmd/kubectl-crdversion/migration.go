@@ -19,9 +19,9 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// passOptions are what migrate and prune share: a pass over every object
-// of some CRDs, its flags, and the report of it.
-type passOptions struct {
+// migrationOptions are what migrate and prune share: a migration of some CRDs,
+// its flags, and the report of it.
+type migrationOptions struct {
 	configFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 
@@ -48,7 +48,7 @@ type passOptions struct {
 }
 
 // addFlags adds the flags of a pass over objects.
-func (o *passOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
+func (o *migrationOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Most requests in flight: the pass adapts below it to what the API server takes, growing while throughput grows and backing off on 429")
 	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Pace the writes so the API server's tail latency, which every other client waits in, stays close to what it was when idle (slower; docs/commands.md#migrate)")
 	cmd.Flags().Int64Var(&o.PageSize, "page-size", migrate.DefaultPageSize, "Objects listed per request")
@@ -65,7 +65,7 @@ func (o *passOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
 }
 
 // Complete builds clients with the rate limit asked for.
-func (o *passOptions) Complete(cmd *cobra.Command, args []string) error {
+func (o *migrationOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Names = args
 	var err error
 	if o.dryRun, err = parseDryRun(o.DryRun, o.ErrOut); err != nil {
@@ -88,7 +88,7 @@ func (o *passOptions) Complete(cmd *cobra.Command, args []string) error {
 }
 
 // Validate checks the flags before anything is sent.
-func (o *passOptions) Validate() error {
+func (o *migrationOptions) Validate() error {
 	switch {
 	case o.dryRun == migrate.DryRunClient:
 		return errors.New(`--dry-run=client would show nothing: use "server" to have the API server check every write`)
@@ -109,7 +109,7 @@ func (o *passOptions) Validate() error {
 // A CRD that fails does not stop the others: each is reported, its error
 // among them, and the command ends with the worst (an error before needs
 // attention).
-func (o *passOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*results.Result, error)) error {
+func (o *migrationOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*results.Result, error)) error {
 	var (
 		reports []*results.Result
 		failed  []error
@@ -167,7 +167,7 @@ func erred(crd *apiextensionsv1.CustomResourceDefinition, err error) *results.Re
 		PruneReason: results.PruneIncomplete, PruneSkipped: "the migration ended in an error"}
 }
 
-func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*results.Result, error)) (*results.Result, error) {
+func (o *migrationOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*results.Result, error)) (*results.Result, error) {
 	bar := report.NewProgress(o.ErrOut, "migrate "+crd.Name, isTerminal(o.ErrOut), o.Quiet)
 	defer bar.Finish()
 	return one(ctx, crd, migrate.Options{
@@ -192,7 +192,7 @@ func (o *passOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomRes
 
 // countdown shows the switch grace running out, after saying how to skip
 // it: the library knows no flags.
-func (o *passOptions) countdown() func(string, time.Time) func() {
+func (o *migrationOptions) countdown() func(string, time.Time) func() {
 	show := report.Countdown(o.ErrOut, isTerminal(o.ErrOut), o.Quiet)
 	return func(what string, until time.Time) func() {
 		fmt.Fprintln(o.ErrOut, report.SkipTheGrace)
@@ -202,7 +202,7 @@ func (o *passOptions) countdown() func(string, time.Time) func() {
 
 // switchGrace turns the flag (0: no wait) into the library's option (0:
 // the default).
-func (o *passOptions) switchGrace() time.Duration {
+func (o *migrationOptions) switchGrace() time.Duration {
 	if o.SwitchGrace <= 0 {
 		return migrate.NoSwitchGrace
 	}
