@@ -19,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
 // Options says what to convert to, and by which CRDs.
@@ -173,7 +173,7 @@ type pending struct {
 	crd  *apiextensionsv1.CustomResourceDefinition
 	row  int
 	want map[string]any
-	lost []lifecycle.FieldDiff
+	lost []schemacompat.FieldDiff
 	// refused says why the converter's answer leaves it as it is.
 	refused string
 	// schemas are its CRD's.

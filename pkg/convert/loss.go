@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/crvalidation"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
 // schemas holds the structural schema of each version of one CRD: what the
@@ -89,16 +89,16 @@ func (s *schemas) prune(obj map[string]any, version string) map[string]any {
 // dropped lists the fields of obj that version's schema drops and the
 // other version's (when the CRD still has it) keeps: what moving the
 // object to version loses by the schemas alone.
-func (s *schemas) dropped(obj map[string]any, version, from string) []lifecycle.FieldDiff {
-	lost := lifecycle.DiffFields("", obj, s.prune(obj, version), nil)
+func (s *schemas) dropped(obj map[string]any, version, from string) []schemacompat.FieldDiff {
+	lost := schemacompat.DiffFields("", obj, s.prune(obj, version), nil)
 	if !s.has(from) {
 		return lost
 	}
 	already := map[string]bool{}
-	for _, d := range lifecycle.DiffFields("", obj, s.prune(obj, from), nil) {
+	for _, d := range schemacompat.DiffFields("", obj, s.prune(obj, from), nil) {
 		already[d.Path] = true
 	}
-	var out []lifecycle.FieldDiff
+	var out []schemacompat.FieldDiff
 	for _, d := range lost {
 		if !already[d.Path] {
 			out = append(out, d)
@@ -111,10 +111,10 @@ func (s *schemas) dropped(obj map[string]any, version, from string) []lifecycle.
 // not bring back: every field of the original (as the old version keeps
 // it) missing or different after old→new→old. A field the trip adds is
 // not a loss.
-func (s *schemas) changedOnTheWayBack(original, back map[string]any, from string) []lifecycle.FieldDiff {
-	var out []lifecycle.FieldDiff
-	for _, d := range lifecycle.DiffFields("", s.prune(original, from), s.prune(back, from), nil) {
-		if d.Before != lifecycle.Absent {
+func (s *schemas) changedOnTheWayBack(original, back map[string]any, from string) []schemacompat.FieldDiff {
+	var out []schemacompat.FieldDiff
+	for _, d := range schemacompat.DiffFields("", s.prune(original, from), s.prune(back, from), nil) {
+		if d.Before != schemacompat.Absent {
 			out = append(out, d)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
 // viaWebhook sends the objects to the CRD's converter in batches, and each
@@ -36,7 +36,7 @@ func viaWebhook(ctx context.Context, s *schemas, ps []*pending, opts Options, ve
 			}
 			converted := restoreMeta(sent[i], answers[i])
 			p.want = s.prune(converted, version)
-			p.lost = lifecycle.DiffFields("", converted, p.want, nil)
+			p.lost = schemacompat.DiffFields("", converted, p.want, nil)
 		}
 		// Back, by the version each came from, for the round trip.
 		byFrom := map[string][]int{}

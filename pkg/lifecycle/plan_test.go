@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/utils/ptr"
 )
 
 func changes(p *Plan) string {
@@ -212,7 +213,7 @@ func TestPlanRollback(t *testing.T) {
 		t.Fatal(err)
 	}
 	longAgo := crd([]string{"v1"}, "v1alpha1:served,deprecated", "v1beta1:served", "v1:served,storage")
-	SpecVersion(longAgo, "v1alpha1").DeprecationWarning = ptrS("v1alpha1 goes away in 2027")
+	SpecVersion(longAgo, "v1alpha1").DeprecationWarning = ptr.To("v1alpha1 goes away in 2027")
 	deprecatedServed, err := PlanPromote(longAgo, "v1", "", PromoteOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -346,7 +347,7 @@ func TestPlanUndo(t *testing.T) {
 // version's flags and texts and every annotation, the record included.
 func TestStepsForwardThenBackGiveTheCRDBack(t *testing.T) {
 	start := verified(crd([]string{"v1beta1"}, "v1alpha2:served,deprecated", "v1alpha1", "v1beta1:served,storage", "v1:served"), "v1", "v1beta1", nil)
-	SpecVersion(start, "v1alpha2").DeprecationWarning = ptrS("v1alpha2 goes away in 2027")
+	SpecVersion(start, "v1alpha2").DeprecationWarning = ptr.To("v1alpha2 goes away in 2027")
 	now := start
 	for _, to := range []Stage{StageDeprecated, StageBlocked} {
 		p, err := PlanPromote(now, "v1", to, PromoteOptions{DeprecationWarning: "use v1"})

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
 // FindingKind groups what `check` finds by what it means for the upgrade.
@@ -248,7 +250,7 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 		if n == nil || !o.Served || !n.Served {
 			continue
 		}
-		for _, c := range SchemaChanges(versionSchema(&o), versionSchema(n)) {
+		for _, c := range schemacompat.SchemaChanges(schemacompat.VersionSchema(&o), schemacompat.VersionSchema(n)) {
 			sev := SeverityWarning
 			if c.Breaking {
 				sev = SeverityError
@@ -264,7 +266,7 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 	// the objects stored now were written under the former.
 	pair := new.DeepCopy()
 	pair.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{*SpecVersion(old, oldStorage).DeepCopy(), *SpecVersion(new, newStorage).DeepCopy()}
-	if ok, why := SchemaProof(pair, oldStorage, newStorage); !ok {
+	if ok, why := schemacompat.SchemaProof(pair, oldStorage, newStorage); !ok {
 		sev := SeverityError
 		if conversionStrategy(new) == string(apiextensionsv1.WebhookConverter) {
 			sev = SeverityWarning // not a finding about the schemas: only the webhook knows

@@ -11,7 +11,7 @@
 // The rule of every re-store: before an object is re-stored, old→new→old
 // is proven for that object as it is written. Either the CRD proves it for
 // every object (conversion None and schemas that keep every field, see
-// lifecycle.SchemaProof), or the object is checked in the same pass, by a
+// schemacompat.SchemaProof), or the object is checked in the same pass, by a
 // server-side dry run at the old version, and the re-store is written with
 // the resourceVersion the check read as its precondition: a write in
 // between is a conflict, and the object is checked again. A record of an

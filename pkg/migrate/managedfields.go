@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
 // CleanManagedFields drops, from every object of the CRD, the managedFields
@@ -53,7 +54,7 @@ func unprovenStored(crd *apiextensionsv1.CustomResourceDefinition) string {
 		if v == storage {
 			continue
 		}
-		if ok, why := lifecycle.SchemaProof(crd, v, storage); !ok {
+		if ok, why := schemacompat.SchemaProof(crd, v, storage); !ok {
 			return fmt.Sprintf("nothing was written: objects may be stored at %s, and the schemas do not prove that a write at %s keeps them (%s); the migration drops the entries as it re-stores each object, checked", v, storage, why)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
@@ -262,7 +263,7 @@ func prepare(ctx context.Context, c cluster.Clients, name string, opts Options, 
 		if v == res.Storage {
 			continue
 		}
-		for _, d := range lifecycle.DefaultsAdded(crd, v, res.Storage) {
+		for _, d := range schemacompat.DefaultsAdded(crd, v, res.Storage) {
 			if !slices.Contains(p.defaults, d) {
 				p.defaults = append(p.defaults, d)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
@@ -234,7 +235,7 @@ func switchVerbs(crd *apiextensionsv1.CustomResourceDefinition, storage, version
 	if lifecycle.ConvertsByWebhook(crd) {
 		verbs = append(verbs, "create", "list", "update")
 	}
-	if ok, _ := lifecycle.SchemaProof(crd, storage, version); !ok {
+	if ok, _ := schemacompat.SchemaProof(crd, storage, version); !ok {
 		verbs = append(verbs, "list", "get", "update")
 	}
 	return slices.Compact(slices.Sorted(slices.Values(verbs)))

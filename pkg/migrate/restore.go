@@ -88,7 +88,7 @@ type restoreRun struct {
 	clean   func(metav1.ManagedFieldsEntry) bool
 	cleaned *atomic.Int64
 	// defaults are the fields the storage version defaults where an old
-	// version in storedVersions does not (lifecycle.DefaultsAdded).
+	// version in storedVersions does not (schemacompat.DefaultsAdded).
 	defaults []string
 }
 

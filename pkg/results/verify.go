@@ -1,6 +1,9 @@
 package results
 
-import "github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+import (
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
+)
 
 // Loss is an object that did not come back as it was read.
 type Loss struct {
@@ -45,7 +48,7 @@ func (r *VerifyResult) Verification() lifecycle.Verification {
 }
 
 // FieldDiff is one field that differs between two forms of an object.
-type FieldDiff = lifecycle.FieldDiff
+type FieldDiff = schemacompat.FieldDiff
 
 // Absent stands for a value one side of a diff lacks.
-const Absent = lifecycle.Absent
+const Absent = schemacompat.Absent

@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
 var (
@@ -30,7 +31,7 @@ var (
 // ProveConverter shows that the CRD's conversion webhook converts an
 // object both ways between version v and the storage version, objects or
 // not: a server-side dry-run create at v of the smallest object the schema
-// allows (lifecycle.MinimalObject) is converted to the storage version to
+// allows (schemacompat.MinimalObject) is converted to the storage version to
 // be encoded and back to v to be answered, and nothing is persisted. Where
 // the schema refuses that object before any conversion, one existing
 // object read at v and sent back as a dry-run update at v shows the same.
@@ -44,7 +45,7 @@ func ProveConverter(ctx context.Context, dyn dynamic.Interface, crd *apiextensio
 	failed := func(how string, err error) error {
 		return fmt.Errorf("%w: %s: %s at %s, converted to %s and back, failed: %v", ErrWebhookUnavailable, crd.Name, how, v, storage, err)
 	}
-	probe := &unstructured.Unstructured{Object: lifecycle.MinimalObject(crd, v, "crdversion-probe-"+rand.String(8), metav1.NamespaceDefault)}
+	probe := &unstructured.Unstructured{Object: schemacompat.MinimalObject(crd, v, "crdversion-probe-"+rand.String(8), metav1.NamespaceDefault)}
 	r := dyn.Resource(gvr).Namespace(probe.GetNamespace())
 	_, err := r.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: cluster.FieldManager})
 	switch {

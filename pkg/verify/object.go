@@ -12,8 +12,8 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
 // Outcome is how one object's check (ObjectCheck) went, where it found no
@@ -61,7 +61,7 @@ type ObjectCheck struct {
 func NewObjectCheck(dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string) ObjectCheck {
 	c := ObjectCheck{dyn: dyn, resource: schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}, versions: versions}
 	for _, v := range versions {
-		c.schemas = append(c.schemas, SchemaOf(crd, v))
+		c.schemas = append(c.schemas, schemacompat.SchemaOf(crd, v))
 	}
 	return c
 }
@@ -126,7 +126,7 @@ func sendBack(ctx context.Context, r dynamic.ResourceInterface, obj *unstructure
 	if err != nil {
 		return nil, err
 	}
-	return lifecycle.DiffFields("", comparable(obj), comparable(back), s), nil
+	return schemacompat.DiffFields("", comparable(obj), comparable(back), s), nil
 }
 
 // readAt reads the object anew, with the pass's retries.

@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
 // ProveOptions tune ProveRestorable.
@@ -95,7 +96,7 @@ func CheckedTrip(pr results.Proof) string {
 func ProofByCRD(crd *apiextensionsv1.CustomResourceDefinition, v string, acceptLoss bool) (results.Proof, bool) {
 	storage := lifecycle.StorageVersion(crd)
 	p := results.Proof{Version: v, Storage: storage}
-	ok, why := lifecycle.SchemaProof(crd, v, storage)
+	ok, why := schemacompat.SchemaProof(crd, v, storage)
 	switch {
 	case !inSpec(crd, v):
 		p.By = results.ProofUnreadable

@@ -17,6 +17,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
 // The defaults of a check are those of every pass over objects (migrate's
@@ -103,7 +104,7 @@ func Verify(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomR
 	}
 	schemas := map[string]*apiextensionsv1.JSONSchemaProps{}
 	for _, v := range res.Versions {
-		schemas[v] = SchemaOf(crd, v)
+		schemas[v] = schemacompat.SchemaOf(crd, v)
 	}
 	var (
 		mu   sync.Mutex
@@ -182,7 +183,7 @@ func Verify(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomR
 // version and they are re-stored.
 func reverseTrip(crd *apiextensionsv1.CustomResourceDefinition, storage, v string) string {
 	trip := storage + "→" + v + "→" + storage
-	if ok, _ := lifecycle.SchemaProof(crd, storage, v); ok {
+	if ok, _ := schemacompat.SchemaProof(crd, storage, v); ok {
 		return trip + ": proven by the schemas (conversion None, " + v + " keeps every field " + storage + " allows)"
 	}
 	return trip + ": not checked while " + storage + " is the storage version; the step to deprecated checks it on every object after switching (and switches back if anything would be lost), and migrate checks it before re-storing"
@@ -279,17 +280,6 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 // validation failed) from an error about the cluster or the request.
 func isObjectFailure(err error) bool {
 	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsInternalError(err)
-}
-
-// SchemaOf is version v's schema, or nil: it tells the diff which lists
-// are keyed.
-func SchemaOf(crd *apiextensionsv1.CustomResourceDefinition, v string) *apiextensionsv1.JSONSchemaProps {
-	for _, ver := range crd.Spec.Versions {
-		if ver.Name == v && ver.Schema != nil {
-			return ver.Schema.OpenAPIV3Schema
-		}
-	}
-	return nil
 }
 
 func served(crd *apiextensionsv1.CustomResourceDefinition, v string) bool {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 )
 
@@ -33,7 +33,7 @@ func (p probe) String() string {
 }
 
 // createProbes applies, for every CRD and every version it serves, the
-// smallest object the schema takes (lifecycle.MinimalObject), at that
+// smallest object the schema takes (schemacompat.MinimalObject), at that
 // version. An object the API server refuses (a pattern, a CEL rule the
 // generator cannot satisfy; a version only a converter not running here
 // can store) is left out and said.
@@ -44,7 +44,7 @@ func createProbes(ctx context.Context, c fixtures.Clients, crds []*apiextensions
 				continue
 			}
 			p := probe{crd: crd, version: v.Name, name: "probe-" + strings.ReplaceAll(v.Name, ".", "-")}
-			p.body = lifecycle.MinimalObject(crd, v.Name, p.name, namespace)
+			p.body = schemacompat.MinimalObject(crd, v.Name, p.name, namespace)
 			if err := applyObject(ctx, c, p, p.body); err != nil {
 				skipped = append(skipped, fmt.Sprintf("%s: %v", p, err))
 				continue

@@ -1,4 +1,4 @@
-package lifecycle
+package schemacompat
 
 import (
 	"bytes"
@@ -25,15 +25,15 @@ import (
 // fills in a field the object did not have.
 // reason is always set, for proven too.
 func SchemaProof(crd *apiextensionsv1.CustomResourceDefinition, old, new string) (proven bool, reason string) {
-	if s := conversionStrategy(crd); s == string(apiextensionsv1.WebhookConverter) {
+	if c := crd.Spec.Conversion; c != nil && c.Strategy == apiextensionsv1.WebhookConverter {
 		return false, "conversion is Webhook: only the webhook knows"
-	} else if s != string(apiextensionsv1.NoneConverter) {
-		return false, fmt.Sprintf("conversion is %s: only None can be proven from the schemas", s)
+	} else if c != nil && c.Strategy != "" && c.Strategy != apiextensionsv1.NoneConverter {
+		return false, fmt.Sprintf("conversion is %s: only None can be proven from the schemas", c.Strategy)
 	}
 	if crd.Spec.PreserveUnknownFields {
 		return false, "spec.preserveUnknownFields is true: the server does not prune by the schemas, so they prove nothing"
 	}
-	ov, nv := SpecVersion(crd, old), SpecVersion(crd, new)
+	ov, nv := specVersion(crd, old), specVersion(crd, new)
 	switch {
 	case ov == nil:
 		return false, fmt.Sprintf("%s is not in spec.versions", old)
@@ -42,7 +42,7 @@ func SchemaProof(crd *apiextensionsv1.CustomResourceDefinition, old, new string)
 	case old == new:
 		return true, "same version: nothing is converted"
 	}
-	os, ns := versionSchema(ov), versionSchema(nv)
+	os, ns := VersionSchema(ov), VersionSchema(nv)
 	switch {
 	case os == nil && ns == nil:
 		return true, "neither version has a schema"
@@ -70,12 +70,12 @@ func SchemaProof(crd *apiextensionsv1.CustomResourceDefinition, old, new string)
 // (fields old lacks included): a write at new fills them into an object
 // stored at old, where a read showed them already.
 func DefaultsAdded(crd *apiextensionsv1.CustomResourceDefinition, old, new string) []string {
-	ov, nv := SpecVersion(crd, old), SpecVersion(crd, new)
-	if ov == nil || nv == nil || versionSchema(nv) == nil {
+	ov, nv := specVersion(crd, old), specVersion(crd, new)
+	if ov == nil || nv == nil || VersionSchema(nv) == nil {
 		return nil
 	}
 	var out []string
-	addedDefaults("", versionSchema(ov), versionSchema(nv), &out)
+	addedDefaults("", VersionSchema(ov), VersionSchema(nv), &out)
 	slices.Sort(out)
 	return out
 }
@@ -111,7 +111,8 @@ func addedDefaults(path string, o, n *apiextensionsv1.JSONSchemaProps, out *[]st
 	}
 }
 
-func versionSchema(v *apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.JSONSchemaProps {
+// VersionSchema is v's OpenAPI schema, or nil where it has none.
+func VersionSchema(v *apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.JSONSchemaProps {
 	if v.Schema == nil {
 		return nil
 	}
@@ -263,3 +264,14 @@ func typeName(t string) string {
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// SchemaOf is version v's schema, or nil: it tells the diff which lists
+// are keyed.
+func SchemaOf(crd *apiextensionsv1.CustomResourceDefinition, v string) *apiextensionsv1.JSONSchemaProps {
+	for _, ver := range crd.Spec.Versions {
+		if ver.Name == v && ver.Schema != nil {
+			return ver.Schema.OpenAPIV3Schema
+		}
+	}
+	return nil
+}

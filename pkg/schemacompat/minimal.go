@@ -1,4 +1,4 @@
-package lifecycle
+package schemacompat
 
 import (
 	"encoding/json"
@@ -21,7 +21,7 @@ func MinimalObject(crd *apiextensionsv1.CustomResourceDefinition, v, name, names
 		meta["namespace"] = namespace
 	}
 	obj := map[string]any{}
-	if ver := SpecVersion(crd, v); ver != nil && ver.Schema != nil && ver.Schema.OpenAPIV3Schema != nil {
+	if ver := specVersion(crd, v); ver != nil && ver.Schema != nil && ver.Schema.OpenAPIV3Schema != nil {
 		if m, ok := minimal(ver.Schema.OpenAPIV3Schema).(map[string]any); ok {
 			obj = m
 		}

@@ -1,4 +1,4 @@
-package lifecycle
+package schemacompat
 
 import (
 	"encoding/json"
@@ -21,9 +21,7 @@ func TestMinimalObject(t *testing.T) {
 			"optional":{"type":"string"}}}}}`), &schema); err != nil {
 		t.Fatal(err)
 	}
-	c := crd(nil, "v1:served,storage")
-	c.Spec.Versions[0].Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &schema}
-	c.Spec.Scope = apiextensionsv1.NamespaceScoped
+	c := widgets([]string{"v1"}, &schema)
 	got, _ := json.Marshal(MinimalObject(c, "v1", "probe", "default"))
 	want := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"probe","namespace":"default"},"spec":{"mode":"Fast","name":"aaa","on":false,"ports":[{"port":80},{"port":80}],"ratio":-3,"size":4,"when":"1970-01-01T00:00:00Z"}}`
 	if string(got) != want {

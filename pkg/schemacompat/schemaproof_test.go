@@ -1,4 +1,4 @@
-package lifecycle
+package schemacompat
 
 import (
 	"strings"
@@ -60,13 +60,7 @@ func without(k string) func(*schemaProps) { return func(s *schemaProps) { delete
 // proofCRD has v1beta1 as storage and v1 beside it; a nil schema leaves the
 // version without one.
 func proofCRD(old, new *schemaProps) *apiextensionsv1.CustomResourceDefinition {
-	c := crd([]string{"v1beta1"}, "v1beta1:served,storage", "v1:served")
-	for i, s := range []*schemaProps{old, new} {
-		if s != nil {
-			c.Spec.Versions[i].Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: s}
-		}
-	}
-	return c
+	return widgets([]string{"v1beta1", "v1"}, old, new)
 }
 
 func TestSchemaProof(t *testing.T) {
