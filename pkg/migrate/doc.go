@@ -1,7 +1,10 @@
 // Package migrate owns the plugin's writes to a cluster, dry runs
 // included: lifecycle steps on CRDs, the re-store pass, the prune of
-// status.storedVersions and the managedFields cleanup (check's server-side
-// dry run of a new CRD is package check's). Each write is guarded: optimistic concurrency on CRDs, a
+// status.storedVersions and the managedFields cleanup. Two writes are not
+// its own: the record of a passed check, an annotation package verify
+// leaves on the CRD beside its proof, and check's server-side dry runs of
+// a new CRD (package check); docs/safety.md lists every write and its
+// guard. Each write is guarded: optimistic concurrency on CRDs, a
 // resourceVersion precondition on objects, dry-run where asked. The proofs
 // it writes on (the round-trip checks, the per-object check before each
 // re-store, the proof that re-storing loses nothing, the converter probe)
