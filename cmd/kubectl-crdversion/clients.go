@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/transport"
 )
 
 // restConfig returns the client config the global flags describe. It sets
@@ -59,14 +60,14 @@ func newClientsFor(flags *genericclioptions.ConfigFlags, cfg *rest.Config, one o
 type oneConnection bool
 
 func (one *oneConnection) addFlag(cmd *cobra.Command) {
-	cmd.Flags().BoolVar((*bool)(one), "one-connection", false, fmt.Sprintf("Send the requests over objects over one connection, so to one API server behind a load balancer (default: spread over %d connections, reaching every API server)", cluster.DefaultConnections))
+	cmd.Flags().BoolVar((*bool)(one), "one-connection", false, fmt.Sprintf("Send the requests over objects over one connection, so to one API server behind a load balancer (default: spread over %d connections, reaching every API server)", transport.DefaultConnections))
 }
 
 func (one oneConnection) connections() int {
 	if one {
 		return 1
 	}
-	return cluster.DefaultConnections
+	return transport.DefaultConnections
 }
 
 // selectCRDs lists the CRDs once and finds those the names mean (every

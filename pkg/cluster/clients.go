@@ -14,6 +14,8 @@ import (
 	svmclient "k8s.io/client-go/kubernetes/typed/storagemigration/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/transport"
 )
 
 // FieldManager is the name the plugin's writes are recorded under in
@@ -60,9 +62,9 @@ func (c Clients) Throttled() int64 {
 }
 
 // NewClients builds every client a migration needs from one config, the
-// objects' clients spread over DefaultConnections (NewClientsOver).
+// objects' clients spread over transport.DefaultConnections (NewClientsOver).
 func NewClients(cfg *rest.Config) (Clients, error) {
-	return NewClientsOver(cfg, DefaultConnections)
+	return NewClientsOver(cfg, transport.DefaultConnections)
 }
 
 // NewClientsOver builds every client a migration needs from one config,
@@ -83,7 +85,7 @@ func NewClientsOver(cfg *rest.Config, n int) (Clients, error) {
 	if c.CRDs, err = apiextensionsclient.NewForConfig(cfg); err != nil {
 		return c, err
 	}
-	objects, err := objectsClient(cfg, c.Connections)
+	objects, err := transport.SpreadClient(cfg, c.Connections)
 	if err != nil {
 		return c, err
 	}

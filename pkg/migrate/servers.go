@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/transport"
 )
 
 // switchedServers are the API servers a pass writes through. Several API
@@ -39,8 +40,8 @@ type switchedServers struct {
 	mu sync.Mutex
 	// since is when each server showed the switch, from when its answers
 	// count; notYet are the servers seen not switched.
-	since  map[cluster.Server]time.Time
-	notYet map[cluster.Server]bool
+	since  map[transport.Server]time.Time
+	notYet map[transport.Server]bool
 	// asked is when every server was last asked anew.
 	asked time.Time
 	// untold: an answer did not tell its server (plain HTTP, clients not
@@ -65,11 +66,11 @@ func newSwitchedServers(c cluster.Clients, crd *apiextensionsv1.CustomResourceDe
 	storage := lifecycle.StorageVersion(crd)
 	return &switchedServers{c: c, group: crd.Spec.Group, version: storage, plural: crd.Spec.Names.Plural,
 		want: storageVersionHash(crd.Spec.Group, storage, crd.Spec.Names.Kind), timeout: timeout,
-		since: map[cluster.Server]time.Time{}, notYet: map[cluster.Server]bool{}}
+		since: map[transport.Server]time.Time{}, notYet: map[transport.Server]bool{}}
 }
 
 // avoid names the servers not shown switched (yet).
-func (s *switchedServers) avoid(srv cluster.Server) bool {
+func (s *switchedServers) avoid(srv transport.Server) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	at, ok := s.since[srv]
@@ -77,7 +78,7 @@ func (s *switchedServers) avoid(srv cluster.Server) bool {
 }
 
 // shownBefore reports every server of servers shown switched before t.
-func (s *switchedServers) shownBefore(servers []cluster.Server, t time.Time) bool {
+func (s *switchedServers) shownBefore(servers []transport.Server, t time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, srv := range servers {
@@ -113,11 +114,11 @@ func (s *switchedServers) routed(ctx context.Context, do func(ctx context.Contex
 	again := false
 	var waiting time.Time
 	for shows := 0; shows < maxShows; {
-		route := cluster.NewRoute(s.avoid)
+		route := transport.NewRoute(s.avoid)
 		began := time.Now()
-		out, err := do(cluster.WithRoute(ctx, route), again)
+		out, err := do(transport.WithRoute(ctx, route), again)
 		switch {
-		case errors.Is(err, cluster.ErrEveryServerAvoided):
+		case errors.Is(err, transport.ErrEveryServerAvoided):
 			// Nothing was sent: ask every server again, a while later.
 			if waiting.IsZero() {
 				waiting = began
@@ -134,7 +135,7 @@ func (s *switchedServers) routed(ctx context.Context, do func(ctx context.Contex
 				return 0, err
 			}
 			continue
-		case errors.Is(err, cluster.ErrNewConnection):
+		case errors.Is(err, transport.ErrNewConnection):
 			shows++
 			if err := s.show(ctx, route.Probe()); err != nil {
 				return 0, err
@@ -166,12 +167,12 @@ func (s *switchedServers) showAll(ctx context.Context) error {
 	)
 	for i := range max(s.c.Connections, 1) {
 		g.Go(func() error {
-			route := cluster.RouteOn(i)
+			route := transport.RouteOn(i)
 			err := s.show(ctx, route)
-			if errors.Is(err, cluster.ErrNoRoutes) {
+			if errors.Is(err, transport.ErrNoRoutes) {
 				return nil
 			}
-			told.CompareAndSwap(false, route.Last() != cluster.NoServer)
+			told.CompareAndSwap(false, route.Last() != transport.NoServer)
 			return err
 		})
 	}
@@ -197,16 +198,16 @@ func (s *switchedServers) askAgain(ctx context.Context) error {
 
 // show asks the server behind route, on the route's connection, which
 // version it stores the resource at.
-func (s *switchedServers) show(ctx context.Context, route *cluster.Route) error {
+func (s *switchedServers) show(ctx context.Context, route *transport.Route) error {
 	hash, err := s.c.StorageVersionHash(ctx, route, s.group, s.version, s.plural)
-	if errors.Is(err, cluster.ErrNoRoutes) {
+	if errors.Is(err, transport.ErrNoRoutes) {
 		return err
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("asking an API server whether it stores at %s: %w", s.version, err)
 	}
 	srv := route.Last()
-	if srv == cluster.NoServer {
+	if srv == transport.NoServer {
 		return nil
 	}
 	s.mu.Lock()

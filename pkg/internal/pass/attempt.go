@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/transport"
 )
 
 // requestTimeout bounds one attempt of a request, beyond the 60 s the API
@@ -129,7 +130,7 @@ var callFailures = []string{`Post "`, "connection refused", "no such host", "x50
 // 500: it is about the object (too large for etcd, say) and would fail
 // again.
 func IsTransient(err error) bool {
-	if err == nil || IsConversionFailure(err) || errors.Is(err, cluster.ErrNewConnection) || errors.Is(err, cluster.ErrEveryServerAvoided) {
+	if err == nil || IsConversionFailure(err) || errors.Is(err, transport.ErrNewConnection) || errors.Is(err, transport.ErrEveryServerAvoided) {
 		return false
 	}
 	if apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsServiceUnavailable(err) {

@@ -1,4 +1,4 @@
-package cluster
+package transport
 
 import (
 	"context"
@@ -277,10 +277,10 @@ func (b *doneBody) Close() error {
 	return err
 }
 
-// objectsClient is the HTTP client of the objects' clients, spread over n
-// connections. A client-side rate limit cfg sets stays each client's,
-// above the connections: n do not multiply it.
-func objectsClient(cfg *rest.Config, n int) (*http.Client, error) {
+// SpreadClient is an HTTP client whose requests are spread over n
+// connections of their own. A client-side rate limit cfg sets stays each
+// client's, above the connections: n do not multiply it.
+func SpreadClient(cfg *rest.Config, n int) (*http.Client, error) {
 	rt, err := spreadTransport(cfg, n)
 	if err != nil {
 		return nil, err

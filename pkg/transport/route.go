@@ -1,13 +1,10 @@
-package cluster
+package transport
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Server is one API server as the objects' connections tell them apart:
@@ -97,27 +94,4 @@ func (r *Route) Last() Server {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.last
-}
-
-// StorageVersionHash asks the API server behind route (its own discovery,
-// on the connection the route keeps to) for the storageVersionHash it
-// publishes for plural in group/version; "" where it does not list it.
-func (c Clients) StorageVersionHash(ctx context.Context, route *Route, group, version, plural string) (string, error) {
-	if c.objectsREST == nil {
-		return "", ErrNoRoutes
-	}
-	raw, err := c.objectsREST.Get().AbsPath("/apis", group, version).Do(WithRoute(ctx, route)).Raw()
-	if err != nil {
-		return "", err
-	}
-	var list metav1.APIResourceList
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return "", err
-	}
-	for _, res := range list.APIResources {
-		if res.Name == plural {
-			return res.StorageVersionHash, nil
-		}
-	}
-	return "", nil
 }
