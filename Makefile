@@ -8,7 +8,7 @@ BIN     := bin
 LDFLAGS := -s -w -X main.version=$(VERSION) -buildid=
 GOFLAGS_BUILD := -trimpath -ldflags "$(LDFLAGS)"
 
-.PHONY: all build kubectl sandbox fullsandbox fullsandbox-shell demo sandbox-shell test unit e2e lint fuzz dist bench bench-scale clean
+.PHONY: all build kubectl sandbox fullsandbox fullsandbox-shell demo sandbox-shell test unit race e2e lint fuzz dist bench bench-scale clean
 
 all: build
 
@@ -87,6 +87,13 @@ test: lint fullsandbox ## unit (with the race detector), end-to-end (the plugin 
 	$(MAKE) fuzz FUZZTIME=5s
 	$(TESTMOD) CRDVERSION_FULLSANDBOX=$(FULLSANDBOX) $(GO) test -count=1 -timeout 20m ./...
 	$(CTRLTESTMOD) CRDVERSION_FULLSANDBOX=$(FULLSANDBOX) $(GO) test -count=1 -timeout 10m ./...
+	$(MAKE) race
+
+# The passes whose goroutines meet most, against the in-process API server.
+RACE_TESTS = TestMigrateWithConcurrentWriters|TestMigrateWritesOnlyThroughServersThatSwitched|TestMigrateChecksOnTheServerItWritesThrough|TestCancelStopsThePass|TestMigrateReStoresEveryObjectAndPrunes|TestMigrateGentleReStoresEveryObject|TestMigrateStopsWhenTheSchemaNarrowsMidPass
+
+race: ## the per-object passes against the API server under the race detector: concurrent writers, several API servers, cancellation, the gentle pace, a CRD changed mid-pass (~90 s)
+	$(TESTMOD) $(GO) test -race -count=1 -timeout 10m -run '^($(RACE_TESTS))$$' ./migrate/
 
 fuzz: ## fuzz the manifest readers, the offline editor and the file writer, FUZZTIME each (default 2m)
 	@for t in $(FUZZ_TARGETS); do \
