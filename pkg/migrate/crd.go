@@ -17,13 +17,13 @@ import (
 // changed the CRD between our read and our write.
 const maxReplans = 5
 
-// Planner decides a lifecycle step from the CRD as it is now.
-type Planner func(*apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error)
+// planner decides a lifecycle step from the CRD as it is now.
+type planner func(*apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error)
 
 // applyStep reads the CRD, plans the step and writes the result with the
 // resourceVersion it read. A conflict means someone else changed the CRD:
 // the step is re-planned against their change, never written over it.
-func applyStep(ctx context.Context, client apiextensionsclient.Interface, name string, dryRun DryRun, plan Planner) (*results.StepResult, error) {
+func applyStep(ctx context.Context, client apiextensionsclient.Interface, name string, dryRun DryRun, plan planner) (*results.StepResult, error) {
 	if err := dryRun.check(false); err != nil {
 		return nil, err
 	}

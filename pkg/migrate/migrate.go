@@ -450,28 +450,28 @@ func converting(crd *apiextensionsv1.CustomResourceDefinition, v string) string 
 	return ""
 }
 
-// PruneOptions tune Prune.
-type PruneOptions struct {
+// pruneOptions tune prune.
+type pruneOptions struct {
 	// DryRun "server" sends the prune with dryRun=All; "client" is refused.
 	DryRun DryRun
 	// FieldManager names the write (default "kubectl-crdversion").
 	FieldManager string
 }
 
-// PruneResult is what Prune did.
-type PruneResult struct {
+// pruneResult is what prune did.
+type pruneResult struct {
 	Pruned              bool
 	Reason              results.PruneReason
 	Message             string
 	StoredVersionsAfter []string
 }
 
-// Prune writes status.storedVersions down to the storage version, through
+// prune writes status.storedVersions down to the storage version, through
 // /status with the resourceVersion it checked, and only if the CRD is still
 // what the migration started from: the same storage version and generation,
 // and storedVersions gained nothing but the storage version. Otherwise it
 // says why not and leaves it.
-func Prune(ctx context.Context, client apiextensionsclient.Interface, started *apiextensionsv1.CustomResourceDefinition, opts PruneOptions) (*PruneResult, error) {
+func prune(ctx context.Context, client apiextensionsclient.Interface, started *apiextensionsv1.CustomResourceDefinition, opts pruneOptions) (*pruneResult, error) {
 	if err := opts.DryRun.check(true); err != nil {
 		return nil, err
 	}
@@ -486,21 +486,21 @@ func Prune(ctx context.Context, client apiextensionsclient.Interface, started *a
 			return nil, err
 		}
 		if reason, why := pruneRefusal(started, fresh); why != "" {
-			return &PruneResult{Reason: reason, Message: why, StoredVersionsAfter: fresh.Status.StoredVersions}, nil
+			return &pruneResult{Reason: reason, Message: why, StoredVersionsAfter: fresh.Status.StoredVersions}, nil
 		}
 		if slices.Equal(fresh.Status.StoredVersions, []string{storage}) {
-			return &PruneResult{Reason: results.PruneNothingToPrune, Message: nothingToPrune, StoredVersionsAfter: fresh.Status.StoredVersions}, nil
+			return &pruneResult{Reason: results.PruneNothingToPrune, Message: nothingToPrune, StoredVersionsAfter: fresh.Status.StoredVersions}, nil
 		}
 		fresh.Status.StoredVersions = []string{storage}
 		updated, err := crds.UpdateStatus(ctx, fresh, opts.DryRun.updateOptions(opts.FieldManager))
 		if err == nil {
-			return &PruneResult{Pruned: true, Reason: results.PrunePruned, StoredVersionsAfter: updated.Status.StoredVersions}, nil
+			return &pruneResult{Pruned: true, Reason: results.PrunePruned, StoredVersionsAfter: updated.Status.StoredVersions}, nil
 		}
 		if !apierrors.IsConflict(err) {
 			return nil, fmt.Errorf("pruning storedVersions of %s: %w", started.Name, err)
 		}
 	}
-	return &PruneResult{Reason: results.PruneKeptChanging, Message: fmt.Sprintf("%s kept changing while pruning: run again", started.Name)}, nil
+	return &pruneResult{Reason: results.PruneKeptChanging, Message: fmt.Sprintf("%s kept changing while pruning: run again", started.Name)}, nil
 }
 
 // pruneRefusal says why the CRD as it is now may not be pruned, or "".
@@ -559,7 +559,7 @@ func PruneUnproven(ctx context.Context, c cluster.Clients, name string, opts Opt
 
 // pruneInto prunes storedVersions and says in res how it went.
 func pruneInto(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, res *results.Result) error {
-	pr, err := Prune(ctx, c.CRDs, crd, PruneOptions{DryRun: opts.Restore.DryRun, FieldManager: opts.Restore.FieldManager})
+	pr, err := prune(ctx, c.CRDs, crd, pruneOptions{DryRun: opts.Restore.DryRun, FieldManager: opts.Restore.FieldManager})
 	if err != nil {
 		return err
 	}

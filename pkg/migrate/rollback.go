@@ -126,7 +126,7 @@ func switchesStorage(p *lifecycle.Plan) bool {
 // rollbackAccess asks, before the step back, whether the user may update
 // the CRD and, for a switch back the schemas do not prove, check the
 // objects after it (a refusal then would undo the step).
-func rollbackAccess(ctx context.Context, c cluster.Clients, name string, opts RollbackOptions, plan Planner) error {
+func rollbackAccess(ctx context.Context, c cluster.Clients, name string, opts RollbackOptions, plan planner) error {
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err

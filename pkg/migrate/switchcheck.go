@@ -26,7 +26,7 @@ const maxSwitchRechecks = 3
 // re-stored, the objects are all still stored at old: switching back loses
 // nothing. A check that cannot run switches back too, and a check during
 // which the CRD moved to another generation runs again on the CRD as it is.
-func checkSwitch(ctx context.Context, c cluster.Clients, name, old string, timeout time.Duration, opts verify.ProveOptions, back Planner) (*results.SwitchCheck, error) {
+func checkSwitch(ctx context.Context, c cluster.Clients, name, old string, timeout time.Duration, opts verify.ProveOptions, back planner) (*results.SwitchCheck, error) {
 	res := &results.SwitchCheck{}
 	crds := c.CRDs.ApiextensionsV1().CustomResourceDefinitions()
 	err := func() error {

@@ -23,7 +23,7 @@ func TestEveryWriteIsInTheSafetyDocument(t *testing.T) {
 		"migrate.applyStep Update":         "| a lifecycle step |",
 		"verify.record Patch":              "| a check's record |",
 		"verify.recordCheck Patch":         "| a check's record |",
-		"migrate.Prune UpdateStatus":       "| the prune |",
+		"migrate.prune UpdateStatus":       "| the prune |",
 		"migrate.MigrateViaCluster Create": "| `--via=cluster` | a StorageVersionMigration object",
 		"cluster.Missing Create":           "| the permission check | SelfSubjectAccessReviews",
 		"check.dryRunApply Create":         "| `check`'s server-side dry run of a new CRD |",

@@ -361,8 +361,8 @@ func TestMigrateRefusesADryRunItDoesNotKnow(t *testing.T) {
 		if !errors.Is(err, migrate.ErrInvalidDryRun) {
 			t.Errorf("DryRun %q: %+v, %v; want ErrInvalidDryRun", d, res, err)
 		}
-		if _, err := migrate.Prune(t.Context(), s.clients.CRDs, crd, migrate.PruneOptions{DryRun: d}); !errors.Is(err, migrate.ErrInvalidDryRun) {
-			t.Errorf("Prune with DryRun %q: %v; want ErrInvalidDryRun", d, err)
+		if res, err := migrate.PruneUnproven(t.Context(), s.clients, crd.Name, o); !errors.Is(err, migrate.ErrInvalidDryRun) {
+			t.Errorf("PruneUnproven with DryRun %q: %+v, %v; want ErrInvalidDryRun", d, res, err)
 		}
 	}
 	if c := s.stored(t); c["example.com/v1beta1"] != n {
