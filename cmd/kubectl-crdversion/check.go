@@ -125,7 +125,7 @@ func (o *CheckOptions) checkCluster(ctx context.Context, flags *genericclioption
 	if err != nil {
 		return nil, err
 	}
-	return check.AgainstCluster(ctx, c.Clients, o.newCRDs.CRDs, check.Options{Objects: !o.NoObjects, Policy: o.Policy, PageSize: 500, Progress: progress})
+	return check.AgainstCluster(ctx, c.Clients, o.newCRDs.CRDs, check.Options{Objects: !o.NoObjects, Policy: o.Policy, PageSize: 500, Progress: progress, OwnRequests: ownRecords(flags)})
 }
 
 // progress shows the live objects validated on one cluster; CRDs are

@@ -8,13 +8,17 @@ import (
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/transport"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 )
 
 // restConfig returns the client config the global flags describe. It sets
@@ -38,6 +42,7 @@ func restConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
 type clients struct {
 	cluster.Clients
 	toMapper func() (meta.RESTMapper, error)
+	own      *usage.OwnRequests
 }
 
 // newClients builds the one bundle a command uses.
@@ -50,8 +55,64 @@ func newClients(flags *genericclioptions.ConfigFlags, one oneConnection) (*clien
 }
 
 func newClientsFor(flags *genericclioptions.ConfigFlags, cfg *rest.Config, one oneConnection) (*clients, error) {
-	c, err := cluster.NewClientsOver(cfg, one.connections())
-	return &clients{Clients: c, toMapper: flags.ToRESTMapper}, err
+	own, err := newOwnRequests(flags, cfg)
+	if err != nil {
+		return nil, err
+	}
+	counted := rest.CopyConfig(cfg)
+	counted.Wrap(own.Wrap)
+	c, err := cluster.NewClientsOver(counted, one.connections())
+	return &clients{Clients: c, toMapper: flags.ToRESTMapper, own: own}, err
+}
+
+// ownRequestsOfRun are the counts of every bundle of clients the command
+// built (one per cluster): runE settles them once the command has run.
+var ownRequestsOfRun []*usage.OwnRequests
+
+// newOwnRequests counts what the command's clients send to deprecated
+// versions, so that usage can tell this plugin's own requests from other
+// clients' (usage.OwnRequests); its own reads of CRDs and /metrics go
+// through clients of cfg that count nothing.
+func newOwnRequests(flags *genericclioptions.ConfigFlags, cfg *rest.Config) (*usage.OwnRequests, error) {
+	plain := rest.CopyConfig(cfg)
+	plain.QPS, plain.Burst = -1, 0 // no client-side limit: a few requests at most
+	crds, err := apiextensionsclient.NewForConfig(plain)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(plain)
+	if err != nil {
+		return nil, err
+	}
+	getCRD := func(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+		return crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	}
+	own := usage.NewOwnRequests(ownRecords(flags), getCRD, dc.RESTClient())
+	ownRequestsOfRun = append(ownRequestsOfRun, own)
+	return own, nil
+}
+
+// settleOwnRequests records what the command sent to deprecated versions
+// (usage.OwnRequests.Settle). A record that cannot be made only costs a
+// later usage its "only this plugin's own": nothing is said of it. An
+// interrupted command ends at once.
+func settleOwnRequests(ctx context.Context, command string) {
+	if ctx.Err() != nil {
+		return
+	}
+	for _, own := range ownRequestsOfRun {
+		own.SetCommand(command)
+		_ = own.Settle(ctx)
+	}
+}
+
+// ownRecords keeps the records of the plugin's own requests in kubectl's
+// cache directory (--cache-dir), beside the sightings.
+func ownRecords(flags *genericclioptions.ConfigFlags) usage.OwnRecords {
+	if flags.CacheDir == nil || *flags.CacheDir == "" {
+		return usage.OwnRecords{}
+	}
+	return usage.OwnRecords{Dir: filepath.Join(*flags.CacheDir, "crdversion", "requests")}
 }
 
 // oneConnection is --one-connection: a command whose passes over objects
@@ -77,6 +138,7 @@ func (c *clients) selectCRDs(ctx context.Context, selector string, names ...stri
 	if err != nil {
 		return nil, err
 	}
+	c.own.Know(all)
 	return cluster.Select(all, names, c.toMapper)
 }
 

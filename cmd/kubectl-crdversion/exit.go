@@ -62,7 +62,9 @@ func runE(o options) func(*cobra.Command, []string) error {
 		if err := o.Validate(); err != nil {
 			return err
 		}
-		return o.Run(c.Context())
+		err := o.Run(c.Context())
+		settleOwnRequests(c.Context(), c.Name())
+		return err
 	}
 }
 

@@ -258,6 +258,7 @@ func (o *StatusOptions) load(ctx context.Context) ([]*apiextensionsv1.CustomReso
 		if err != nil {
 			return nil, nil, err
 		}
+		o.clients.own.Know(all)
 		crds, err := o.selectFound(all, o.clients.toMapper)
 		return crds, nil, err
 	}

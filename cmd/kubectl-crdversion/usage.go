@@ -41,7 +41,12 @@ func NewCmdUsage(flags *genericclioptions.ConfigFlags, streams genericiooptions.
              from /metrics (needs get on the nonResourceURL /metrics): whether
              any request reached the version while it was deprecated, since
              that API server started, on that API server only. Versions not
-             deprecated are not counted.
+             deprecated are not counted. The metric names no client: where
+             this machine recorded that every such request was this plugin's
+             own (verify, promote and migrate read the old version; each
+             records the server's request count, from /metrics, when it grew
+             by exactly its own), it says "only this plugin's own" and asks
+             no attention; a request since by anyone does.
   MANAGERS   the field managers whose last write to an object used the
              version (managedFields, from a paged metadata-only list), with
              the operation and the number of objects; system managers (the
@@ -105,7 +110,7 @@ func (o *UsageOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := usage.Read(ctx, o.metrics, o.clients.Metadata, crds, o.PageSize)
+	res, err := usage.Read(ctx, o.metrics, o.clients.Metadata, crds, o.PageSize, ownRecords(o.configFlags))
 	if err != nil {
 		return err
 	}

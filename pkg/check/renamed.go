@@ -168,13 +168,10 @@ func inManifests(name string, crds []*apiextensionsv1.CustomResourceDefinition) 
 // the API server refuses (forbidden, no version served) leaves them
 // uncounted, with why.
 func countObjects(ctx context.Context, md metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition) (lifecycle.DroppedLive, error) {
-	// The storage version where served: no conversion for the read.
-	version := ""
-	for _, v := range crd.Spec.Versions {
-		if v.Served && (version == "" || v.Storage) {
-			version = v.Name
-		}
-	}
+	// The storage version where served (no conversion for the read), and
+	// never a deprecated one where another is served: the read is not a
+	// request the deprecated-API metric counts.
+	version := lifecycle.ListVersion(crd)
 	if version == "" {
 		return lifecycle.DroppedLive{Why: "it serves no version"}, nil
 	}

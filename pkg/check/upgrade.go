@@ -31,6 +31,10 @@ type Options struct {
 	PageSize int64
 	// Progress, when set, hears the objects validated of one CRD.
 	Progress func(crd string, done, total int64)
+	// OwnRequests are this plugin's records of its own requests to
+	// deprecated versions: the deprecated-API metric's requests they
+	// account for are no client's (usage.OwnRequests).
+	OwnRequests usage.OwnRecords
 }
 
 // AgainstCluster compares each new CRD with the live one: the rules of
@@ -172,7 +176,7 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 			if len(managers[v]) > 0 {
 				out = append(out, usage.ManagersFinding(n.Name, v, lifecycle.StorageVersion(n), managers[v]))
 			}
-			if f, ok := requests.RequestsFinding(live, v, lifecycle.StorageVersion(n)); ok {
+			if f, ok := requests.RequestsFinding(live, v, lifecycle.StorageVersion(n), opts.OwnRequests.Own(live, requests)); ok {
 				out = append(out, f)
 			}
 		}

@@ -32,14 +32,11 @@ func CountObjects(ctx context.Context, client metadata.Interface, crd *apiextens
 	return n, true, nil
 }
 
-// ServedResource picks the resource to read the CRD's objects through: its
-// highest-priority served version.
+// ServedResource picks the resource to read the CRD's objects through
+// (lifecycle.ListVersion): a served version not deprecated, so that the
+// read is no request the deprecated-API metric counts, the storage version
+// first (no conversion).
 func ServedResource(crd *apiextensionsv1.CustomResourceDefinition) (schema.GroupVersionResource, bool) {
-	best := ""
-	for _, v := range crd.Spec.Versions {
-		if v.Served && (best == "" || lifecycle.Newer(v.Name, best)) {
-			best = v.Name
-		}
-	}
-	return schema.GroupVersionResource{Group: crd.Spec.Group, Version: best, Resource: crd.Spec.Names.Plural}, best != ""
+	v := lifecycle.ListVersion(crd)
+	return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}, v != ""
 }

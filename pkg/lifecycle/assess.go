@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -386,4 +387,24 @@ func firstOf(first []string, n int64) string {
 		s += fmt.Sprintf(" and %d more", more)
 	}
 	return s
+}
+
+// ListVersion is the version for the plugin's own reads of objects that
+// need no particular version (a count, managedFields): one the CRD serves
+// and does not deprecate, so the read is not a request the API server's
+// deprecated-API metric counts (it never forgets one, and names no
+// client), the storage version among them (no conversion, so no webhook in
+// the way), else the newest; a deprecated one only when nothing else is
+// served; "" when none is.
+func ListVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
+	storage := StorageVersion(crd)
+	best := map[bool]string{}
+	for _, v := range crd.Spec.Versions {
+		switch b := best[v.Deprecated]; {
+		case !v.Served:
+		case v.Name == storage, b != storage && (b == "" || Newer(v.Name, b)):
+			best[v.Deprecated] = v.Name
+		}
+	}
+	return cmp.Or(best[false], best[true])
 }

@@ -66,11 +66,29 @@ type VersionUsage struct {
 	// resource/subresource.
 	RequestedResources []string `json:"requestedResources,omitempty"`
 	RemovedRelease     string   `json:"removedRelease,omitempty"`
+	// OwnRequests, where requested is yes, is what this plugin's own
+	// requests to the version account for on the API server that answered,
+	// as this machine recorded them; absent where it recorded none.
+	OwnRequests *OwnRequestsUsage `json:"ownRequests,omitempty"`
 	// Managers are the field managers whose last write to an object used
 	// this version, most objects first.
 	Managers []ManagerUsage `json:"managers"`
 	// Attention: deprecated or not served, and still used.
 	Attention bool `json:"attention"`
+}
+
+// OwnRequestsUsage is what this plugin's own commands requested of a
+// deprecated version, told from other clients' by the API server's request
+// count (usage.OwnRequests).
+type OwnRequestsUsage struct {
+	// Commands are the plugin's commands that sent Requests requests.
+	Commands []string  `json:"commands"`
+	Requests int64     `json:"requests"`
+	Last     time.Time `json:"last"`
+	// RequestsSince counts the requests to the version the API server
+	// served after this plugin's last: 0 means every request to it while
+	// deprecated was this plugin's own; more, that another client used it.
+	RequestsSince int64 `json:"requestsSince"`
 }
 
 // ManagerUsage is one field manager of a version.
@@ -125,6 +143,9 @@ func versionUsage(u usage.CRDUsage, name string, access usage.MetricsAccess) Ver
 		for _, s := range req.Subresources {
 			out.RequestedResources = append(out.RequestedResources, strings.TrimSuffix(u.CRD.Spec.Names.Plural+"/"+s, "/"))
 		}
+		if own, ok := u.Own[name]; ok {
+			out.OwnRequests = &OwnRequestsUsage{Commands: own.Commands, Requests: own.Requests, Last: own.Last, RequestsSince: own.Since}
+		}
 	case access != usage.MetricsRead:
 		out.Requested, out.RequestedReason = RequestedUnknown, "/metrics not read"
 	case !out.Served:
@@ -139,8 +160,19 @@ func versionUsage(u usage.CRDUsage, name string, access usage.MetricsAccess) Ver
 			out.Managers = append(out.Managers, ManagerUsage{Manager: mu.Manager, Operation: mu.Operation, Objects: mu.Objects})
 		}
 	}
-	out.Attention = (out.Deprecated || !out.Served) && (out.Requested == RequestedYes || len(out.Managers) > 0)
+	out.Attention = (out.Deprecated || !out.Served) && (out.requestedByOthers() || len(out.Managers) > 0)
 	return out
+}
+
+// requestedByOthers: the metric names the version and this plugin's own
+// requests do not account for it all.
+func (v VersionUsage) requestedByOthers() bool {
+	return v.Requested == RequestedYes && (v.OwnRequests == nil || v.OwnRequests.RequestsSince > 0)
+}
+
+// onlyOwn: every request to the version while deprecated was this plugin's.
+func (v VersionUsage) onlyOwn() bool {
+	return v.Requested == RequestedYes && !v.requestedByOthers()
 }
 
 func metricsMessage(m *usage.DeprecatedAPIs) string {
@@ -176,8 +208,12 @@ func WriteUsage(w io.Writer, f Format, r UsageReport) error {
 			return err
 		}
 		for _, v := range it.Versions {
-			if v.Attention {
+			switch {
+			case v.Attention:
 				fmt.Fprintf(&b, "attention: %s is %s and still used: %s\n", v.Name, notServedOrDeprecated(v), evidence(v))
+			case v.onlyOwn():
+				fmt.Fprintf(&b, "note: every request to %s while deprecated was this plugin's own (%s, %s, the last at %s): no other client requested it on this API server since it started\n",
+					v.Name, strings.Join(v.OwnRequests.Commands, ", "), requestsWord(v.OwnRequests.Requests), v.OwnRequests.Last.UTC().Format(time.RFC3339))
 			}
 		}
 	}
@@ -191,15 +227,32 @@ func WriteUsage(w io.Writer, f Format, r UsageReport) error {
 }
 
 func requestedCell(v VersionUsage) string {
+	var cell string
 	switch {
 	case v.RequestedReason != "":
 		return fmt.Sprintf("%s (%s)", v.Requested, v.RequestedReason)
 	case v.RemovedRelease != "":
-		return fmt.Sprintf("%s (%s; removed in %s)", v.Requested, strings.Join(v.RequestedResources, ", "), v.RemovedRelease)
+		cell = fmt.Sprintf("%s (%s; removed in %s)", v.Requested, strings.Join(v.RequestedResources, ", "), v.RemovedRelease)
 	case v.Requested == RequestedYes:
-		return fmt.Sprintf("%s (%s)", v.Requested, strings.Join(v.RequestedResources, ", "))
+		cell = fmt.Sprintf("%s (%s)", v.Requested, strings.Join(v.RequestedResources, ", "))
+	default:
+		return string(v.Requested)
 	}
-	return string(v.Requested)
+	switch own := v.OwnRequests; {
+	case own == nil:
+	case own.RequestsSince == 0:
+		cell += fmt.Sprintf(": only this plugin's own %s", strings.Join(own.Commands, ", "))
+	default:
+		cell += fmt.Sprintf(": %s since this plugin's own %s", requestsWord(own.RequestsSince), strings.Join(own.Commands, ", "))
+	}
+	return cell
+}
+
+func requestsWord(n int64) string {
+	if n == 1 {
+		return "1 request"
+	}
+	return fmt.Sprintf("%d requests", n)
 }
 
 // managersCell reads "helm (Apply) on 3 objects, kubectl (Update) on 1":
@@ -231,7 +284,11 @@ func notServedOrDeprecated(v VersionUsage) string {
 
 func evidence(v VersionUsage) string {
 	var parts []string
-	if v.Requested == RequestedYes {
+	switch {
+	case !v.requestedByOthers():
+	case v.OwnRequests != nil:
+		parts = append(parts, fmt.Sprintf("requested by another client than this plugin (%s since its own %s)", requestsWord(v.OwnRequests.RequestsSince), strings.Join(v.OwnRequests.Commands, ", ")))
+	default:
 		parts = append(parts, "requested since the API server started")
 	}
 	switch n := len(v.Managers); n {
@@ -252,9 +309,14 @@ func usageLimits(m UsageMetrics) string {
 		at = " at " + m.StartedAt.UTC().Format(time.RFC3339)
 	}
 	return `REQUESTED: the API server's apiserver_requested_deprecated_apis metric. "yes" means a request
-(a read or a write, by anyone, this plugin's own checks included) reached the version while it
+(a read or a write, by anyone, this plugin's own included) reached the version while it
 was deprecated, on the API server that answered only (behind a load balancer the others may
 have seen other clients), since it started` + at + `.
+The metric names no client, and this plugin's own verify, promote and migrate read the old
+version too: where this machine recorded that its own runs made every such request (the
+server's count of requests to the version grew by exactly theirs), the cell says "only this
+plugin's own" and asks no attention; a request since, by anyone, makes it a client's again.
+Runs on other machines, or spread over several API servers, are not told apart.
 A version that is not deprecated, or not served, is not counted.
 MANAGERS: the objects' managedFields, each field manager's last write to each object. A client
 that only reads never shows; one whose later write used another version hides that it used

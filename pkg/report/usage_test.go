@@ -124,6 +124,29 @@ func TestUsageAttention(t *testing.T) {
 			requested: map[string]Requested{"v1alpha1": RequestedUnknown},
 		},
 		{
+			name: "requested only by this plugin's own verify: no attention",
+			result: func() *usage.Result {
+				r := midDeprecation()
+				r.CRDs[0].Managers.Managers = r.CRDs[0].Managers.Managers[:1]
+				r.CRDs[0].Own = map[string]usage.OwnUse{"v1beta1": {Commands: []string{"verify"}, Requests: 12, Last: time.Date(2025, 5, 2, 9, 0, 0, 0, time.UTC)}}
+				return r
+			},
+			requested: map[string]Requested{"v1beta1": RequestedYes},
+			sentence:  "yes (widgets, widgets/status): only this plugin's own verify",
+		},
+		{
+			name: "requested by a client since this plugin's own",
+			result: func() *usage.Result {
+				r := midDeprecation()
+				r.CRDs[0].Managers.Managers = r.CRDs[0].Managers.Managers[:1]
+				r.CRDs[0].Own = map[string]usage.OwnUse{"v1beta1": {Commands: []string{"verify", "migrate"}, Requests: 12, Since: 1}}
+				return r
+			},
+			attention: 1,
+			requested: map[string]Requested{"v1beta1": RequestedYes},
+			sentence:  "attention: v1beta1 is deprecated and still used: requested by another client than this plugin (1 request since its own verify, migrate)",
+		},
+		{
 			name: "storage version used and requested: no attention",
 			result: func() *usage.Result {
 				r := midDeprecation()

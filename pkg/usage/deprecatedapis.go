@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
@@ -26,9 +27,13 @@ import (
 // The API server sets deprecatedMetric to 1 the first time it serves a
 // request for a version marked deprecated (for a CRD, `deprecated: true`)
 // and never resets it while the process lives; startMetric dates that window.
+// requestsMetric counts every request it served, per group, version and
+// resource (and verb, code, subresource): where deprecatedMetric says only
+// "once, by someone", this says how many (see OwnRequests).
 const (
 	deprecatedMetric = "apiserver_requested_deprecated_apis"
 	startMetric      = "process_start_time_seconds"
+	requestsMetric   = "apiserver_request_total"
 )
 
 // MetricsAccess says whether the API server's /metrics could be read.
@@ -61,6 +66,10 @@ type DeprecatedAPIs struct {
 	// /metrics does not say.
 	StartedAt time.Time
 	Series    []DeprecatedSeries
+	// Requests counts, per group, version and resource, the requests the
+	// answering API server served since it started (apiserver_request_total
+	// summed over verbs, codes and subresources), deprecated or not.
+	Requests map[schema.GroupVersionResource]float64
 }
 
 // VersionRequests is what the metric says about one version of a CRD.
@@ -100,7 +109,7 @@ func DeprecatedRequests(ctx context.Context, client rest.Interface) (*Deprecated
 // ParseDeprecatedAPIs reads the metric, and the server's start time, from a
 // /metrics page in the Prometheus text format.
 func ParseDeprecatedAPIs(r io.Reader) (*DeprecatedAPIs, error) {
-	wanted, err := keepFamilies(r, deprecatedMetric, startMetric)
+	wanted, err := keepFamilies(r, deprecatedMetric, startMetric, requestsMetric)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +118,7 @@ func ParseDeprecatedAPIs(r io.Reader) (*DeprecatedAPIs, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &DeprecatedAPIs{Access: MetricsRead}
+	d := &DeprecatedAPIs{Access: MetricsRead, Requests: map[schema.GroupVersionResource]float64{}}
 	if f := families[startMetric]; f != nil && len(f.GetMetric()) > 0 {
 		if s := sampleValue(f.GetMetric()[0]); s > 0 {
 			sec, frac := math.Modf(s)
@@ -137,7 +146,34 @@ func ParseDeprecatedAPIs(r io.Reader) (*DeprecatedAPIs, error) {
 		}
 		d.Series = append(d.Series, s)
 	}
+	for _, m := range families[requestsMetric].GetMetric() {
+		var gvr schema.GroupVersionResource
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "group":
+				gvr.Group = l.GetValue()
+			case "version":
+				gvr.Version = l.GetValue()
+			case "resource":
+				gvr.Resource = l.GetValue()
+			}
+		}
+		if gvr.Resource != "" {
+			d.Requests[gvr] += m.GetCounter().GetValue() + m.GetUntyped().GetValue()
+		}
+	}
 	return d, nil
+}
+
+// RequestedWhileDeprecated reports whether the metric names the version of
+// the resource (any subresource): requested at least once while deprecated.
+func (d *DeprecatedAPIs) RequestedWhileDeprecated(gvr schema.GroupVersionResource) bool {
+	for _, s := range d.Series {
+		if s.Group == gvr.Group && s.Version == gvr.Version && s.Resource == gvr.Resource {
+			return true
+		}
+	}
+	return false
 }
 
 // sampleValue reads a gauge, or an untyped sample should a server leave out
@@ -215,8 +251,10 @@ func (d *DeprecatedAPIs) ForCRD(crd *apiextensionsv1.CustomResourceDefinition) m
 // get 404 after the apply), or that the metric could not be read (a note:
 // a client that only reads the version is then not seen). It returns false
 // when the metric has nothing to say: no request, or a version never
-// deprecated, which the metric does not count.
-func (d *DeprecatedAPIs) RequestsFinding(crd *apiextensionsv1.CustomResourceDefinition, version, replacement string) (lifecycle.Finding, bool) {
+// deprecated, which the metric does not count. own are this plugin's
+// recorded requests (OwnRecords.Own): where they account for every request,
+// the finding is a note that says so, not a warning.
+func (d *DeprecatedAPIs) RequestsFinding(crd *apiextensionsv1.CustomResourceDefinition, version, replacement string, own map[string]OwnUse) (lifecycle.Finding, bool) {
 	f := lifecycle.Finding{Kind: lifecycle.FindingClients, CRD: crd.Name, Version: version}
 	if v := lifecycle.SpecVersion(crd, version); v == nil || !v.Deprecated {
 		return f, false
@@ -238,8 +276,17 @@ func (d *DeprecatedAPIs) RequestsFinding(crd *apiextensionsv1.CustomResourceDefi
 	if !d.StartedAt.IsZero() {
 		since += " (" + d.StartedAt.Format(time.RFC3339) + ")"
 	}
+	mine, recorded := own[version]
+	if recorded && mine.Since == 0 {
+		f.Severity, f.Rule = lifecycle.SeverityNote, "requestedOnlyByThisPlugin"
+		f.Message = fmt.Sprintf("the API server's deprecated-API metric counts requests to %s (%s) %s, and every one was this plugin's own (%s, %d requests, recorded on this machine): no other client was seen", version, strings.Join(what, ", "), since, strings.Join(mine.Commands, ", "), mine.Requests)
+		return f, true
+	}
 	f.Severity, f.Rule = lifecycle.SeverityWarning, "requestedOnVersion"
 	f.Message = fmt.Sprintf("the API server's deprecated-API metric counts requests to %s (%s) %s; this upgrade stops serving it, so those clients get 404", version, strings.Join(what, ", "), since)
+	if recorded {
+		f.Message += fmt.Sprintf(" (%d since this plugin's own %s)", mine.Since, strings.Join(mine.Commands, ", "))
+	}
 	f.Fix = []lifecycle.Advice{{Text: fmt.Sprintf("find these clients in the API server's audit log (the metric names no client) and move them to %s before applying", replacement)}}
 	return f, true
 }

@@ -181,15 +181,18 @@ func TestRequestsFinding(t *testing.T) {
 		version string
 		want    string // the rule; "" for no finding
 		message []string
+		own     map[string]OwnUse
 	}{
-		{"requested while deprecated", read, "v1beta1", "requestedOnVersion", []string{"requests to v1beta1 (the resource, status) since", "(2023-11-14T22:13:20Z)", "get 404"}},
-		{"deprecated, never requested", read, "v1alpha2", "", nil},
-		{"never deprecated: the metric counts nothing", read, "v1alpha1", "", nil},
-		{"not allowed to read", &DeprecatedAPIs{Access: MetricsNotAllowed}, "v1beta1", "requestsNotVisible", []string{"needs get on nonResourceURL /metrics", "only reads v1beta1 is not named"}},
-		{"not served", &DeprecatedAPIs{Access: MetricsNotServed}, "v1alpha2", "requestsNotVisible", []string{"serves no /metrics"}},
-		{"not allowed, never deprecated", &DeprecatedAPIs{Access: MetricsNotAllowed}, "v1alpha1", "", nil},
+		{"requested while deprecated", read, "v1beta1", "requestedOnVersion", []string{"requests to v1beta1 (the resource, status) since", "(2023-11-14T22:13:20Z)", "get 404"}, nil},
+		{"deprecated, never requested", read, "v1alpha2", "", nil, nil},
+		{"requested by this plugin only", read, "v1beta1", "requestedOnlyByThisPlugin", []string{"every one was this plugin's own (verify, 12 requests"}, map[string]OwnUse{"v1beta1": {Commands: []string{"verify"}, Requests: 12}}},
+		{"requested by a client since this plugin", read, "v1beta1", "requestedOnVersion", []string{"get 404 (2 since this plugin's own verify)"}, map[string]OwnUse{"v1beta1": {Commands: []string{"verify"}, Requests: 12, Since: 2}}},
+		{"never deprecated: the metric counts nothing", read, "v1alpha1", "", nil, nil},
+		{"not allowed to read", &DeprecatedAPIs{Access: MetricsNotAllowed}, "v1beta1", "requestsNotVisible", []string{"needs get on nonResourceURL /metrics", "only reads v1beta1 is not named"}, nil},
+		{"not served", &DeprecatedAPIs{Access: MetricsNotServed}, "v1alpha2", "requestsNotVisible", []string{"serves no /metrics"}, nil},
+		{"not allowed, never deprecated", &DeprecatedAPIs{Access: MetricsNotAllowed}, "v1alpha1", "", nil, nil},
 	} {
-		f, ok := tc.metrics.RequestsFinding(crd, tc.version, "v1")
+		f, ok := tc.metrics.RequestsFinding(crd, tc.version, "v1", tc.own)
 		if ok != (tc.want != "") || f.Rule != tc.want {
 			t.Errorf("%s: got %v %+v, want rule %q", tc.name, ok, f, tc.want)
 			continue

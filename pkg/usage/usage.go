@@ -84,22 +84,11 @@ func FieldManagers(ctx context.Context, client metadata.Interface, crd *apiexten
 	return out, nil
 }
 
-// ListVersion is the version to list at: one the CRD serves and does not
-// deprecate, so the list itself is not a request the deprecated-API metric
-// would count (the metric never forgets one), the storage version among
-// them (no conversion, so no webhook in the way); a deprecated one only
-// when nothing else is served.
+// ListVersion is the version to list at (lifecycle.ListVersion): one the
+// CRD serves and does not deprecate, so the list itself is not a request
+// the deprecated-API metric would count.
 func ListVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
-	storage := lifecycle.StorageVersion(crd)
-	best := map[bool]string{}
-	for _, v := range crd.Spec.Versions {
-		switch b := best[v.Deprecated]; {
-		case !v.Served:
-		case v.Name == storage, b != storage && (b == "" || lifecycle.Newer(v.Name, b)):
-			best[v.Deprecated] = v.Name
-		}
-	}
-	return cmp.Or(best[false], best[true])
+	return lifecycle.ListVersion(crd)
 }
 
 // countManagers adds one page of objects to counts.
@@ -146,6 +135,9 @@ type CRDUsage struct {
 	CRD *apiextensionsv1.CustomResourceDefinition
 	// Requests holds the versions the deprecated-API metric names.
 	Requests map[string]VersionRequests
+	// Own holds, of those, the versions this plugin's own recorded
+	// requests account for on the API server that answered (OwnRecords.Own).
+	Own      map[string]OwnUse
 	Managers *ManagerCount
 }
 
@@ -157,8 +149,9 @@ type Result struct {
 
 // Read reads the deprecated-API metric once, then counts each CRD's field
 // managers. The metric comes first so that this command's own lists cannot
-// show up in it (a list at a deprecated version would set it).
-func Read(ctx context.Context, metricsClient rest.Interface, meta metadata.Interface, crds []*apiextensionsv1.CustomResourceDefinition, pageSize int64) (*Result, error) {
+// show up in it (a list at a deprecated version would set it). own are
+// this plugin's records of its own requests (OwnRequests).
+func Read(ctx context.Context, metricsClient rest.Interface, meta metadata.Interface, crds []*apiextensionsv1.CustomResourceDefinition, pageSize int64, own OwnRecords) (*Result, error) {
 	m, err := DeprecatedRequests(ctx, metricsClient)
 	if err != nil {
 		return nil, err
@@ -169,7 +162,7 @@ func Read(ctx context.Context, metricsClient rest.Interface, meta metadata.Inter
 		if err != nil {
 			return nil, err
 		}
-		out.CRDs = append(out.CRDs, CRDUsage{CRD: crd, Requests: m.ForCRD(crd), Managers: managers})
+		out.CRDs = append(out.CRDs, CRDUsage{CRD: crd, Requests: m.ForCRD(crd), Own: own.Own(crd, m), Managers: managers})
 	}
 	return out, nil
 }

@@ -1,0 +1,422 @@
+package usage
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// OwnRequests tells this plugin's own requests at deprecated versions from
+// other clients'. The deprecated-API metric names no client: verify's and
+// migrate's old→new→old checks (a read and a dry-run update at the old
+// version, which is deprecated by then) set it as any client does, and the
+// API server cannot say by whom. What can be told: its request counter
+// (apiserver_request_total) per version. OwnRequests counts the requests a
+// run sends to each deprecated version, reads the API server's metrics
+// before the first of them and after the run, and where the server's count
+// grew by exactly the run's own and no request had reached the version
+// while deprecated before (or only this plugin's, recorded), records on
+// this machine (OwnRecords) the server's count at that moment: every
+// request to the version while deprecated, up to that count, was this
+// plugin's. usage then tells "only this plugin's own" (the count still
+// there) from "someone's besides" (it grew since). Any doubt, a count that
+// grew by more or less (a client's request meanwhile, some of the run's
+// answered by another API server), another API server, metrics that cannot
+// be read, records nothing, and the metric's "yes" stands as anyone's.
+type OwnRequests struct {
+	records OwnRecords
+	// getCRD and metrics reach the API server without counting.
+	getCRD  func(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error)
+	metrics rest.Interface
+
+	mu      sync.Mutex
+	command string
+	// crds are the CRDs the run named (Know), by group and resource; a
+	// resource of another group is looked up when the run ends.
+	crds map[schema.GroupResource]*apiextensionsv1.CustomResourceDefinition
+	runs map[schema.GroupVersionResource]*ownRun
+	// before is the metrics read before the first request counted, once a
+	// run: every count grows from it. nil when they could not be read:
+	// nothing is recorded then.
+	before *DeprecatedAPIs
+	read   bool
+}
+
+// ownRun counts the requests to one version in this run.
+type ownRun struct {
+	crd  *apiextensionsv1.CustomResourceDefinition
+	sent atomic.Int64
+}
+
+// NewOwnRequests counts a run's own requests at deprecated versions and
+// keeps its records in records. getCRD and metrics must not be wrapped by
+// Wrap: they reach the API server for the count, not as part of it.
+func NewOwnRequests(records OwnRecords, getCRD func(context.Context, string) (*apiextensionsv1.CustomResourceDefinition, error), metrics rest.Interface) *OwnRequests {
+	return &OwnRequests{records: records, getCRD: getCRD, metrics: metrics,
+		crds: map[schema.GroupResource]*apiextensionsv1.CustomResourceDefinition{}, runs: map[schema.GroupVersionResource]*ownRun{}}
+}
+
+// SetCommand names what a record says made the requests ("verify").
+func (o *OwnRequests) SetCommand(name string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.command = name
+}
+
+// Know tells which CRDs the run works on: requests to their versions that
+// are not deprecated cost no metrics read.
+func (o *OwnRequests) Know(crds []apiextensionsv1.CustomResourceDefinition) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i := range crds {
+		c := &crds[i]
+		o.crds[schema.GroupResource{Group: c.Spec.Group, Resource: c.Spec.Names.Plural}] = c
+	}
+}
+
+// Wrap is a client-go transport wrapper (rest.Config.Wrap) that counts.
+func (o *OwnRequests) Wrap(rt http.RoundTripper) http.RoundTripper {
+	return ownTransport{own: o, next: rt}
+}
+
+type ownTransport struct {
+	own  *OwnRequests
+	next http.RoundTripper
+}
+
+// RoundTrip counts a request that was answered: the API server counts
+// those it served (one it did not answer may not be among them, and a
+// count that then falls short records nothing).
+func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	run := t.own.runFor(r.Context(), r.URL.Path)
+	resp, err := t.next.RoundTrip(r)
+	if run != nil && err == nil {
+		run.sent.Add(1)
+	}
+	if r.Method != http.MethodGet {
+		t.own.changed(r.URL.Path)
+	}
+	return resp, err
+}
+
+// changed forgets what the run knew of a CRD it writes: a step that
+// deprecates a version (promote --to deprecated) then checks objects at
+// it, and those requests must be counted. Its versions are looked up when
+// the run ends.
+func (o *OwnRequests) changed(path string) {
+	const crds = "/apis/" + apiextensionsv1.GroupName + "/v1/customresourcedefinitions/"
+	name, ok := strings.CutPrefix(path, crds)
+	if !ok {
+		return
+	}
+	name, _, _ = strings.Cut(name, "/") // the status subresource too
+	resource, group, _ := strings.Cut(name, ".")
+	gr := schema.GroupResource{Group: group, Resource: resource}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.crds, gr)
+	for gvr, run := range o.runs {
+		switch {
+		case gvr.GroupResource() != gr:
+		case run == nil:
+			delete(o.runs, gvr)
+		default:
+			run.crd = nil
+		}
+	}
+}
+
+func (t ownTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// builtinGroups are API groups of kube-apiserver's own that the plugin
+// requests (access reviews, the API servers' endpoints, the in-tree
+// migrator): no CRD's.
+var builtinGroups = map[string]bool{
+	apiextensionsv1.GroupName: true, "authorization.k8s.io": true, "discovery.k8s.io": true,
+	"storagemigration.k8s.io": true, "coordination.k8s.io": true,
+}
+
+// runFor is the count of the version a request path addresses: a
+// deprecated version of a CRD the run knows, or a resource of a group it
+// does not know (looked up when the run ends); nil for anything else. The
+// first request counted waits for the metrics read before it.
+func (o *OwnRequests) runFor(ctx context.Context, path string) *ownRun {
+	gvr, ok := resourcePath(path)
+	if !ok || builtinGroups[gvr.Group] {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if run, seen := o.runs[gvr]; seen {
+		return run
+	}
+	crd, known := o.crds[gvr.GroupResource()]
+	var run *ownRun
+	if v := specVersion(crd, gvr.Version); !known || v != nil && v.Served && v.Deprecated {
+		run = &ownRun{crd: crd}
+		if !o.read {
+			o.read = true
+			if m, err := DeprecatedRequests(ctx, o.metrics); err == nil && m.Access == MetricsRead && !m.StartedAt.IsZero() {
+				o.before = m
+			}
+		}
+	}
+	o.runs[gvr] = run
+	return run
+}
+
+func specVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinitionVersion {
+	if crd == nil {
+		return nil
+	}
+	return lifecycle.SpecVersion(crd, name)
+}
+
+// resourcePath reads the group, version and resource of an API path:
+// /apis/G/V/R..., /apis/G/V/namespaces/NS/R..., with or without the old
+// /watch/ prefix. Discovery (/apis/G/V) and the core group (/api) are not
+// resources of a CRD.
+func resourcePath(path string) (schema.GroupVersionResource, bool) {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if len(parts) < 4 || parts[0] != "apis" {
+		return schema.GroupVersionResource{}, false
+	}
+	gvr := schema.GroupVersionResource{Group: parts[1], Version: parts[2]}
+	rest := parts[3:]
+	if rest[0] == "watch" {
+		rest = rest[1:]
+	}
+	switch {
+	case len(rest) >= 3 && rest[0] == "namespaces":
+		gvr.Resource = rest[2]
+	case len(rest) >= 1:
+		gvr.Resource = rest[0]
+	}
+	return gvr, gvr.Resource != ""
+}
+
+// settleWait bounds the wait for the API server to count the run's last
+// requests: it counts a request once its handler returns, a moment after
+// the answer may have reached the client.
+const settleWait = 2 * time.Second
+
+// Settle reads the metrics after the run and records, for each deprecated
+// version the run requested, what OwnRequests describes. It sends nothing
+// when the run requested no deprecated version (or the metrics could not
+// be read before it).
+func (o *OwnRequests) Settle(ctx context.Context) error {
+	o.mu.Lock()
+	command, before := o.command, o.before
+	runs := map[schema.GroupVersionResource]*ownRun{}
+	for gvr, r := range o.runs {
+		if r != nil && r.sent.Load() > 0 {
+			runs[gvr] = r
+		}
+	}
+	o.mu.Unlock()
+	if before == nil {
+		return nil
+	}
+	// A resource of a group the run did not name: only a deprecated
+	// version of a CRD is recorded.
+	for gvr, r := range runs {
+		if r.crd == nil {
+			r.crd, _ = o.getCRD(ctx, gvr.GroupResource().String())
+		}
+		if v := specVersion(r.crd, gvr.Version); v == nil || !v.Served || !v.Deprecated {
+			delete(runs, gvr)
+		}
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	var after *DeprecatedAPIs
+	for deadline := time.Now().Add(settleWait); ; {
+		var err error
+		if after, err = DeprecatedRequests(ctx, o.metrics); err != nil {
+			return err
+		}
+		if after.Access != MetricsRead || time.Now().After(deadline) || counted(before, after, runs) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if after.Access != MetricsRead {
+		return nil
+	}
+	now := time.Now().UTC()
+	for gvr, r := range runs {
+		kept := o.records.load(r.crd)
+		if rec, ok := record(gvr, r.sent.Load(), before, after, kept, command, now); ok {
+			kept = slices.DeleteFunc(kept, func(k OwnRecord) bool { return k.Version == rec.Version && k.Server.Equal(rec.Server) })
+			o.records.store(r.crd, append(kept, rec))
+		}
+	}
+	return nil
+}
+
+// counted reports whether the server has counted at least every request
+// of the runs (or is another server, whose count will never catch up).
+func counted(before, after *DeprecatedAPIs, runs map[schema.GroupVersionResource]*ownRun) bool {
+	for gvr, r := range runs {
+		if after.StartedAt.Equal(before.StartedAt) && after.Requests[gvr]-before.Requests[gvr] < float64(r.sent.Load()) {
+			return false
+		}
+	}
+	return true
+}
+
+// record is what a run that sent sent requests to a version adds to its
+// records, if anything: the server's count grew by exactly those, on the
+// same server, and before the run no request had reached the version
+// while deprecated, or only those an earlier record of this plugin's
+// accounts for.
+func record(gvr schema.GroupVersionResource, sent int64, before, after *DeprecatedAPIs, kept []OwnRecord, command string, now time.Time) (OwnRecord, bool) {
+	if !after.StartedAt.Equal(before.StartedAt) || after.Requests[gvr]-before.Requests[gvr] != float64(sent) {
+		return OwnRecord{}, false
+	}
+	rec := OwnRecord{Version: gvr.Version, Server: before.StartedAt, Counted: after.Requests[gvr], Requests: sent, Last: now}
+	if before.RequestedWhileDeprecated(gvr) {
+		prev := findOwn(kept, gvr.Version, before.StartedAt)
+		if prev == nil || prev.Counted != before.Requests[gvr] {
+			return OwnRecord{}, false
+		}
+		rec.Requests += prev.Requests
+		rec.Commands = slices.Clone(prev.Commands)
+	}
+	if command != "" && !slices.Contains(rec.Commands, command) {
+		rec.Commands = append(rec.Commands, command)
+	}
+	return rec, true
+}
+
+// OwnRecord says that on one API server (known by when it started) every
+// request to a version while it was deprecated, up to the server's count
+// Counted of all requests to that version, was this plugin's own.
+type OwnRecord struct {
+	Version string    `json:"version"`
+	Server  time.Time `json:"serverStarted"`
+	Counted float64   `json:"counted"`
+	// Requests is how many requests this plugin's runs sent to the version.
+	Requests int64 `json:"requests"`
+	// Commands are the plugin's commands that sent them.
+	Commands []string  `json:"commands"`
+	Last     time.Time `json:"last"`
+}
+
+func findOwn(kept []OwnRecord, version string, server time.Time) *OwnRecord {
+	for i := range kept {
+		if kept[i].Version == version && kept[i].Server.Equal(server) {
+			return &kept[i]
+		}
+	}
+	return nil
+}
+
+// OwnRecords keep OwnRecord in a directory of this machine, a file per CRD:
+// only this user's own runs write there, and nothing is written to the
+// cluster (a dry run stays one). A record made on another machine is not
+// seen: there, that machine's runs are clients like any other.
+type OwnRecords struct{ Dir string }
+
+// keptOwnPerCRD bounds a CRD's file: the newest records matter.
+const keptOwnPerCRD = 32
+
+func (s OwnRecords) file(crd *apiextensionsv1.CustomResourceDefinition) string {
+	if s.Dir == "" || crd == nil || crd.UID == "" {
+		return ""
+	}
+	return filepath.Join(s.Dir, string(crd.UID)+".json")
+}
+
+// load reads the CRD's records; a file that cannot be read holds none:
+// the metric's "yes" then stands as anyone's.
+func (s OwnRecords) load(crd *apiextensionsv1.CustomResourceDefinition) []OwnRecord {
+	f := s.file(crd)
+	if f == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(f)
+	if err != nil {
+		return nil
+	}
+	var kept []OwnRecord
+	if json.Unmarshal(raw, &kept) != nil {
+		return nil
+	}
+	return kept
+}
+
+// store writes the CRD's file whole (a rename). One that cannot be written
+// costs a later usage its "only this plugin's own", no more.
+func (s OwnRecords) store(crd *apiextensionsv1.CustomResourceDefinition, kept []OwnRecord) {
+	f := s.file(crd)
+	if f == "" {
+		return
+	}
+	if len(kept) > keptOwnPerCRD {
+		kept = kept[len(kept)-keptOwnPerCRD:]
+	}
+	raw, err := json.Marshal(kept)
+	if err != nil || os.MkdirAll(s.Dir, 0o750) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(s.Dir, ".own-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(raw)
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), f) != nil {
+		_ = os.Remove(tmp.Name())
+	}
+}
+
+// OwnUse is what the records say of one deprecated version the metric
+// names, on the API server whose metrics were read.
+type OwnUse struct {
+	// Commands and Requests are this plugin's own that requested it.
+	Commands []string
+	Requests int64
+	Last     time.Time
+	// Since counts the requests to the version that server served after
+	// this plugin's last recorded one: 0 means every request to it while
+	// deprecated was this plugin's own.
+	Since int64
+}
+
+// Own says, for each version of the CRD the metric names, what this
+// plugin's own records account for on the server m was read from; a
+// version absent has no record there.
+func (s OwnRecords) Own(crd *apiextensionsv1.CustomResourceDefinition, m *DeprecatedAPIs) map[string]OwnUse {
+	out := map[string]OwnUse{}
+	if m == nil || m.Access != MetricsRead || m.StartedAt.IsZero() {
+		return out
+	}
+	kept := s.load(crd)
+	for v := range m.ForCRD(crd) {
+		rec := findOwn(kept, v, m.StartedAt)
+		gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
+		if rec == nil || m.Requests[gvr] < rec.Counted {
+			continue
+		}
+		out[v] = OwnUse{Commands: rec.Commands, Requests: rec.Requests, Last: rec.Last, Since: int64(m.Requests[gvr] - rec.Counted)}
+	}
+	return out
+}
