@@ -8,7 +8,7 @@ BIN     := bin
 LDFLAGS := -s -w -X main.version=$(VERSION) -buildid=
 GOFLAGS_BUILD := -trimpath -ldflags "$(LDFLAGS)"
 
-.PHONY: all build kubectl sandbox fullsandbox fullsandbox-shell demo sandbox-shell test unit race e2e lint fuzz dist bench bench-scale clean
+.PHONY: all build kubectl sandbox fullsandbox fullsandbox-shell demo sandbox-shell test unit race e2e lint fuzz dist krew-manifest bench bench-scale clean
 
 all: build
 
@@ -116,8 +116,19 @@ bench: ## benchmarks: migrate vs the rest on the in-process API server at BENCH_
 bench-scale: fullsandbox ## migrate at BENCH_SCALE objects (default 10000,100000,1000000) on kube-apiserver out of process: objects/s beside the listing no-op loop's (a′), and the plugin's peak RSS
 	$(TESTMOD) BENCH_SCALE=$${BENCH_SCALE:-10000,100000,1000000} CRDVERSION_FULLSANDBOX=$(FULLSANDBOX) $(GO) test -count=1 -v -run TestBenchScale -timeout 240m ./bench/ | grep -v '^{"level"'
 
-dist: ## release archives and checksums in dist/, and plugins.yaml for krew
-	VERSION=$(VERSION) ./hack/dist.sh
+# Release archives go to DIST (hack/dist.sh reads VERSION, PLATFORMS and DIST).
+DIST ?= dist
+
+dist: ## release archives and checksums.txt in dist/, and plugins.yaml, the krew manifest naming them
+	VERSION=$(VERSION) DIST=$(DIST) ./hack/dist.sh
+	@$(MAKE) --no-print-directory krew-manifest
+
+# The release workflow publishes what this writes: its sums are those of
+# the archives beside it (and of checksums.txt), its version the tag's.
+krew-manifest: ## dist/plugins.yaml from the archives in dist/: .krew.yaml rendered for VERSION with each archive's sha256
+	$(GO) run ./hack/krewmanifest -tag $(VERSION) -assets $(DIST) <.krew.yaml >$(DIST)/plugins.yaml.tmp
+	mv $(DIST)/plugins.yaml.tmp $(DIST)/plugins.yaml
+	@echo "dist: $(DIST)/plugins.yaml for $(VERSION)"
 
 clean:
 	rm -rf $(BIN) dist

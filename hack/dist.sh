@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Release archives for krew and GitHub releases, reproducible byte for byte
-# with the same toolchain, their sha256 sums, and the krew manifest that
-# names them: .krew.yaml rendered as krew-release-bot renders it, with the
-# sums of these archives.
+# with the same toolchain, and their sha256 sums (checksums.txt). make dist
+# then writes the krew manifest that names them (make krew-manifest:
+# .krew.yaml rendered as krew-release-bot renders it, with these sums).
 #   VERSION    release version, semver with a leading v (default v0.1.0)
 #   PLATFORMS  os/arch list (default: linux, darwin, windows × amd64, arm64)
 #   DIST       output directory (default dist)
@@ -13,7 +13,7 @@ DEFAULT_PLATFORMS="linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd
 VERSION="${VERSION:-v0.1.0}"
 PLATFORMS="${PLATFORMS:-$DEFAULT_PLATFORMS}"
 DIST="${DIST:-dist}"
-# The archives' bytes, and so plugins.yaml's sums, depend on the exact Go
+# The archives' bytes, and so the manifest's sums, depend on the exact Go
 # release: build with the one go.mod pins (fetched like a module if absent).
 GOTOOLCHAIN="$(sed -n 's/^toolchain //p' go.mod)"
 export GOTOOLCHAIN
@@ -61,10 +61,3 @@ for platform in $PLATFORMS; do
 	echo "$sum  $archive" >>"$DIST/checksums.txt"
 	echo "dist: $archive $(du -h "$DIST/$archive" | cut -f1) $sum"
 done
-
-go run ./hack/krewmanifest -tag "$VERSION" -assets "$DIST" <.krew.yaml >"$DIST/plugins.yaml"
-# The committed manifest carries the sums of a full release build only.
-if [ "$PLATFORMS" = "$DEFAULT_PLATFORMS" ] && [ "$DIST" = "$(pwd)/dist" ]; then
-	cp "$DIST/plugins.yaml" plugins.yaml
-	echo "dist: plugins.yaml updated"
-fi

@@ -3,9 +3,14 @@
 // archives make dist built instead of downloaded ones. It knows the bot's
 // template functions only, addURIAndSha and indent, so a template that
 // renders here renders for the bot. A platform whose archive was not built
-// (a make dist for some platforms only) is left out.
+// (a make dist for some platforms only) is left out. Where the assets hold
+// checksums.txt (hack/dist.sh writes it), every sum must be the one it
+// lists for that archive: a manifest is never written for archives other
+// than those the checksums name.
 //
 //	go run ./hack/krewmanifest -tag v0.1.0 -assets dist < .krew.yaml > dist/plugins.yaml
+//
+// make krew-manifest runs it (make dist does, after the archives).
 package main
 
 import (
@@ -47,13 +52,25 @@ func run(in io.Reader, out io.Writer, tag, assets string) error {
 	if err != nil {
 		return err
 	}
+	listed, err := checksums(assets)
+	if err != nil {
+		return err
+	}
 	rendered, err := render(string(src), tag, func(uri string) (string, error) {
-		raw, err := os.ReadFile(filepath.Join(assets, path.Base(uri)))
+		name := path.Base(uri)
+		raw, err := os.ReadFile(filepath.Join(assets, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			return notBuilt, nil
 		}
+		if err != nil {
+			return "", err
+		}
 		sum := sha256.Sum256(raw)
-		return hex.EncodeToString(sum[:]), err
+		got := hex.EncodeToString(sum[:])
+		if want, ok := listed[name]; listed != nil && (!ok || want != got) {
+			return "", fmt.Errorf("%s: sha256 %s, but checksums.txt lists %q for it: the archives and their checksums are of different builds", name, got, want)
+		}
+		return got, nil
 	})
 	if err != nil {
 		return err
@@ -63,8 +80,32 @@ func run(in io.Reader, out io.Writer, tag, assets string) error {
 			return err
 		}
 	}
-	_, err = io.WriteString(out, "# krew manifest: .krew.yaml rendered by make dist with the sums of its archives.\n"+rendered)
+	_, err = io.WriteString(out, "# krew manifest: .krew.yaml rendered for "+tag+" by make krew-manifest with the sums of its archives.\n"+rendered)
 	return err
+}
+
+// checksums reads the assets' checksums.txt (sha256sum's format: a sum, two
+// spaces, a name): nil where there is none.
+func checksums(assets string) (map[string]string, error) {
+	raw, err := os.ReadFile(filepath.Join(assets, "checksums.txt"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		if line == "" {
+			continue
+		}
+		sum, name, ok := strings.Cut(line, "  ")
+		if !ok {
+			return nil, fmt.Errorf("checksums.txt: %q is not a sum and a name", line)
+		}
+		out[name] = sum
+	}
+	return out, nil
 }
 
 // render executes the template with the bot's values and functions: the

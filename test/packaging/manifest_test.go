@@ -1,5 +1,6 @@
 // Package packaging checks what users install: the krew manifest against
-// krew's documented rules, and the release archives hack/dist.sh builds.
+// krew's rules, and the release archives make dist builds with the
+// manifest make krew-manifest writes for them.
 package packaging
 
 import (
@@ -11,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -20,7 +22,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// plugin is the part of krew's Plugin (v1alpha2) these checks read.
+// plugin is krew's Plugin (v1alpha2), every field this manifest uses:
+// parsed strictly, a field krew does not know (a typo) fails.
 type plugin struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -32,6 +35,7 @@ type plugin struct {
 		Homepage         string     `json:"homepage"`
 		ShortDescription string     `json:"shortDescription"`
 		Description      string     `json:"description"`
+		Caveats          string     `json:"caveats"`
 		Platforms        []platform `json:"platforms"`
 	} `json:"spec"`
 }
@@ -51,18 +55,79 @@ type platform struct {
 
 const root = "../.."
 
-func readManifest(t *testing.T, path string) plugin {
+// allPlatforms are the platforms a release builds (hack/dist.sh).
+var allPlatforms = []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64", "windows/amd64", "windows/arm64"}
+
+// parseManifest reads a manifest as krew does, but strictly.
+func parseManifest(t *testing.T, what string, raw []byte) plugin {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var p plugin
-	if err := yaml.Unmarshal(raw, &p); err != nil {
-		t.Fatalf("%s: %v", path, err)
+	if err := yaml.UnmarshalStrict(raw, &p); err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, raw)
 	}
 	return p
 }
+
+// krewManifest runs make krew-manifest's generator on the archives in
+// assets, as the release does.
+func krewManifest(t *testing.T, tag, assets string) []byte {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(root, ".krew.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "run", "./hack/krewmanifest", "-tag", tag, "-assets", assets)
+	cmd.Dir = root
+	cmd.Stdin = bytes.NewReader(src)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hack/krewmanifest: %v\n%s", err, stderr.String())
+	}
+	return out
+}
+
+// checkSums checks that every platform of the manifest names an archive in
+// assets by its sha256, the one checksums.txt lists for it, and that every
+// archive there is named.
+func checkSums(t *testing.T, m plugin, assets string) {
+	t.Helper()
+	listed := map[string]string{}
+	raw, err := os.ReadFile(filepath.Join(assets, "checksums.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(raw)) {
+		sum, name, _ := strings.Cut(strings.TrimSpace(line), "  ")
+		listed[name] = sum
+	}
+	named := map[string]bool{}
+	for _, pl := range m.Spec.Platforms {
+		name := path.Base(pl.URI)
+		named[name] = true
+		archive, err := os.ReadFile(filepath.Join(assets, name))
+		if err != nil {
+			t.Errorf("%s names %s, which is not among the archives: %v", pl.Selector.MatchLabels, name, err)
+			continue
+		}
+		if got := sha256Of(archive); pl.SHA256 != got || listed[name] != got {
+			t.Errorf("%s: the manifest says sha256 %s, checksums.txt %s, the archive is %s", name, pl.SHA256, listed[name], got)
+		}
+	}
+	for name := range listed {
+		if !named[name] {
+			t.Errorf("archive %s is in checksums.txt, not in the manifest", name)
+		}
+	}
+}
+
+func sha256Of(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
+func writeFile(name string, raw []byte) error { return os.WriteFile(name, raw, 0o644) }
 
 var (
 	semver    = regexp.MustCompile(`^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?$`)
@@ -93,8 +158,8 @@ func checkManifest(t *testing.T, p plugin, version string, want []string) {
 		t.Errorf("metadata.name = %q", p.Metadata.Name)
 	}
 	s := p.Spec
-	if s.ShortDescription == "" || len(s.ShortDescription) > 50 {
-		t.Errorf("shortDescription %q: must be 1..50 characters", s.ShortDescription)
+	if s.ShortDescription == "" || len(s.ShortDescription) > 50 || strings.ContainsAny(s.ShortDescription, "\r\n") {
+		t.Errorf("shortDescription %q: must be 1..50 characters on one line", s.ShortDescription)
 	}
 	if strings.TrimSpace(s.Description) == "" {
 		t.Error("description is empty")
@@ -113,8 +178,8 @@ func checkManifest(t *testing.T, p plugin, version string, want []string) {
 			t.Errorf("platform %s listed twice", key)
 		}
 		seen[key] = true
-		if os != "linux" && os != "darwin" && os != "windows" || arch == "" {
-			t.Errorf("platform selector %v", pl.Selector.MatchLabels)
+		if os != "linux" && os != "darwin" && os != "windows" || arch == "" || len(pl.Selector.MatchLabels) != 2 {
+			t.Errorf("platform selector %v: os and arch, nothing else", pl.Selector.MatchLabels)
 		}
 		if !strings.HasPrefix(pl.URI, "https://") || !strings.Contains(pl.URI, s.Version) ||
 			!(strings.HasSuffix(pl.URI, ".tar.gz") || strings.HasSuffix(pl.URI, ".zip")) {
@@ -128,6 +193,9 @@ func checkManifest(t *testing.T, p plugin, version string, want []string) {
 		}
 		copies := false
 		for _, f := range pl.Files {
+			if f.From == "" || f.To == "" {
+				t.Errorf("%s: files entry %+v: from and to must be set", key, f)
+			}
 			copies = copies || f.From == pl.Bin
 			if os == "windows" && f.From == "kubectl_complete-crdversion" {
 				t.Errorf("%s: ships the completion shell script, which Windows cannot run", key)
@@ -137,6 +205,9 @@ func checkManifest(t *testing.T, p plugin, version string, want []string) {
 			t.Errorf("%s: files do not copy the binary %s", key, pl.Bin)
 		}
 	}
+	if len(s.Platforms) == 0 {
+		t.Error("no platform")
+	}
 	for _, w := range want {
 		if !seen[w] {
 			t.Errorf("platform %s missing", w)
@@ -144,24 +215,20 @@ func checkManifest(t *testing.T, p plugin, version string, want []string) {
 	}
 }
 
-func TestCommittedManifest(t *testing.T) {
-	all := []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64", "windows/amd64", "windows/arm64"}
-	checkManifest(t, readManifest(t, filepath.Join(root, "plugins.yaml")), makefileVersion(t), all)
-}
-
+// dist runs make dist for this machine's platform into a directory of its
+// own: the archive, checksums.txt and plugins.yaml.
 func dist(t *testing.T, version string) string {
 	t.Helper()
-	for _, tool := range []string{"bash", "tar", "gzip", "zip", "sha256sum", "go"} {
+	for _, tool := range []string{"make", "bash", "tar", "gzip", "zip", "sha256sum", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed (.ci/run installs it)", tool)
 		}
 	}
 	dir := t.TempDir()
-	cmd := exec.Command("bash", "hack/dist.sh")
+	cmd := exec.Command("make", "--no-print-directory", "dist", "VERSION="+version, "DIST="+dir, "PLATFORMS="+runtime.GOOS+"/"+runtime.GOARCH)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "VERSION="+version, "DIST="+dir, "PLATFORMS="+runtime.GOOS+"/"+runtime.GOARCH)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("hack/dist.sh: %v\n%s", err, out)
+		t.Fatalf("make dist: %v\n%s", err, out)
 	}
 	return dir
 }
@@ -184,10 +251,21 @@ func TestHostArchive(t *testing.T) {
 	if !strings.Contains(string(sums), want+"  "+filepath.Base(archive)) {
 		t.Errorf("checksums.txt lacks %s %s:\n%s", want, filepath.Base(archive), sums)
 	}
-	m := readManifest(t, filepath.Join(dir, "plugins.yaml"))
+	// The manifest make dist wrote (make krew-manifest) names this archive
+	// by its sum, for this version, and parses as krew's.
+	raw, err = os.ReadFile(filepath.Join(dir, "plugins.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := parseManifest(t, "make dist's plugins.yaml", raw)
 	checkManifest(t, m, version, []string{runtime.GOOS + "/" + runtime.GOARCH})
+	checkSums(t, m, dir)
 	if len(m.Spec.Platforms) != 1 || m.Spec.Platforms[0].SHA256 != want {
 		t.Errorf("manifest does not name the archive's sha256 %s: %+v", want, m.Spec.Platforms)
+	}
+	raw, err = os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	extracted := t.TempDir()

@@ -10,10 +10,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The release workflow runs on a version tag, builds with make dist,
-// publishes every archive make dist writes, and only then asks
-// krew-release-bot to update krew-index (the bot downloads the published
-// archives to sum them).
+// The release workflow runs on a version tag, builds with make dist for
+// that tag (the archives, and plugins.yaml with their sums: make
+// krew-manifest), publishes every archive and the manifest make dist
+// writes, and only then asks krew-release-bot to update krew-index (the
+// bot downloads the published archives to sum them).
 func TestReleaseWorkflow(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(root, ".github", "workflows", "release.yml"))
 	if err != nil {
@@ -48,10 +49,13 @@ func TestReleaseWorkflow(t *testing.T) {
 		switch {
 		case strings.Contains(s.Run, "make dist"):
 			order["dist"] = i
+			if !strings.Contains(s.Run, `VERSION="${GITHUB_REF_NAME}"`) {
+				t.Errorf("make dist does not take the version from the tag: %q", s.Run)
+			}
 		case strings.HasPrefix(s.Uses, "softprops/action-gh-release@"):
 			order["publish"] = i
 			files := strings.Fields(s.With["files"])
-			for _, want := range []string{"dist/*.tar.gz", "dist/*.zip", "dist/checksums.txt"} {
+			for _, want := range []string{"dist/*.tar.gz", "dist/*.zip", "dist/checksums.txt", "dist/plugins.yaml"} {
 				if !slices.Contains(files, want) {
 					t.Errorf("the release does not publish %s: %v", want, files)
 				}
