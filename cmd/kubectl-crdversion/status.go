@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -18,6 +20,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -59,8 +62,14 @@ deprecated, whether it is in status.storedVersions, its lifecycle stage, and
 the next step to take. A CRD is named by its name (widgets.example.com) or as
 kubectl names its resource (plural, singular, short name or kind).
 
+For each CRD whose spec changed since it was created, the metadata of its
+objects is listed too: objects whose managedFields name a version the CRD
+no longer serves are counted and named, for server-side apply of them fails
+once that version is gone (the next step drops the entries).
+
 Exit status is 3 when a CRD has an error-level problem, such as a
-storedVersions entry missing from spec.versions.`,
+storedVersions entry missing from spec.versions, or objects whose
+managedFields name a version the CRD no longer has.`,
 		Example: `  # Every CRD in the cluster
   kubectl crdversion status
 
@@ -158,27 +167,73 @@ func (o *StatusOptions) items(ctx context.Context) ([]report.StatusItem, error) 
 		crds = slices.DeleteFunc(crds, func(crd *apiextensionsv1.CustomResourceDefinition) bool { return crd.Spec.Group != o.Group })
 	}
 	items := make([]report.StatusItem, len(crds))
-	for i, crd := range crds {
-		items[i].Assessment = lifecycle.Assess(crd)
-		if file != nil {
+	if file != nil {
+		for i, crd := range crds {
+			items[i].Assessment = lifecycle.Assess(crd)
 			items[i].Next = items[i].Next.InFile(cmp.Or(file.Path(crd.Name), "CRD_MANIFEST"))
 		}
+		return items, nil
 	}
-	if len(o.Filenames) == 0 {
-		o.clusterMigrations(ctx, items)
-		// A migration pending is seen now: a later migrate on this machine
-		// counts its switch grace from here.
-		sightings := newSightings(o.configFlags)
-		for _, crd := range crds {
-			if lifecycle.MigrationPending(crd) {
-				sightings.Saw(crd)
-			}
+	// The objects are listed before the CRDs are assessed: what they
+	// carry can be the next step.
+	stale, listed := o.staleManagedFields(ctx, crds)
+	for i, crd := range crds {
+		items[i].Assessment = lifecycle.AssessWith(crd, stale[i])
+	}
+	o.clusterMigrations(ctx, items)
+	// A migration pending is seen now: a later migrate on this machine
+	// counts its switch grace from here.
+	sightings := newSightings(o.configFlags)
+	for _, crd := range crds {
+		if lifecycle.MigrationPending(crd) {
+			sightings.Saw(crd)
 		}
 	}
 	if o.format == report.FormatWide {
-		o.count(ctx, crds, items)
+		o.count(ctx, crds, items, listed)
 	}
 	return items, nil
+}
+
+// staleManagedFields lists, a few CRDs at a time, the objects of every CRD
+// whose objects may carry managedFields entries at versions it does not
+// serve, metadata only, and finds those that do. listed counts each CRD's
+// objects where they were all listed, -1 elsewhere. A CRD whose objects
+// cannot be listed is said on stderr; the CRDs whose objects the user may
+// not list, in one line.
+func (o *StatusOptions) staleManagedFields(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition) ([]*lifecycle.StaleManagedFields, []int64) {
+	stale, listed := make([]*lifecycle.StaleManagedFields, len(crds)), make([]int64, len(crds))
+	errs := make([]error, len(crds))
+	var g errgroup.Group
+	g.SetLimit(countWorkers)
+	for i, crd := range crds {
+		listed[i] = -1
+		if !lifecycle.MayHaveStaleManagedFields(crd) {
+			continue
+		}
+		g.Go(func() error {
+			stale[i], listed[i], errs[i] = cluster.StaleManagedFields(ctx, o.clients.Metadata, crd, migrate.DefaultPageSize)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	var forbidden []string
+	for i, err := range errs {
+		switch {
+		case apierrors.IsForbidden(err):
+			forbidden = append(forbidden, crds[i].Name)
+		case err != nil:
+			fmt.Fprintf(o.ErrOut, "warning: managedFields entries at versions not served are not shown: %v\n", err)
+		}
+	}
+	if len(forbidden) > 0 {
+		named := strings.Join(forbidden[:min(len(forbidden), 3)], ", ")
+		if len(forbidden) > 3 {
+			named += fmt.Sprintf(" and %d more", len(forbidden)-3)
+		}
+		fmt.Fprintf(o.ErrOut, "warning: managedFields entries at versions not served are not shown for the CRDs whose objects you may not list: %s\n", named)
+	}
+	return stale, listed
 }
 
 // fleetItems assesses every context's CRDs, four clusters at a time, each
@@ -225,13 +280,18 @@ func (o *StatusOptions) clusterMigrations(ctx context.Context, items []report.St
 	}
 }
 
-// count fills in object counts, a few CRDs at a time; a CRD whose count
-// fails keeps a blank and the reason goes to stderr.
-func (o *StatusOptions) count(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, items []report.StatusItem) {
+// count fills in object counts, a few CRDs at a time, where listed has
+// none already; a CRD whose count fails keeps a blank and the reason goes
+// to stderr.
+func (o *StatusOptions) count(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, items []report.StatusItem, listed []int64) {
 	var g errgroup.Group
 	g.SetLimit(countWorkers)
 	warnings := make([]error, len(crds))
 	for i, crd := range crds {
+		if listed[i] >= 0 {
+			items[i].Objects = &listed[i]
+			continue
+		}
 		g.Go(func() error {
 			n, ok, err := cluster.CountObjects(ctx, o.clients.Metadata, crd)
 			if ok {

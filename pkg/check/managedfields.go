@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 
@@ -23,46 +24,20 @@ import (
 // error, whether the upgrade removes the version or it is gone already.
 // Unserved versions still convert; their entries break nothing yet.
 func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, next *apiextensionsv1.CustomResourceDefinition, pageSize int64) ([]lifecycle.Finding, error) {
-	gone := func(apiVersion string) (string, bool) {
-		gv, err := schema.ParseGroupVersion(apiVersion)
+	gone := func(mf metav1.ManagedFieldsEntry) (string, bool) {
+		gv, err := schema.ParseGroupVersion(mf.APIVersion)
 		if err != nil || gv.Group != next.Spec.Group || lifecycle.SpecVersion(next, gv.Version) != nil {
 			return "", false
 		}
 		return gv.Version, true
 	}
-	var names []string
-	var versions []string
 	gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: usage.ListVersion(live), Resource: live.Spec.Names.Plural}
-	_, err := cluster.ListPages(ctx, meta, gvr, pageSize, func(p cluster.Page) error {
-		for _, o := range p.Items {
-			found := false
-			for _, mf := range o.ManagedFields {
-				if v, ok := gone(mf.APIVersion); ok {
-					found = true
-					if !slices.Contains(versions, v) {
-						versions = append(versions, v)
-					}
-				}
-			}
-			if found {
-				name := o.Name
-				if o.Namespace != "" {
-					name = o.Namespace + "/" + name
-				}
-				names = append(names, name)
-			}
-		}
-		return nil
-	})
-	if err != nil || len(names) == 0 {
+	found, err := cluster.ObjectsWithEntries(ctx, meta, gvr, pageSize, gone)
+	if err != nil || len(found.Objects) == 0 {
 		return nil, err
 	}
-	slices.SortFunc(versions, func(a, b string) int {
-		if lifecycle.Newer(a, b) {
-			return 1
-		}
-		return -1
-	})
+	names := found.Objects
+	versions := slices.SortedFunc(slices.Values(found.Versions), func(a, b string) int { return -lifecycle.ByPriority(a, b) })
 	f := lifecycle.Finding{Severity: lifecycle.SeverityError, Kind: lifecycle.FindingObjects, CRD: next.Name, Version: strings.Join(versions, ", "),
 		Rule: "managedFieldsOfRemovedVersion", Objects: names, Count: len(names), Object: firstNames(names)}
 	what := "the new CRD removes"

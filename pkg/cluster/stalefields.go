@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -17,16 +18,103 @@ import (
 // CRD's group that the CRD does not serve (unserved, or removed): server-side
 // apply fails on such an entry once its version is gone (kubernetes#111937).
 func StaleEntry(crd *apiextensionsv1.CustomResourceDefinition) func(metav1.ManagedFieldsEntry) bool {
+	stale := StaleVersion(crd)
+	return func(mf metav1.ManagedFieldsEntry) bool {
+		_, ok := stale(mf)
+		return ok
+	}
+}
+
+// StaleVersion is StaleEntry, naming the version of a stale entry.
+func StaleVersion(crd *apiextensionsv1.CustomResourceDefinition) func(metav1.ManagedFieldsEntry) (string, bool) {
 	served := map[string]bool{}
 	for _, v := range crd.Spec.Versions {
 		if v.Served {
 			served[crd.Spec.Group+"/"+v.Name] = true
 		}
 	}
-	return func(mf metav1.ManagedFieldsEntry) bool {
+	return func(mf metav1.ManagedFieldsEntry) (string, bool) {
 		gv, err := schema.ParseGroupVersion(mf.APIVersion)
-		return err == nil && gv.Group == crd.Spec.Group && !served[mf.APIVersion]
+		if err != nil || gv.Group != crd.Spec.Group || served[mf.APIVersion] {
+			return "", false
+		}
+		return gv.Version, true
 	}
+}
+
+// Entries is what ObjectsWithEntries found.
+type Entries struct {
+	// Listed counts the objects listed; -1 when a continue token expired
+	// and the listing started over (objects were listed twice).
+	Listed int64
+	// Objects are the objects with an entry picked (namespace/name), in
+	// the order listed, each once; Versions the versions those entries
+	// name, each once, as found.
+	Objects  []string
+	Versions []string
+}
+
+// ObjectsWithEntries lists the objects of gvr, metadata only, a page at a
+// time, and finds those with a managedFields entry that pick picks (and
+// the version it names).
+func ObjectsWithEntries(ctx context.Context, meta metadata.Interface, gvr schema.GroupVersionResource, pageSize int64, pick func(metav1.ManagedFieldsEntry) (string, bool)) (Entries, error) {
+	var out Entries
+	seen := map[string]bool{}
+	expired, err := ListPages(ctx, meta, gvr, pageSize, func(p Page) error {
+		out.Listed += int64(len(p.Items))
+		for _, o := range p.Items {
+			found := false
+			for _, mf := range o.ManagedFields {
+				if v, ok := pick(mf); ok {
+					found = true
+					if !slices.Contains(out.Versions, v) {
+						out.Versions = append(out.Versions, v)
+					}
+				}
+			}
+			name := o.Name
+			if o.Namespace != "" {
+				name = o.Namespace + "/" + name
+			}
+			if found && !seen[name] {
+				seen[name] = true
+				out.Objects = append(out.Objects, name)
+			}
+		}
+		return nil
+	})
+	if expired > 0 {
+		out.Listed = -1
+	}
+	return out, err
+}
+
+// staleNamed is how many objects a StaleManagedFields names.
+const staleNamed = 3
+
+// StaleManagedFields lists the CRD's objects, metadata only, a page at a
+// time, at its storage version where that is served (a list there converts
+// nothing), and says which carry a StaleEntry: nil when none does. listed
+// counts the objects listed; -1 when none could be listed (no version
+// served) or a continue token expired on the way.
+func StaleManagedFields(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, pageSize int64) (stale *lifecycle.StaleManagedFields, listed int64, err error) {
+	gvr, ok := ServedResource(crd)
+	if !ok {
+		return nil, -1, nil
+	}
+	if storage := lifecycle.SpecVersion(crd, lifecycle.StorageVersion(crd)); storage != nil && storage.Served {
+		gvr.Version = storage.Name
+	}
+	found, err := ObjectsWithEntries(ctx, meta, gvr, pageSize, StaleVersion(crd))
+	if err != nil {
+		return nil, -1, fmt.Errorf("listing the objects of %s: %w", crd.Name, err)
+	}
+	if len(found.Objects) == 0 {
+		return nil, found.Listed, nil
+	}
+	removed, unserved := lifecycle.StaleVersions(crd, found.Versions)
+	return &lifecycle.StaleManagedFields{Objects: int64(len(found.Objects)), First: found.Objects[:min(len(found.Objects), staleNamed)],
+		Removed: removed, Unserved: unserved}, found.Listed, nil
 }
 
 var errFound = errors.New("found")

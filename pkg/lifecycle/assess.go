@@ -115,11 +115,25 @@ type Assessment struct {
 	// Refused is what the last migrate left for data loss, while it holds
 	// for the CRD as it is.
 	Refused *Refused `json:"refused,omitempty"`
-	Next    Next     `json:"next"`
+	// StaleManagedFields is what the CRD's objects carry of managedFields
+	// entries at versions it does not serve, where status listed them and
+	// found some (AssessWith).
+	StaleManagedFields *StaleManagedFields `json:"staleManagedFields,omitempty"`
+	Next               Next                `json:"next"`
 }
 
-// Assess infers every version's stage, the CRD's problems and its next step.
+// Assess infers every version's stage, the CRD's problems and its next step
+// from the CRD alone.
 func Assess(crd *apiextensionsv1.CustomResourceDefinition) Assessment {
+	return AssessWith(crd, nil)
+}
+
+// AssessWith is Assess knowing what the CRD's objects carry of managedFields
+// entries at versions it does not serve (nil or none found: nothing).
+func AssessWith(crd *apiextensionsv1.CustomResourceDefinition, stale *StaleManagedFields) Assessment {
+	if stale != nil && stale.Objects == 0 {
+		stale = nil
+	}
 	a := Assessment{
 		Name:               crd.Name,
 		Group:              crd.Spec.Group,
@@ -132,6 +146,7 @@ func Assess(crd *apiextensionsv1.CustomResourceDefinition) Assessment {
 		Migrating:          StorageMigrating(crd),
 		MigratingCondition: storageMigratingCondition(crd),
 		Refused:            RefusedFor(crd),
+		StaleManagedFields: stale,
 		Problems:           []Problem{},
 	}
 	for _, v := range crd.Spec.Versions {
@@ -234,6 +249,9 @@ func problems(a Assessment) []Problem {
 	if a.Migrating {
 		out = append(out, Problem{SeverityWarning, "", "the cluster's storage version migrator is at work (condition StorageMigrating=True)"})
 	}
+	if a.StaleManagedFields != nil {
+		out = append(out, staleProblem(a.StaleManagedFields))
+	}
 	return out
 }
 
@@ -257,9 +275,13 @@ func badStorage(storage []string) string {
 }
 
 // nextStep picks the one step that unblocks the most: repair before
-// migration, migration before any promotion, newer versions before older.
+// migration, migration (dropping managedFields entries at versions not
+// served on the way, where the objects carry any) before any promotion,
+// newer versions before older.
 func nextStep(a Assessment) Next {
 	crd := a.Name
+	migrate := Migrate(crd)
+	migrate.CleanManagedFields = a.StaleManagedFields != nil
 	byStage := map[Stage][]string{}
 	pending := a.Pending()
 	for _, v := range a.Versions {
@@ -271,7 +293,7 @@ func nextStep(a Assessment) Next {
 	case a.Migrating:
 		return Next{Action: ActionWait, Reason: "the cluster's storage version migrator is migrating this resource; check again when StorageMigrating is False"}
 	case len(byStage[StageMissing]) > 0:
-		return Next{Action: ActionRun, Step: Migrate(crd), Reason: fmt.Sprintf("re-store every object at %s and prune %s from storedVersions", a.StorageVersion, strings.Join(byStage[StageMissing], ", "))}
+		return Next{Action: ActionRun, Step: migrate, Reason: fmt.Sprintf("re-store every object at %s and prune %s from storedVersions", a.StorageVersion, strings.Join(byStage[StageMissing], ", "))}
 	case len(pending) > 0 && a.Refused != nil:
 		// The same migrate would leave the same objects: the way forward
 		// is to change them, or to drop those fields on purpose.
@@ -280,7 +302,9 @@ func nextStep(a Assessment) Next {
 			Reason: fmt.Sprintf("the last migrate left %s stored at %s: re-storing them at %s would lose %s (%s); edit those fields out of them (or into fields %s keeps) and migrate again, which names each object and field as it checks it; or re-store them unchecked, losing whatever they hold that %s lacks",
 				Objects(r.Objects), strings.Join(pending, ", "), r.Storage, strings.Join(r.Fields, ", "), firstOf(r.First, r.Objects), r.Storage, r.Storage)}
 	case len(pending) > 0:
-		return Next{Action: ActionRun, Step: Migrate(crd), Reason: fmt.Sprintf("objects may still be stored at %s", strings.Join(pending, ", "))}
+		return Next{Action: ActionRun, Step: migrate, Reason: fmt.Sprintf("objects may still be stored at %s", strings.Join(pending, ", "))}
+	case a.StaleManagedFields != nil:
+		return staleNext(crd, a.StaleManagedFields)
 	case len(byStage[StageIntroduced]) > 0:
 		v := byStage[StageIntroduced][0]
 		return Next{Action: ActionReady, Step: PromoteTo(crd, v, StageBridge), Reason: fmt.Sprintf("checks that every object round-trips %s→%s→%s, then records bridge", v, a.StorageVersion, v)}
