@@ -11,6 +11,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -55,11 +56,39 @@ func runCLI(b *testing.B, sb *sandbox.Sandbox, bin string, args ...string) {
 }
 
 // BenchmarkStatus measures `status` on a cluster of many CRDs: wall time
-// (including the process start) and API requests per run.
+// (including the process start) and API requests per run; then again once
+// every CRD's spec has changed since it was created (as upgrades leave
+// them), where status lists each CRD's objects for managedFields entries
+// at versions it no longer serves.
 func BenchmarkStatus(b *testing.B) {
-	sb, _, bin, crds := manyCRDs(b)
-	for _, args := range [][]string{{"status"}, {"status", "-o", "wide"}, {"status", "-o", "json"}} {
+	sb, fx, bin, crds := manyCRDs(b)
+	all := [][]string{{"status"}, {"status", "-o", "wide"}, {"status", "-o", "json"}}
+	for _, args := range all {
 		b.Run(args[len(args)-1]+"/crds="+strconv.Itoa(crds), func(b *testing.B) {
+			runCLI(b, sb, bin, args...)
+		})
+	}
+	api := fx.CRDs.ApiextensionsV1().CustomResourceDefinitions()
+	list, err := api.List(b.Context(), metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, crd := range list.Items {
+		// The API server's own controllers write the status meanwhile.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			live, err := api.Get(b.Context(), crd.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			live.Spec.Names.Categories = append(live.Spec.Names.Categories, "changed")
+			_, err = api.Update(b.Context(), live, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, args := range all {
+		b.Run(args[len(args)-1]+"/changed/crds="+strconv.Itoa(crds), func(b *testing.B) {
 			runCLI(b, sb, bin, args...)
 		})
 	}
