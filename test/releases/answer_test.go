@@ -28,6 +28,9 @@ type answer struct {
 	unjudged []string
 	// applied counts the objects every client wrote without loss.
 	applied int
+	// crds counts, in a variant without objects, the new CRDs the API
+	// server took as their users send them; applied is then 0.
+	crds int
 }
 
 // exit is the exit code a truthful check gives.
@@ -41,8 +44,12 @@ func (a answer) exit() int {
 // String says what the API server did, for the results table.
 func (a answer) String() string {
 	switch {
+	case len(a.refused) > 0 && a.crds+len(a.refused) > len(a.refused):
+		return fmt.Sprintf("refused %d of %d CRDs: %s", len(a.refused), a.crds+len(a.refused), first(a.refused))
 	case len(a.refused) > 0:
 		return "refused the CRDs: " + first(a.refused)
+	case a.crds > 0:
+		return fmt.Sprintf("applied: %d CRDs, each as its user applies it", a.crds)
 	case len(a.broken) > 0:
 		return fmt.Sprintf("applied; a client's write failed or lost fields on %d of %d objects: %s", len(a.broken), len(a.broken)+a.applied, first(a.broken))
 	}
