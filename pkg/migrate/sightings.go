@@ -1,16 +1,14 @@
 package migrate
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/crdnotes"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -25,14 +23,14 @@ import (
 // file per CRD, so a later run (promote's switch, then migrate) need not
 // wait out the switch grace again. Only this user's own runs write there.
 type Sightings struct {
-	dir  string
-	mu   sync.Mutex
-	seen map[string]time.Time
+	notes crdnotes.Dir[sighting]
+	mu    sync.Mutex
+	seen  map[string]time.Time
 }
 
 // NewSightings keeps sightings in memory and, when dir is not "", in dir.
 func NewSightings(dir string) *Sightings {
-	return &Sightings{dir: dir, seen: map[string]time.Time{}}
+	return &Sightings{notes: crdnotes.Dir[sighting]{Path: dir, Keep: keptPerCRD}, seen: map[string]time.Time{}}
 }
 
 // processSightings are a migration's when the caller gives none: what this
@@ -77,7 +75,7 @@ func (s *Sightings) Saw(crd *apiextensionsv1.CustomResourceDefinition) time.Time
 	if !seen {
 		own = now
 		s.seen[sightingKey(crd, crd.Generation, storage)] = now
-		s.store(crd, append(kept, sighting{Generation: crd.Generation, Storage: storage, At: now}))
+		s.notes.Store(crd, append(kept, sighting{Generation: crd.Generation, Storage: storage, At: now}))
 	}
 	at := own
 	for gen := crd.Generation - 1; gen > 0; gen-- {
@@ -101,52 +99,9 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-func (s *Sightings) file(crd *apiextensionsv1.CustomResourceDefinition) string {
-	if s.dir == "" || crd.UID == "" {
-		return ""
-	}
-	return filepath.Join(s.dir, string(crd.UID)+".json")
-}
-
-// load reads the CRD's file. One that cannot be read counts as never seen:
-// the grace is then waited out in full, never cut short.
+// load reads the CRD's sightings. A file that cannot be read counts as
+// never seen: the grace is then waited out in full, never cut short.
 func (s *Sightings) load(crd *apiextensionsv1.CustomResourceDefinition) []sighting {
-	f := s.file(crd)
-	if f == "" {
-		return nil
-	}
-	raw, err := os.ReadFile(f)
-	if err != nil {
-		return nil
-	}
-	var kept []sighting
-	if json.Unmarshal(raw, &kept) != nil {
-		return nil
-	}
 	// A time in the future is no sighting.
-	return slices.DeleteFunc(kept, func(k sighting) bool { return k.At.After(time.Now()) })
-}
-
-// store writes the CRD's file whole (a rename, so a reader never sees half
-// of it). A file that cannot be written costs a later run a wait, no more.
-func (s *Sightings) store(crd *apiextensionsv1.CustomResourceDefinition, kept []sighting) {
-	f := s.file(crd)
-	if f == "" {
-		return
-	}
-	if len(kept) > keptPerCRD {
-		kept = kept[len(kept)-keptPerCRD:]
-	}
-	raw, err := json.Marshal(kept)
-	if err != nil || os.MkdirAll(s.dir, 0o750) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(s.dir, ".sighting-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(raw)
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), f) != nil {
-		_ = os.Remove(tmp.Name())
-	}
+	return slices.DeleteFunc(s.notes.Load(crd), func(k sighting) bool { return k.At.After(time.Now()) })
 }

@@ -2,10 +2,7 @@ package usage
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/crdnotes"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -263,10 +261,10 @@ func (o *OwnRequests) Settle(ctx context.Context) error {
 	}
 	now := time.Now().UTC()
 	for gvr, r := range runs {
-		kept := o.records.load(r.crd)
+		kept := o.records.notes().Load(r.crd)
 		if rec, ok := record(gvr, r.sent.Load(), before, after, kept, command, now); ok {
 			kept = slices.DeleteFunc(kept, func(k OwnRecord) bool { return k.Version == rec.Version && k.Server.Equal(rec.Server) })
-			o.records.store(r.crd, append(kept, rec))
+			o.records.notes().Store(r.crd, append(kept, rec))
 		}
 	}
 	return nil
@@ -336,57 +334,12 @@ func findOwn(kept []OwnRecord, version string, server time.Time) *OwnRecord {
 // seen: there, that machine's runs are clients like any other.
 type OwnRecords struct{ Dir string }
 
+func (s OwnRecords) notes() crdnotes.Dir[OwnRecord] {
+	return crdnotes.Dir[OwnRecord]{Path: s.Dir, Keep: keptOwnPerCRD}
+}
+
 // keptOwnPerCRD bounds a CRD's file: the newest records matter.
 const keptOwnPerCRD = 32
-
-func (s OwnRecords) file(crd *apiextensionsv1.CustomResourceDefinition) string {
-	if s.Dir == "" || crd == nil || crd.UID == "" {
-		return ""
-	}
-	return filepath.Join(s.Dir, string(crd.UID)+".json")
-}
-
-// load reads the CRD's records; a file that cannot be read holds none:
-// the metric's "yes" then stands as anyone's.
-func (s OwnRecords) load(crd *apiextensionsv1.CustomResourceDefinition) []OwnRecord {
-	f := s.file(crd)
-	if f == "" {
-		return nil
-	}
-	raw, err := os.ReadFile(f)
-	if err != nil {
-		return nil
-	}
-	var kept []OwnRecord
-	if json.Unmarshal(raw, &kept) != nil {
-		return nil
-	}
-	return kept
-}
-
-// store writes the CRD's file whole (a rename). One that cannot be written
-// costs a later usage its "only this plugin's own", no more.
-func (s OwnRecords) store(crd *apiextensionsv1.CustomResourceDefinition, kept []OwnRecord) {
-	f := s.file(crd)
-	if f == "" {
-		return
-	}
-	if len(kept) > keptOwnPerCRD {
-		kept = kept[len(kept)-keptOwnPerCRD:]
-	}
-	raw, err := json.Marshal(kept)
-	if err != nil || os.MkdirAll(s.Dir, 0o750) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(s.Dir, ".own-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(raw)
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), f) != nil {
-		_ = os.Remove(tmp.Name())
-	}
-}
 
 // OwnUse is what the records say of one deprecated version the metric
 // names, on the API server whose metrics were read.
@@ -409,7 +362,7 @@ func (s OwnRecords) Own(crd *apiextensionsv1.CustomResourceDefinition, m *Deprec
 	if m == nil || m.Access != MetricsRead || m.StartedAt.IsZero() {
 		return out
 	}
-	kept := s.load(crd)
+	kept := s.notes().Load(crd)
 	for v := range m.ForCRD(crd) {
 		rec := findOwn(kept, v, m.StartedAt)
 		gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
