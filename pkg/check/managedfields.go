@@ -23,7 +23,7 @@ import (
 // group/version", kubernetes#111937) until the entries are dropped: an
 // error, whether the upgrade removes the version or it is gone already.
 // Unserved versions still convert; their entries break nothing yet.
-func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, next *apiextensionsv1.CustomResourceDefinition, pageSize int64) ([]lifecycle.Finding, error) {
+func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, next *apiextensionsv1.CustomResourceDefinition, pageSize int64) ([]Finding, error) {
 	gone := func(mf metav1.ManagedFieldsEntry) (string, bool) {
 		gv, err := schema.ParseGroupVersion(mf.APIVersion)
 		if err != nil || gv.Group != next.Spec.Group || lifecycle.SpecVersion(next, gv.Version) != nil {
@@ -38,7 +38,7 @@ func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, n
 	}
 	names := found.Objects
 	versions := slices.SortedFunc(slices.Values(found.Versions), func(a, b string) int { return -lifecycle.ByPriority(a, b) })
-	f := lifecycle.Finding{Severity: lifecycle.SeverityError, Kind: lifecycle.FindingObjects, CRD: next.Name, Version: strings.Join(versions, ", "),
+	f := Finding{Severity: lifecycle.SeverityError, Kind: FindingObjects, CRD: next.Name, Version: strings.Join(versions, ", "),
 		Rule: "managedFieldsOfRemovedVersion", Objects: names, Count: len(names), Object: firstNames(names)}
 	what := "the new CRD removes"
 	still := []string{}
@@ -57,7 +57,7 @@ func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, n
 	}
 	f.Fix = append(f.Fix, lifecycle.Advice{Text: "drop the entries (the objects' content is kept)", Step: lifecycle.CleanManagedFields(next.Name)},
 		lifecycle.Advice{Text: "then apply the new CRDs"})
-	return []lifecycle.Finding{f}, nil
+	return []Finding{f}, nil
 }
 
 // firstNames is the first few names and how many more, as grouped object

@@ -11,11 +11,11 @@ import (
 )
 
 func TestGroupObjects(t *testing.T) {
-	missing := func(name string) lifecycle.Finding {
-		return lifecycle.Finding{Severity: lifecycle.SeverityError, Kind: lifecycle.FindingObjects, CRD: "gadgets.example.com", Version: "v1",
+	missing := func(name string) Finding {
+		return Finding{Severity: lifecycle.SeverityError, Kind: FindingObjects, CRD: "gadgets.example.com", Version: "v1",
 			Rule: "objectRefused", Path: "spec.owner", Object: name, Message: "spec.owner: Required value"}
 	}
-	var found []lifecycle.Finding
+	var found []Finding
 	for i := range 500 {
 		found = append(found, missing(fmt.Sprintf("ns/g-%03d", i)))
 	}

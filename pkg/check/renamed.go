@@ -62,12 +62,12 @@ func discoverGroups(d discovery.DiscoveryInterface) (servedGroups, error) {
 // Even of these, one whose marks tell another source applied it (Istio's
 // Gateway beside the Gateway API's) is left out; refs are the new manifests
 // and the live CRDs of their names, whose marks are compared.
-func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, crds, refs []*apiextensionsv1.CustomResourceDefinition, groups func() (servedGroups, error)) ([]lifecycle.Finding, error) {
+func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, crds, refs []*apiextensionsv1.CustomResourceDefinition, groups func() (servedGroups, error)) ([]Finding, error) {
 	served, err := groups()
 	if err != nil || served == nil {
 		return nil, err
 	}
-	var out []lifecycle.Finding
+	var out []Finding
 	for _, g := range served[n.Spec.Names.Kind+"/"+n.Spec.Names.Plural] {
 		name := n.Spec.Names.Plural + "." + g
 		if g == n.Spec.Group || inManifests(name, crds) {
@@ -80,7 +80,7 @@ func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.Cust
 		case err != nil:
 			return nil, fmt.Errorf("reading CRD %s: %w", name, err)
 		}
-		same, unrelated := lifecycle.SameSource(live, refs)
+		same, unrelated := SameSource(live, refs)
 		if unrelated {
 			continue
 		}
@@ -100,7 +100,7 @@ func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.Cust
 // a live CRD, it is not reported: a cluster's CRDs come from many sources.
 // It needs list on CRDs; where that is refused, a note says what was not
 // seen. reported are the CRDs already reported as renamed.
-func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiextensionsv1.CustomResourceDefinition, reported map[string]bool) ([]lifecycle.Finding, error) {
+func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiextensionsv1.CustomResourceDefinition, reported map[string]bool) ([]Finding, error) {
 	var applied []*apiextensionsv1.CustomResourceDefinition
 	for _, l := range live {
 		if l != nil {
@@ -116,19 +116,19 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 	list, err := c.Metadata.Resource(apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")).List(ctx, metav1.ListOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
-		return []lifecycle.Finding{{Severity: lifecycle.SeverityNote, Kind: lifecycle.FindingDropped, Rule: "crdDroppedUnseen",
+		return []Finding{{Severity: lifecycle.SeverityNote, Kind: FindingDropped, Rule: "crdDroppedUnseen",
 			Message: "the CRDs on the cluster could not be listed (forbidden): a CRD that what applied these manifests applied too, and that they now lack, is not seen here",
 			Fix:     []lifecycle.Advice{{Text: "a comparison with the manifests they replace shows it", Step: lifecycle.CheckAgainst("NEW_MANIFESTS", "OLD_MANIFESTS")}}}}, nil
 	case err != nil:
 		return nil, fmt.Errorf("listing CustomResourceDefinitions: %w", err)
 	}
-	var out []lifecycle.Finding
+	var out []Finding
 	for i := range list.Items {
 		m := &list.Items[i]
 		if reported[m.Name] || inManifests(m.Name, crds) {
 			continue
 		}
-		same, _ := lifecycle.SameSource(&apiextensionsv1.CustomResourceDefinition{ObjectMeta: m.ObjectMeta}, applied)
+		same, _ := SameSource(&apiextensionsv1.CustomResourceDefinition{ObjectMeta: m.ObjectMeta}, applied)
 		if same == "" {
 			continue
 		}
@@ -150,13 +150,13 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 
 // droppedFinding is the finding for live, a CRD the new manifests lack
 // (renamed to, when not nil), its objects counted.
-func droppedFinding(ctx context.Context, md metadata.Interface, live, to *apiextensionsv1.CustomResourceDefinition, same string) (lifecycle.Finding, error) {
+func droppedFinding(ctx context.Context, md metadata.Interface, live, to *apiextensionsv1.CustomResourceDefinition, same string) (Finding, error) {
 	shown, err := countObjects(ctx, md, live)
 	if err != nil {
-		return lifecycle.Finding{}, err
+		return Finding{}, err
 	}
 	shown.SameSource = same
-	return lifecycle.Dropped(live, to, &shown), nil
+	return Dropped(live, to, &shown), nil
 }
 
 func inManifests(name string, crds []*apiextensionsv1.CustomResourceDefinition) bool {
@@ -167,27 +167,27 @@ func inManifests(name string, crds []*apiextensionsv1.CustomResourceDefinition) 
 // limit 1, whose remainingItemCount says how many more there are. A list
 // the API server refuses (forbidden, no version served) leaves them
 // uncounted, with why.
-func countObjects(ctx context.Context, md metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition) (lifecycle.DroppedLive, error) {
+func countObjects(ctx context.Context, md metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition) (DroppedLive, error) {
 	// The storage version where served (no conversion for the read), and
 	// never a deprecated one where another is served: the read is not a
 	// request the deprecated-API metric counts.
 	version := lifecycle.ListVersion(crd)
 	if version == "" {
-		return lifecycle.DroppedLive{Why: "it serves no version"}, nil
+		return DroppedLive{Why: "it serves no version"}, nil
 	}
 	if md == nil {
-		return lifecycle.DroppedLive{Why: "no client to list them"}, nil
+		return DroppedLive{Why: "no client to list them"}, nil
 	}
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: version, Resource: crd.Spec.Names.Plural}
 	list, err := md.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
 	var status apierrors.APIStatus
 	switch {
 	case err != nil && errors.As(err, &status):
-		return lifecycle.DroppedLive{Why: status.Status().Message}, nil
+		return DroppedLive{Why: status.Status().Message}, nil
 	case err != nil:
-		return lifecycle.DroppedLive{}, fmt.Errorf("counting the objects of %s: %w", crd.Name, err)
+		return DroppedLive{}, fmt.Errorf("counting the objects of %s: %w", crd.Name, err)
 	}
-	got := lifecycle.DroppedLive{Counted: true, Count: int64(len(list.Items))}
+	got := DroppedLive{Counted: true, Count: int64(len(list.Items))}
 	switch {
 	case list.GetRemainingItemCount() != nil:
 		got.Count += *list.GetRemainingItemCount()

@@ -73,7 +73,7 @@ func OwnersWarning(owners []Owner) *Advice {
 			what = "its next apply of its manifest either fails with a conflict on spec.versions (kubectl apply --server-side) or, forced, reverts this change"
 		}
 	}
-	w := advise(PromoteFile("FILE"), "spec.versions is managed by %s: %s; make the same edit in the CRD manifest it applies, offline",
+	w := Advise(PromoteFile("FILE"), "spec.versions is managed by %s: %s; make the same edit in the CRD manifest it applies, offline",
 		strings.Join(names, ", "), what)
 	return &w
 }

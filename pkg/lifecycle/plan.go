@@ -136,8 +136,8 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		}
 		after.Spec.Versions = append(after.Spec.Versions, v)
 		p.Notes = append(p.Notes, takeConversion(crd, after, nu, opts)...)
-		p.Notes = append(p.Notes, advise(nil, "%s is served next to %s; %s stays the storage version", nu, old, old),
-			advise(PromoteTo(crd.Name, nu, StageBridge), "next, check the round trip and record bridge"))
+		p.Notes = append(p.Notes, Advise(nil, "%s is served next to %s; %s stays the storage version", nu, old, old),
+			Advise(PromoteTo(crd.Name, nu, StageBridge), "next, check the round trip and record bridge"))
 	case StageBridge:
 		rec := opts.Verification
 		if rec == nil || rec.From != old {
@@ -147,7 +147,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		stamped := *rec
 		stamped.Fingerprint = Fingerprint(after, old, nu)
 		setVerification(after, nu, stamped)
-		p.Notes = append(p.Notes, advise(nil, "%s round-trip %s→%s→%s without loss; %s→%s→%s (what re-storing objects at %s makes permanent) is checked by the next step, right after the switch", Objects(rec.Objects), nu, old, nu, old, nu, old, nu))
+		p.Notes = append(p.Notes, Advise(nil, "%s round-trip %s→%s→%s without loss; %s→%s→%s (what re-storing objects at %s makes permanent) is checked by the next step, right after the switch", Objects(rec.Objects), nu, old, nu, old, nu, old, nu))
 	case StageDeprecated:
 		if !SpecVersion(after, nu).Served {
 			return refuse(nil, "%s is not served: deprecating %s would leave clients no version to move to", nu, old)
@@ -167,13 +167,13 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 				warning = fmt.Sprintf("%s/%s %s is deprecated; use %s/%s %s", crd.Spec.Group, o.Name, crd.Spec.Names.Kind, crd.Spec.Group, nu, crd.Spec.Names.Kind)
 			}
 			o.Deprecated, o.DeprecationWarning = true, &warning
-			p.Notes = append(p.Notes, advise(nil, "clients of %s now get the warning %q", o.Name, warning))
+			p.Notes = append(p.Notes, Advise(nil, "clients of %s now get the warning %q", o.Name, warning))
 		}
 		if switched {
-			p.Notes = append(p.Notes, advise(Migrate(crd.Name), "objects are written at %s from now on; those stored at %s must be re-stored", nu, old))
+			p.Notes = append(p.Notes, Advise(Migrate(crd.Name), "objects are written at %s from now on; those stored at %s must be re-stored", nu, old))
 		}
 		if p.From == StageIntroduced {
-			p.Notes = append(p.Notes, advise(PromoteTo(crd.Name, nu, StageBridge), "bridge is checked on the cluster, not in a file: before this manifest is applied, run this there"))
+			p.Notes = append(p.Notes, Advise(PromoteTo(crd.Name, nu, StageBridge), "bridge is checked on the cluster, not in a file: before this manifest is applied, run this there"))
 		}
 	case StageBlocked:
 		// Once a version is no longer served, what its objects hold can be
@@ -190,7 +190,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 				blocked = append(blocked, o.Name)
 			}
 		}
-		p.Notes = append(p.Notes, advise(nil, "requests for %s now fail with 404; objects stay readable through %s", strings.Join(blocked, ", "), nu))
+		p.Notes = append(p.Notes, Advise(nil, "requests for %s now fail with 404; objects stay readable through %s", strings.Join(blocked, ", "), nu))
 		if opts.Offline {
 			p.Notes = append(p.Notes, storedPrecondition(crd.Name, strings.Join(blocked, ", "), "stops serving"))
 		}
@@ -213,7 +213,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		if len(removed) > 1 {
 			it = "them"
 		}
-		p.Notes = append(p.Notes, advise(CleanManagedFields(crd.Name), "%s gone; managedFields entries naming %s break server-side apply: promote cleans them on the cluster; by hand", isAre(removed), it))
+		p.Notes = append(p.Notes, Advise(CleanManagedFields(crd.Name), "%s gone; managedFields entries naming %s break server-side apply: promote cleans them on the cluster; by hand", isAre(removed), it))
 	}
 	return nil
 }
@@ -248,7 +248,7 @@ func takeConversion(crd, after *apiextensionsv1.CustomResourceDefinition, versio
 	if !opts.ConversionFromFile {
 		take := Introduce(crd.Name, version, "CRD_MANIFEST")
 		take.ConversionFromFile = true
-		return []Advice{advise(take, "the manifest's conversion (%s) differs from the live one (%s), which is kept: a step changes only what it names; to take the manifest's", file, live)}
+		return []Advice{Advise(take, "the manifest's conversion (%s) differs from the live one (%s), which is kept: a step changes only what it names; to take the manifest's", file, live)}
 	}
 	conv := opts.Manifest.Spec.Conversion.DeepCopy()
 	after.Spec.Conversion = conv
@@ -256,7 +256,7 @@ func takeConversion(crd, after *apiextensionsv1.CustomResourceDefinition, versio
 	if lc := crd.Spec.Conversion; lc != nil && lc.Webhook != nil && lc.Webhook.ClientConfig != nil && len(lc.Webhook.ClientConfig.CABundle) > 0 &&
 		conv.Webhook != nil && conv.Webhook.ClientConfig != nil && len(conv.Webhook.ClientConfig.CABundle) == 0 {
 		conv.Webhook.ClientConfig.CABundle = slices.Clone(lc.Webhook.ClientConfig.CABundle)
-		notes = append(notes, advise(nil, "the live caBundle is kept: the manifest has none (one a cainjector keeps is the cluster's), and without it the API server could not call the converter"))
+		notes = append(notes, Advise(nil, "the live caBundle is kept: the manifest has none (one a cainjector keeps is the cluster's), and without it the API server could not call the converter"))
 	}
 	return notes
 }
@@ -296,5 +296,5 @@ func stageList() string {
 // is applied to still names old in status.storedVersions; does is what
 // the manifest does to old ("stops serving", "removes").
 func storedPrecondition(crd, old, does string) Advice {
-	return advise(Migrate(crd), "precondition: on every cluster this manifest is applied to, %s must be gone from status.storedVersions before the manifest, which %s %s, is applied there; run there", old, does, old)
+	return Advise(Migrate(crd), "precondition: on every cluster this manifest is applied to, %s must be gone from status.storedVersions before the manifest, which %s %s, is applied there; run there", old, does, old)
 }

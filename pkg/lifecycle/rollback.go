@@ -88,7 +88,7 @@ func (p *Plan) restore(crd *apiextensionsv1.CustomResourceDefinition, rec StepRe
 			}
 			continue
 		case FieldConversion:
-			p.Notes = append(p.Notes, advise(nil, "the conversion settings this step took from its manifest stay (%s; before it: %s): a step back cannot rebuild them; put yours back from your manifest", c.To, c.From))
+			p.Notes = append(p.Notes, Advise(nil, "the conversion settings this step took from its manifest stay (%s; before it: %s): a step back cannot rebuild them; put yours back from your manifest", c.To, c.From))
 			continue
 		}
 		v := SpecVersion(after, c.Version)
@@ -110,15 +110,15 @@ func (p *Plan) restore(crd *apiextensionsv1.CustomResourceDefinition, rec StepRe
 	}
 	p.After, p.To = after, rec.From
 	if len(left) > 0 {
-		p.Notes = append(p.Notes, advise(nil, "changed by another writer since the step, so left as it is: %s", strings.Join(left, ", ")))
+		p.Notes = append(p.Notes, Advise(nil, "changed by another writer since the step, so left as it is: %s", strings.Join(left, ", ")))
 	}
 	switch {
 	case rec.From == StageAbsent:
-		p.Notes = append(p.Notes, advise(nil, "%s is no longer served; clients using it get 404", p.Pair.New))
+		p.Notes = append(p.Notes, Advise(nil, "%s is no longer served; clients using it get 404", p.Pair.New))
 	case rec.To == StageBlocked:
-		p.Notes = append(p.Notes, advise(nil, "served again as before the step: %s", strings.Join(servedAgain(crd, after), ", ")))
+		p.Notes = append(p.Notes, Advise(nil, "served again as before the step: %s", strings.Join(servedAgain(crd, after), ", ")))
 	case !switchesBack(crd, after, p.Pair.Old) && rec.To == StageDeprecated:
-		p.Notes = append(p.Notes, advise(nil, "%s stays the storage version: the step did not switch it, so only the deprecation it made is undone", StorageVersion(after)))
+		p.Notes = append(p.Notes, Advise(nil, "%s stays the storage version: the step did not switch it, so only the deprecation it made is undone", StorageVersion(after)))
 	}
 	return true
 }
@@ -149,7 +149,7 @@ func (p *Plan) byRule(crd *apiextensionsv1.CustomResourceDefinition, opts Rollba
 		p.To = StageAbsent
 		after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == nu })
 		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
-		p.Notes = append(p.Notes, advise(nil, "%s is no longer served; clients using it get 404", nu))
+		p.Notes = append(p.Notes, Advise(nil, "%s is no longer served; clients using it get 404", nu))
 	case StageBridge:
 		p.To = StageIntroduced
 		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
@@ -162,7 +162,7 @@ func (p *Plan) byRule(crd *apiextensionsv1.CustomResourceDefinition, opts Rollba
 		for _, o := range olderVersions(after, nu) {
 			o.Served, o.Deprecated = true, true
 		}
-		p.Notes = append(p.Notes, advise(nil, "served again, deprecated: clients of %s get a warning", strings.Join(names(olderVersions(after, nu)), ", ")))
+		p.Notes = append(p.Notes, Advise(nil, "served again, deprecated: clients of %s get a warning", strings.Join(names(olderVersions(after, nu)), ", ")))
 	}
 	return nil
 }
@@ -180,9 +180,9 @@ func (p *Plan) switchBackNotes(crd *apiextensionsv1.CustomResourceDefinition, op
 	old, nu := p.Pair.Old, p.Pair.New
 	delete(p.After.Annotations, VerifiedAnnotationPrefix+old)
 	p.Notes = append(p.Notes,
-		advise(Migrate(crd.Name), "objects written since %s became storage are stored at %s; re-store them at %s", nu, nu, old))
+		Advise(Migrate(crd.Name), "objects written since %s became storage are stored at %s; re-store them at %s", nu, nu, old))
 	if opts.Offline {
-		p.Notes = append(p.Notes, advise(&Step{Op: OpRollback, CRD: crd.Name},
+		p.Notes = append(p.Notes, Advise(&Step{Op: OpRollback, CRD: crd.Name},
 			"precondition: switching storage back to %s is checked on the cluster, not in a file (a field of %s that %s lacks would be lost on every write): on a cluster, this checks every object right after the switch and undoes it on loss; run it there before this manifest is applied", old, nu, old))
 	}
 }
@@ -227,7 +227,7 @@ func (p *Plan) rollbackDeprecated(crd *apiextensionsv1.CustomResourceDefinition,
 		return refuse(nil, "%s is the storage version and %s is not in status.storedVersions, so there is no storage switch to undo, and no older version is deprecated: nothing to roll back", nu, old)
 	}
 	p.To = StageServed
-	p.Notes = append(p.Notes, advise(nil, "%s stays the storage version: %s was not in status.storedVersions (never storage, or its objects were re-stored and pruned), so only the deprecation of %s is undone; clients get no warning", nu, old, strings.Join(undone, ", ")))
+	p.Notes = append(p.Notes, Advise(nil, "%s stays the storage version: %s was not in status.storedVersions (never storage, or its objects were re-stored and pruned), so only the deprecation of %s is undone; clients get no warning", nu, old, strings.Join(undone, ", ")))
 	return nil
 }
 

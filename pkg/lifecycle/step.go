@@ -124,6 +124,7 @@ type Advice struct {
 	Step    *Step  `json:"step,omitempty"`
 }
 
-func advise(step *Step, format string, args ...any) Advice {
+// Advise is advice in words, with the step that takes it (nil: none).
+func Advise(step *Step, format string, args ...any) Advice {
 	return Advice{Text: fmt.Sprintf(format, args...), Step: step}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -11,7 +12,7 @@ import (
 // it; a different fix, or another CRD's, is a block of its own.
 func TestCheckSaysEachFixOnce(t *testing.T) {
 	migrate := []lifecycle.Advice{{Text: "re-store the objects first", Step: lifecycle.Migrate("certificates.cert-manager.io")}}
-	findings := []lifecycle.Finding{
+	findings := []check.Finding{
 		{Severity: lifecycle.SeverityError, CRD: "certificates.cert-manager.io", Version: "v1alpha2", Rule: "storedVersionDropped", Message: "a", Fix: migrate},
 		{Severity: lifecycle.SeverityError, CRD: "certificates.cert-manager.io", Version: "v1alpha3", Rule: "storedVersionDropped", Message: "b", Fix: migrate},
 		{Severity: lifecycle.SeverityError, CRD: "certificates.cert-manager.io", Version: "v1beta1", Rule: "removedWhileStored", Message: "c", Fix: migrate},
@@ -50,14 +51,14 @@ func TestCheckSaysEachFixOnce(t *testing.T) {
 // terminal's width cuts every line; markdown's breaking changes name the
 // schema changes that break a client.
 func TestCheckPutsWhatDecidesFirstAndFoldsTheRest(t *testing.T) {
-	var findings []lifecycle.Finding
+	var findings []check.Finding
 	for _, p := range []string{"spec.a", "spec.b", "spec.c", "spec.d", "spec.e"} {
-		findings = append(findings, lifecycle.Finding{Severity: lifecycle.SeverityWarning, Kind: lifecycle.FindingSchema, CRD: "policies.kyverno.io", Version: "v1", Rule: "requiredAdded", Path: p, Message: p + " is required now"})
+		findings = append(findings, check.Finding{Severity: lifecycle.SeverityWarning, Kind: check.FindingSchema, CRD: "policies.kyverno.io", Version: "v1", Rule: "requiredAdded", Path: p, Message: p + " is required now"})
 	}
 	findings = append(findings,
-		lifecycle.Finding{Severity: lifecycle.SeverityNote, Kind: lifecycle.FindingSchema, CRD: "policies.kyverno.io", Version: "v1", Rule: "defaultChanged", Path: "spec.x", Message: "default changed"},
-		lifecycle.Finding{Severity: lifecycle.SeverityWarning, Kind: lifecycle.FindingRejected, CRD: "policies.kyverno.io", Version: "v1beta1", Rule: "removedVersionMayBeStored", Message: "v1beta1 is removed: " + strings.Repeat("long words ", 40)},
-		lifecycle.Finding{Severity: lifecycle.SeverityError, Kind: lifecycle.FindingObjects, CRD: "policies.kyverno.io", Version: "v1", Rule: "managedFieldsOfRemovedVersion", Message: "server-side apply fails"})
+		check.Finding{Severity: lifecycle.SeverityNote, Kind: check.FindingSchema, CRD: "policies.kyverno.io", Version: "v1", Rule: "defaultChanged", Path: "spec.x", Message: "default changed"},
+		check.Finding{Severity: lifecycle.SeverityWarning, Kind: check.FindingRejected, CRD: "policies.kyverno.io", Version: "v1beta1", Rule: "removedVersionMayBeStored", Message: "v1beta1 is removed: " + strings.Repeat("long words ", 40)},
+		check.Finding{Severity: lifecycle.SeverityError, Kind: check.FindingObjects, CRD: "policies.kyverno.io", Version: "v1", Rule: "managedFieldsOfRemovedVersion", Message: "server-side apply fails"})
 	r := NewCheckReport("files", 1, findings)
 	var rules []string
 	for _, f := range r.Findings {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -40,7 +41,7 @@ func TestCommand(t *testing.T) {
 // and in the table after their text.
 func TestCheckFixCommands(t *testing.T) {
 	fix := []lifecycle.Advice{{Text: "re-store every object", Step: lifecycle.Migrate("widgets.example.com")}, {Text: "then apply this manifest"}}
-	findings := []lifecycle.Finding{{Severity: lifecycle.SeverityError, Kind: lifecycle.FindingRejected, CRD: "widgets.example.com", Version: "v1alpha1", Rule: "storedVersionRemoved", Message: "refused", Fix: fix}}
+	findings := []check.Finding{{Severity: lifecycle.SeverityError, Kind: check.FindingRejected, CRD: "widgets.example.com", Version: "v1alpha1", Rule: "storedVersionRemoved", Message: "refused", Fix: fix}}
 	r := NewCheckReport("cluster", 1, findings)
 	if findings[0].Fix[0].Command != "" {
 		t.Error("the report changed the findings it was given")

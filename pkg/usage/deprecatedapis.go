@@ -3,7 +3,6 @@ package usage
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,8 +19,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
-
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
 // The API server sets deprecatedMetric to 1 the first time it serves a
@@ -244,51 +241,6 @@ func (d *DeprecatedAPIs) ForCRD(crd *apiextensionsv1.CustomResourceDefinition) m
 		out[s.Version] = v
 	}
 	return out
-}
-
-// RequestsFinding says what the metric shows about a version the upgrade
-// stops serving: requests while it was deprecated (a warning: those clients
-// get 404 after the apply), or that the metric could not be read (a note:
-// a client that only reads the version is then not seen). It returns false
-// when the metric has nothing to say: no request, or a version never
-// deprecated, which the metric does not count. own are this plugin's
-// recorded requests (OwnRecords.Own): where they account for every request,
-// the finding is a note that says so, not a warning.
-func (d *DeprecatedAPIs) RequestsFinding(crd *apiextensionsv1.CustomResourceDefinition, version, replacement string, own map[string]OwnUse) (lifecycle.Finding, bool) {
-	f := lifecycle.Finding{Kind: lifecycle.FindingClients, CRD: crd.Name, Version: version}
-	if v := lifecycle.SpecVersion(crd, version); v == nil || !v.Deprecated {
-		return f, false
-	}
-	if d.Access != MetricsRead {
-		f.Severity, f.Rule = lifecycle.SeverityNote, "requestsNotVisible"
-		f.Message = fmt.Sprintf("requests to %s cannot be seen: %s; a client that only reads %s is not named here", version, d.Unreadable(), version)
-		return f, true
-	}
-	r, ok := d.ForCRD(crd)[version]
-	if !ok {
-		return f, false
-	}
-	what := make([]string, len(r.Subresources))
-	for i, s := range r.Subresources {
-		what[i] = cmp.Or(s, "the resource")
-	}
-	since := "since the API server that answered started"
-	if !d.StartedAt.IsZero() {
-		since += " (" + d.StartedAt.Format(time.RFC3339) + ")"
-	}
-	mine, recorded := own[version]
-	if recorded && mine.Since == 0 {
-		f.Severity, f.Rule = lifecycle.SeverityNote, "requestedOnlyByThisPlugin"
-		f.Message = fmt.Sprintf("the API server's deprecated-API metric counts requests to %s (%s) %s, and every one was this plugin's own (%s, %d requests, recorded on this machine): no other client was seen", version, strings.Join(what, ", "), since, strings.Join(mine.Commands, ", "), mine.Requests)
-		return f, true
-	}
-	f.Severity, f.Rule = lifecycle.SeverityWarning, "requestedOnVersion"
-	f.Message = fmt.Sprintf("the API server's deprecated-API metric counts requests to %s (%s) %s; this upgrade stops serving it, so those clients get 404", version, strings.Join(what, ", "), since)
-	if recorded {
-		f.Message += fmt.Sprintf(" (%d since this plugin's own %s)", mine.Since, strings.Join(mine.Commands, ", "))
-	}
-	f.Fix = []lifecycle.Advice{{Text: fmt.Sprintf("find these clients in the API server's audit log (the metric names no client) and move them to %s before applying", replacement)}}
-	return f, true
 }
 
 // Unreadable says why the metric could not be read; "" when it was.

@@ -2,15 +2,10 @@ package usage
 
 import (
 	"context"
-	"fmt"
-	"maps"
 	"slices"
-	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/metadata"
-
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
 // VersionManagers counts, for each of versions, the field managers whose
@@ -32,23 +27,4 @@ func VersionManagers(ctx context.Context, meta metadata.Interface, crd *apiexten
 		out[u.Version][u.Manager] += u.Objects
 	}
 	return out, nil
-}
-
-// ManagersFinding says which clients still write a version the upgrade
-// stops serving or removes.
-func ManagersFinding(crd, version, replacement string, managers map[string]int64) lifecycle.Finding {
-	names := slices.SortedFunc(maps.Keys(managers), func(a, b string) int {
-		if managers[a] != managers[b] {
-			return int(managers[b] - managers[a])
-		}
-		return strings.Compare(a, b)
-	})
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s (%s)", n, lifecycle.Objects(managers[n]))
-	}
-	return lifecycle.Finding{Severity: lifecycle.SeverityWarning, Kind: lifecycle.FindingClients, CRD: crd, Version: version, Rule: "clientsOnVersion",
-		Message: fmt.Sprintf("field managers whose last write used %s, which this upgrade stops serving: %s", version, strings.Join(parts, ", ")),
-		Fix: []lifecycle.Advice{{Text: fmt.Sprintf("move these clients to %s before applying (a manager's entry shows only its last write)", replacement)},
-			{Text: fmt.Sprintf("once %s is removed, drop the entries that would break server-side apply", version), Step: lifecycle.CleanManagedFields(crd)}}}
 }

@@ -93,7 +93,7 @@ func TestCheckValidatesLiveObjects(t *testing.T) {
 	var objects, rules []string
 	for _, f := range found {
 		switch f.Kind {
-		case lifecycle.FindingObjects:
+		case check.FindingObjects:
 			objects = append(objects, fmt.Sprintf("%s %s %s", f.Severity, f.Object, f.Path))
 		default:
 			rules = append(rules, f.Rule)
@@ -136,9 +136,9 @@ func TestCheckGroupsObjectsThatFailAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var objects []lifecycle.Finding
+	var objects []check.Finding
 	for _, f := range found {
-		if f.Kind == lifecycle.FindingObjects {
+		if f.Kind == check.FindingObjects {
 			objects = append(objects, f)
 		}
 	}
@@ -226,7 +226,7 @@ func TestCheckSaysClientSideApplyIsRefusedPastTheAnnotationLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	applied := live.DeepCopy()
-	applied.Annotations = map[string]string{lifecycle.LastAppliedAnnotation: `{"kind":"CustomResourceDefinition"}`}
+	applied.Annotations = map[string]string{check.LastAppliedAnnotation: `{"kind":"CustomResourceDefinition"}`}
 	if live, err = c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Update(t.Context(), applied, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestCheckSaysClientSideApplyIsRefusedPastTheAnnotationLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(found, func(f lifecycle.Finding) bool { return f.Rule == "lastAppliedTooLong" })
+	i := slices.IndexFunc(found, func(f check.Finding) bool { return f.Rule == "lastAppliedTooLong" })
 	if i < 0 || found[i].Severity != lifecycle.SeverityError || !strings.Contains(report.Advice(found[i].Fix[0]), "kubectl apply --server-side") {
 		t.Fatalf("findings %+v: want lastAppliedTooLong, an error", found)
 	}
@@ -252,7 +252,7 @@ func TestCheckSaysClientSideApplyIsRefusedPastTheAnnotationLimit(t *testing.T) {
 	}
 	sent := next.DeepCopy()
 	sent.ResourceVersion = live.ResourceVersion
-	sent.Annotations = map[string]string{lifecycle.LastAppliedAnnotation: string(raw)}
+	sent.Annotations = map[string]string{check.LastAppliedAnnotation: string(raw)}
 	_, err = c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Update(t.Context(), sent, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err == nil || !strings.Contains(err.Error(), "Too long") {
 		t.Fatalf("the API server's answer to client-side apply: %v, want it refused as too long", err)
@@ -308,7 +308,7 @@ func TestCheckSendsTheManifestAsItsServerSideApplyOwnerDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(found, func(f lifecycle.Finding) bool { return f.Rule == "applyConflict" })
+	i := slices.IndexFunc(found, func(f check.Finding) bool { return f.Rule == "applyConflict" })
 	if i < 0 || found[i].Severity != lifecycle.SeverityError || !strings.Contains(found[i].Message, "kubectl apply --server-side") {
 		t.Fatalf("findings %+v: want the owner's apply found refused", found)
 	}

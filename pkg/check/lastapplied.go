@@ -1,10 +1,12 @@
-package lifecycle
+package check
 
 import (
 	"encoding/json"
 	"fmt"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
 // LastAppliedAnnotation is where kubectl apply (client-side) keeps the
@@ -27,12 +29,12 @@ func lastAppliedTooLong(old, new *apiextensionsv1.CustomResourceDefinition) []Fi
 	if size <= annotationsLimit {
 		return nil
 	}
-	f := Finding{Severity: SeverityWarning, Kind: FindingRejected, CRD: new.Name, Rule: "lastAppliedTooLong",
+	f := Finding{Severity: lifecycle.SeverityWarning, Kind: FindingRejected, CRD: new.Name, Rule: "lastAppliedTooLong",
 		Message: fmt.Sprintf("kubectl apply without --server-side writes the whole manifest into the annotation %s: %d KiB with the other annotations, and the API server refuses more than 256 KiB (metadata.annotations: Too long: may not be more than 262144 bytes)", LastAppliedAnnotation, size>>10),
-		Fix:     []Advice{{Text: "apply it server-side, which keeps no copy of the manifest: kubectl apply --server-side -f NEW (Helm 3: the CRDs are created, not applied; Argo CD: the sync option ServerSideApply=true; Flux applies server-side already)"}}}
+		Fix:     []lifecycle.Advice{{Text: "apply it server-side, which keeps no copy of the manifest: kubectl apply --server-side -f NEW (Helm 3: the CRDs are created, not applied; Argo CD: the sync option ServerSideApply=true; Flux applies server-side already)"}}}
 	if old != nil {
 		if _, ok := old.Annotations[LastAppliedAnnotation]; ok {
-			f.Severity = SeverityError
+			f.Severity = lifecycle.SeverityError
 			f.Message = "the live CRD was applied client-side (it carries " + LastAppliedAnnotation + "), so its next kubectl apply -f NEW is refused: " + f.Message
 		}
 	}

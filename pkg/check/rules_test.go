@@ -1,4 +1,4 @@
-package lifecycle
+package check
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
 // rules lists the findings as "rule version" strings, in order.
@@ -23,7 +25,7 @@ func TestCheckUpgrade(t *testing.T) {
 		for _, f := range fields {
 			spec.Properties[f] = apiextensionsv1.JSONSchemaProps{Type: "string"}
 		}
-		SpecVersion(c, v).Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+		lifecycle.SpecVersion(c, v).Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 			Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": spec}}}
 		return c
 	}
@@ -93,7 +95,7 @@ func TestCheckUpgradeQuotesTheAPIServer(t *testing.T) {
 	if len(fs) == 0 || !strings.HasSuffix(fs[0].Message, want) {
 		t.Fatalf("finding %+v\nwant the message to end %q", fs, want)
 	}
-	if len(fs[0].Fix) != 2 || !sameStep(fs[0].Fix[0].Step, Migrate("widgets.example.com")) {
+	if len(fs[0].Fix) != 2 || !sameStep(fs[0].Fix[0].Step, lifecycle.Migrate("widgets.example.com")) {
 		t.Errorf("fix %+v", fs[0].Fix)
 	}
 }
@@ -105,18 +107,18 @@ func TestRemovedStorageVersionFixBridgesOnTheCluster(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		old   *apiextensionsv1.CustomResourceDefinition
-		first *Step
+		first *lifecycle.Step
 		steps int
 	}{
-		{"the new version is not served yet: added from the manifest", crd(nil, "v1alpha2:served,storage"), Introduce("widgets.example.com", "v1alpha3", "NEW_MANIFEST"), 5},
-		{"the new version is served already: bridge first", crd(nil, "v1alpha2:served,storage", "v1alpha3:served"), PromoteTo("widgets.example.com", "v1alpha3", StageBridge), 4},
+		{"the new version is not served yet: added from the manifest", crd(nil, "v1alpha2:served,storage"), lifecycle.Introduce("widgets.example.com", "v1alpha3", "NEW_MANIFEST"), 5},
+		{"the new version is served already: bridge first", crd(nil, "v1alpha2:served,storage", "v1alpha3:served"), lifecycle.PromoteTo("widgets.example.com", "v1alpha3", lifecycle.StageBridge), 4},
 	} {
 		fs := CheckUpgrade(tc.old, crd(nil, "v1alpha3:served,storage"), []string{"v1alpha2"})
 		if len(fs) == 0 || fs[0].Rule != "storedVersionRemoved" {
 			t.Fatalf("%s: %+v", tc.name, fs)
 		}
 		fix := fs[0].Fix
-		if len(fix) != tc.steps || !sameStep(fix[0].Step, tc.first) || !sameStep(fix[len(fix)-2].Step, Migrate("widgets.example.com")) {
+		if len(fix) != tc.steps || !sameStep(fix[0].Step, tc.first) || !sameStep(fix[len(fix)-2].Step, lifecycle.Migrate("widgets.example.com")) {
 			t.Errorf("%s: fix %+v", tc.name, fix)
 		}
 	}
@@ -200,33 +202,33 @@ func TestDroppedSaysWhatIsLost(t *testing.T) {
 		name     string
 		to       *apiextensionsv1.CustomResourceDefinition
 		live     *DroppedLive
-		severity Severity
+		severity lifecycle.Severity
 		rule     string
 		message  []string
 		fix      []string // each step contains its string, in order
 	}{
-		{name: "from files, dropped", live: nil, severity: SeverityError, rule: "crdDropped",
+		{name: "from files, dropped", live: nil, severity: lifecycle.SeverityError, rule: "crdDropped",
 			message: []string{"widgets.example.com is in the old manifests and not in the new manifests", "an apply that prunes (Argo CD or Flux with pruning, kubectl apply --prune) deletes widgets.example.com and, with it, every object of it", "a plain kubectl apply leaves it"},
 			fix:     []string{"keep widgets.example.com in the manifests while any object of it is to stay", "delete its objects first (kubectl delete widgets.example.com --all -A"}},
-		{name: "from files, renamed", to: to, severity: SeverityError, rule: "crdRenamed",
+		{name: "from files, renamed", to: to, severity: lifecycle.SeverityError, rule: "crdRenamed",
 			message: []string{"not in the new manifests, which have widgets.example.org, the same kind (Widget, plural widgets) under group example.org", "objects do not move between groups", "deletes widgets.example.com and, with it, every object of it", "a plain kubectl apply leaves it beside widgets.example.org"},
 			fix:     []string{"keep widgets.example.com in the manifests beside widgets.example.org until its objects are moved", "create each object again under example.org (apiVersion: example.org/v1, kind Widget", "delete the objects of widgets.example.com"}},
-		{name: "on a cluster, renamed, with objects", to: to, live: &DroppedLive{Counted: true, Count: 12, SameSource: "Helm release web in default"}, severity: SeverityError, rule: "crdRenamed",
+		{name: "on a cluster, renamed, with objects", to: to, live: &DroppedLive{Counted: true, Count: 12, SameSource: "Helm release web in default"}, severity: lifecycle.SeverityError, rule: "crdRenamed",
 			message: []string{"widgets.example.com is on the cluster with 12 objects and not in the new manifests", "a group rename (both from Helm release web in default), and objects do not move between groups", "deletes widgets.example.com and, with it, all 12 objects of it"},
 			fix:     []string{"keep widgets.example.com in the manifests beside widgets.example.org", "create each object again under example.org", "delete the objects"}},
-		{name: "on a cluster, one object", to: to, live: &DroppedLive{Counted: true, Count: 1, SameSource: "Helm chart web"}, severity: SeverityError, rule: "crdRenamed",
+		{name: "on a cluster, one object", to: to, live: &DroppedLive{Counted: true, Count: 1, SameSource: "Helm chart web"}, severity: lifecycle.SeverityError, rule: "crdRenamed",
 			message: []string{"is on the cluster with 1 object and", "deletes widgets.example.com and, with it, its 1 object"}},
-		{name: "on a cluster, more than the API server counted", to: to, live: &DroppedLive{Counted: true, Count: 1, AtLeast: true, SameSource: "Helm chart web"}, severity: SeverityError, rule: "crdRenamed",
+		{name: "on a cluster, more than the API server counted", to: to, live: &DroppedLive{Counted: true, Count: 1, AtLeast: true, SameSource: "Helm chart web"}, severity: lifecycle.SeverityError, rule: "crdRenamed",
 			message: []string{"is on the cluster with objects and", "every object of it"}},
-		{name: "on a cluster, objects not countable: as if it had some", to: to, live: &DroppedLive{Why: "forbidden", SameSource: "Helm chart web"}, severity: SeverityError, rule: "crdRenamed",
+		{name: "on a cluster, objects not countable: as if it had some", to: to, live: &DroppedLive{Why: "forbidden", SameSource: "Helm chart web"}, severity: lifecycle.SeverityError, rule: "crdRenamed",
 			message: []string{"is on the cluster (its objects could not be counted: forbidden) and", "every object of it"}},
-		{name: "on a cluster, no object: nothing is lost", to: to, live: &DroppedLive{Counted: true, SameSource: "Helm chart web"}, severity: SeverityWarning, rule: "crdRenamed",
+		{name: "on a cluster, no object: nothing is lost", to: to, live: &DroppedLive{Counted: true, SameSource: "Helm chart web"}, severity: lifecycle.SeverityWarning, rule: "crdRenamed",
 			message: []string{"is on the cluster with no object", "a group rename (both from Helm chart web). Nothing is lost: an apply that prunes", "deletes widgets.example.com; a plain kubectl apply leaves it beside widgets.example.org"},
 			fix:     []string{"move the clients and controllers of example.com to example.org"}},
-		{name: "on a cluster, nothing tells the same source applied it: a warning", to: to, live: &DroppedLive{Counted: true, Count: 12}, severity: SeverityWarning, rule: "crdRenamed",
+		{name: "on a cluster, nothing tells the same source applied it: a warning", to: to, live: &DroppedLive{Counted: true, Count: 12}, severity: lifecycle.SeverityWarning, rule: "crdRenamed",
 			message: []string{"is on the cluster with 12 objects", "if they replace it (nothing tells: no Helm release, Argo CD application, Flux label, chart or part-of label in common), a group rename, and objects do not move between groups", "all 12 objects of it"},
 			fix:     []string{"keep widgets.example.com in the manifests beside widgets.example.org", "create each object again", "delete the objects"}},
-		{name: "on a cluster, nothing tells, no object: a note", to: to, live: &DroppedLive{Counted: true}, severity: SeverityNote, rule: "crdRenamed",
+		{name: "on a cluster, nothing tells, no object: a note", to: to, live: &DroppedLive{Counted: true}, severity: lifecycle.SeverityNote, rule: "crdRenamed",
 			message: []string{"is on the cluster with no object", "if they replace it", "Nothing is lost"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -312,11 +314,11 @@ func TestLastAppliedTooLong(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		old, new *apiextensionsv1.CustomResourceDefinition
-		want     Severity
+		want     lifecycle.Severity
 	}{
 		{"fits", applied, small, ""},
-		{"past the limit, applied client-side", applied, big, SeverityError},
-		{"past the limit, applied otherwise", small, big, SeverityWarning},
+		{"past the limit, applied client-side", applied, big, lifecycle.SeverityError},
+		{"past the limit, applied otherwise", small, big, lifecycle.SeverityWarning},
 	} {
 		got := lastAppliedTooLong(tc.old, tc.new)
 		switch {

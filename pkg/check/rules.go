@@ -1,4 +1,4 @@
-package lifecycle
+package check
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
@@ -41,13 +42,13 @@ const (
 // person must know before applying it.
 type Finding struct {
 	// Cluster is the kubeconfig context checked, in a fleet.
-	Cluster  string      `json:"cluster,omitempty"`
-	Severity Severity    `json:"severity"`
-	Kind     FindingKind `json:"kind"`
-	CRD      string      `json:"crd"`
-	Version  string      `json:"version,omitempty"`
-	Rule     string      `json:"rule"`
-	Path     string      `json:"path,omitempty"`
+	Cluster  string             `json:"cluster,omitempty"`
+	Severity lifecycle.Severity `json:"severity"`
+	Kind     FindingKind        `json:"kind"`
+	CRD      string             `json:"crd"`
+	Version  string             `json:"version,omitempty"`
+	Rule     string             `json:"rule"`
+	Path     string             `json:"path,omitempty"`
 	// Object names the live objects concerned (namespace/name), for
 	// objects: the first few, and how many more.
 	Object string `json:"object,omitempty"`
@@ -58,7 +59,7 @@ type Finding struct {
 	// Message says what would happen.
 	Message string `json:"message"`
 	// Fix is what to do instead, in order: commands or release steps.
-	Fix []Advice `json:"fix,omitempty"`
+	Fix []lifecycle.Advice `json:"fix,omitempty"`
 }
 
 // storedVersionsMessage is the API server's own rejection of a CRD that
@@ -79,7 +80,7 @@ func CheckUpgrade(old, new *apiextensionsv1.CustomResourceDefinition, stored []s
 	offline := stored == nil
 	if offline {
 		stored = slices.Clone(old.Status.StoredVersions)
-		if s := StorageVersion(old); s != "" && !slices.Contains(stored, s) {
+		if s := lifecycle.StorageVersion(old); s != "" && !slices.Contains(stored, s) {
 			stored = append(stored, s)
 		}
 	}
@@ -98,32 +99,32 @@ func CheckUpgrade(old, new *apiextensionsv1.CustomResourceDefinition, stored []s
 func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []Finding {
 	var out []Finding
 	if old.Spec.Scope != new.Spec.Scope {
-		out = append(out, Finding{Severity: SeverityError, Kind: FindingRejected, CRD: new.Name, Rule: "scopeChanged",
+		out = append(out, Finding{Severity: lifecycle.SeverityError, Kind: FindingRejected, CRD: new.Name, Rule: "scopeChanged",
 			Message: fmt.Sprintf("spec.scope: Invalid value: %q: field is immutable (it is %s)", new.Spec.Scope, old.Spec.Scope),
-			Fix:     []Advice{advise(nil, "keep spec.scope as it is; a resource cannot change scope (a new CRD under another name can)")}})
+			Fix:     []lifecycle.Advice{lifecycle.Advise(nil, "keep spec.scope as it is; a resource cannot change scope (a new CRD under another name can)")}})
 	}
-	newStorage := StorageVersion(new)
+	newStorage := lifecycle.StorageVersion(new)
 	for i, v := range stored {
-		if SpecVersion(new, v) != nil {
+		if lifecycle.SpecVersion(new, v) != nil {
 			continue
 		}
-		f := Finding{Severity: SeverityError, Kind: FindingRejected, CRD: new.Name, Version: v, Rule: "storedVersionRemoved",
+		f := Finding{Severity: lifecycle.SeverityError, Kind: FindingRejected, CRD: new.Name, Version: v, Rule: "storedVersionRemoved",
 			Message: "the API server refuses the update: " + storedVersionsMessage(i, v)}
-		if StorageVersion(old) == v {
+		if lifecycle.StorageVersion(old) == v {
 			// No release in between served both: the cluster takes the
 			// bridge itself, each step checked on its objects.
-			if SpecVersion(old, newStorage) == nil {
-				f.Fix = append(f.Fix, advise(Introduce(new.Name, newStorage, "NEW_MANIFEST"), "add %s to the live CRD from this manifest", newStorage))
+			if lifecycle.SpecVersion(old, newStorage) == nil {
+				f.Fix = append(f.Fix, lifecycle.Advise(lifecycle.Introduce(new.Name, newStorage, "NEW_MANIFEST"), "add %s to the live CRD from this manifest", newStorage))
 			}
 			f.Fix = append(f.Fix,
-				advise(PromoteTo(new.Name, newStorage, StageBridge), "check that every object survives %s→%s→%s (one that would not is named: fix it, or recreate it at %s)", v, newStorage, v, newStorage),
-				advise(PromoteTo(new.Name, newStorage, StageDeprecated), "make %s the storage version", newStorage),
-				advise(Migrate(new.Name), "re-store every object at %s and prune %s from storedVersions", newStorage, v),
-				advise(nil, "then apply this manifest"))
+				lifecycle.Advise(lifecycle.PromoteTo(new.Name, newStorage, lifecycle.StageBridge), "check that every object survives %s→%s→%s (one that would not is named: fix it, or recreate it at %s)", v, newStorage, v, newStorage),
+				lifecycle.Advise(lifecycle.PromoteTo(new.Name, newStorage, lifecycle.StageDeprecated), "make %s the storage version", newStorage),
+				lifecycle.Advise(lifecycle.Migrate(new.Name), "re-store every object at %s and prune %s from storedVersions", newStorage, v),
+				lifecycle.Advise(nil, "then apply this manifest"))
 		} else {
-			f.Fix = []Advice{
-				advise(Migrate(new.Name), "re-store every object at %s and prune %s from storedVersions", StorageVersion(old), v),
-				advise(nil, "then apply this manifest")}
+			f.Fix = []lifecycle.Advice{
+				lifecycle.Advise(lifecycle.Migrate(new.Name), "re-store every object at %s and prune %s from storedVersions", lifecycle.StorageVersion(old), v),
+				lifecycle.Advise(nil, "then apply this manifest")}
 		}
 		out = append(out, f)
 	}
@@ -138,14 +139,14 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 func removedMaybeStored(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []Finding {
 	var out []Finding
 	for _, o := range old.Spec.Versions {
-		if SpecVersion(new, o.Name) != nil || slices.Contains(stored, o.Name) {
+		if lifecycle.SpecVersion(new, o.Name) != nil || slices.Contains(stored, o.Name) {
 			continue
 		}
-		out = append(out, Finding{Severity: SeverityWarning, Kind: FindingRejected, CRD: new.Name, Version: o.Name, Rule: "removedVersionMayBeStored",
+		out = append(out, Finding{Severity: lifecycle.SeverityWarning, Kind: FindingRejected, CRD: new.Name, Version: o.Name, Rule: "removedVersionMayBeStored",
 			Message: fmt.Sprintf("%s is removed from spec.versions: on a cluster whose status.storedVersions still names it (objects were stored at it under an older release, and no migration pruned it), the API server refuses this CRD", o.Name),
-			Fix: []Advice{
-				advise(Migrate(new.Name), "on every cluster, before applying, re-store every object at %s and prune %s from storedVersions (nothing happens where storedVersions no longer names it)", StorageVersion(old), o.Name),
-				advise(CheckFile("NEW"), "or check against each cluster, which reads its storedVersions")}})
+			Fix: []lifecycle.Advice{
+				lifecycle.Advise(lifecycle.Migrate(new.Name), "on every cluster, before applying, re-store every object at %s and prune %s from storedVersions (nothing happens where storedVersions no longer names it)", lifecycle.StorageVersion(old), o.Name),
+				lifecycle.Advise(lifecycle.CheckFile("NEW"), "or check against each cluster, which reads its storedVersions")}})
 	}
 	return out
 }
@@ -154,45 +155,45 @@ func removedMaybeStored(old, new *apiextensionsv1.CustomResourceDefinition, stor
 // release: each step exists so clients and stored objects can follow.
 func lifecycleSkips(old, new *apiextensionsv1.CustomResourceDefinition) []Finding {
 	var out []Finding
-	add := func(v, rule, msg string, fix ...Advice) {
-		out = append(out, Finding{Severity: SeverityError, Kind: FindingLifecycle, CRD: new.Name, Version: v, Rule: rule, Message: msg, Fix: fix})
+	add := func(v, rule, msg string, fix ...lifecycle.Advice) {
+		out = append(out, Finding{Severity: lifecycle.SeverityError, Kind: FindingLifecycle, CRD: new.Name, Version: v, Rule: rule, Message: msg, Fix: fix})
 	}
-	oldStorage, newStorage := StorageVersion(old), StorageVersion(new)
+	oldStorage, newStorage := lifecycle.StorageVersion(old), lifecycle.StorageVersion(new)
 	if newStorage != oldStorage && newStorage != "" {
-		if o := SpecVersion(old, newStorage); o == nil || !o.Served {
+		if o := lifecycle.SpecVersion(old, newStorage); o == nil || !o.Served {
 			add(newStorage, "storageWithoutBridge",
 				fmt.Sprintf("the storage version switches from %s to %s, which the current CRD does not serve: no release served both, so no round trip was checked and clients of %s had no time to move", oldStorage, newStorage, oldStorage),
-				advise(Introduce(new.Name, newStorage, "NEW_MANIFEST"), "release 1: serve %s beside %s, storage unchanged", newStorage, oldStorage),
-				advise(PromoteTo(new.Name, newStorage, StageBridge), "then check the round trip and record bridge"),
-				advise(PromoteTo(new.Name, newStorage, StageDeprecated), "release 2: make %s the storage version and deprecate %s", newStorage, oldStorage))
+				lifecycle.Advise(lifecycle.Introduce(new.Name, newStorage, "NEW_MANIFEST"), "release 1: serve %s beside %s, storage unchanged", newStorage, oldStorage),
+				lifecycle.Advise(lifecycle.PromoteTo(new.Name, newStorage, lifecycle.StageBridge), "then check the round trip and record bridge"),
+				lifecycle.Advise(lifecycle.PromoteTo(new.Name, newStorage, lifecycle.StageDeprecated), "release 2: make %s the storage version and deprecate %s", newStorage, oldStorage))
 		}
-		if n := SpecVersion(new, oldStorage); n != nil && !n.Served {
+		if n := lifecycle.SpecVersion(new, oldStorage); n != nil && !n.Served {
 			add(oldStorage, "storageSwitchAndUnserve",
 				fmt.Sprintf("%s stops being the storage version and stops being served in the same release: two steps at once", oldStorage),
-				advise(nil, "release 1: switch storage to %s and deprecate %s", newStorage, oldStorage),
-				advise(PromoteTo(new.Name, newStorage, StageBlocked), "release 2: stop serving %s", oldStorage))
+				lifecycle.Advise(nil, "release 1: switch storage to %s and deprecate %s", newStorage, oldStorage),
+				lifecycle.Advise(lifecycle.PromoteTo(new.Name, newStorage, lifecycle.StageBlocked), "release 2: stop serving %s", oldStorage))
 		}
 	}
 	for _, o := range old.Spec.Versions {
-		n := SpecVersion(new, o.Name)
+		n := lifecycle.SpecVersion(new, o.Name)
 		switch {
 		case n == nil && o.Served && o.Deprecated:
 			add(o.Name, "removedWhileServed",
 				fmt.Sprintf("%s is removed while the current CRD still serves it: its clients get 404 with no release in between", o.Name),
-				advise(PromoteTo(new.Name, newStorage, StageBlocked), "release 1: stop serving %s (served: false)", o.Name),
-				advise(Migrate(new.Name), "before removing it, prune it from storedVersions"),
-				advise(nil, "release 2: remove it"))
+				lifecycle.Advise(lifecycle.PromoteTo(new.Name, newStorage, lifecycle.StageBlocked), "release 1: stop serving %s (served: false)", o.Name),
+				lifecycle.Advise(lifecycle.Migrate(new.Name), "before removing it, prune it from storedVersions"),
+				lifecycle.Advise(nil, "release 2: remove it"))
 		case n == nil && o.Served:
 			add(o.Name, "removedWhileServed",
 				fmt.Sprintf("%s is removed while the current CRD still serves it, never deprecated: its clients get 404 with no warning", o.Name),
-				advise(nil, "release 1: deprecate %s, then release 2: stop serving it (served: false)", o.Name),
-				advise(Migrate(new.Name), "before removing it, prune it from storedVersions"),
-				advise(nil, "release 3: remove it"))
+				lifecycle.Advise(nil, "release 1: deprecate %s, then release 2: stop serving it (served: false)", o.Name),
+				lifecycle.Advise(lifecycle.Migrate(new.Name), "before removing it, prune it from storedVersions"),
+				lifecycle.Advise(nil, "release 3: remove it"))
 		case n != nil && o.Served && !n.Served && !o.Deprecated:
 			add(o.Name, "unservedWithoutDeprecation",
 				fmt.Sprintf("%s stops being served without ever having been deprecated: its clients were never warned", o.Name),
-				advise(nil, "release 1: deprecate %s (deprecated: true, a deprecationWarning naming its replacement)", o.Name),
-				advise(nil, "release 2: stop serving %s", o.Name))
+				lifecycle.Advise(nil, "release 1: deprecate %s (deprecated: true, a deprecationWarning naming its replacement)", o.Name),
+				lifecycle.Advise(nil, "release 2: stop serving %s", o.Name))
 		}
 	}
 	return out
@@ -203,17 +204,17 @@ func lifecycleSkips(old, new *apiextensionsv1.CustomResourceDefinition) []Findin
 func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []Finding {
 	var out []Finding
 	add := func(v, rule, msg string) {
-		out = append(out, Finding{Severity: SeverityWarning, Kind: FindingDeprecation, CRD: new.Name, Version: v, Rule: rule, Message: msg})
+		out = append(out, Finding{Severity: lifecycle.SeverityWarning, Kind: FindingDeprecation, CRD: new.Name, Version: v, Rule: rule, Message: msg})
 	}
 	for _, o := range old.Spec.Versions {
-		n := SpecVersion(new, o.Name)
+		n := lifecycle.SpecVersion(new, o.Name)
 		replacement := replacementFor(new, o.Name)
 		switch {
 		case n == nil && !o.Served:
 			// Clients lost it when it stopped being served, a release ago:
 			// a line for the release notes, nothing that may fail.
 			add(o.Name, "versionRemoved", fmt.Sprintf("%s/%s %s, no longer served, is removed", new.Spec.Group, o.Name, new.Spec.Names.Kind))
-			out[len(out)-1].Severity = SeverityNote
+			out[len(out)-1].Severity = lifecycle.SeverityNote
 		case n == nil:
 			add(o.Name, "versionRemoved", fmt.Sprintf("%s/%s %s is removed; use %s/%s", new.Spec.Group, o.Name, new.Spec.Names.Kind, new.Spec.Group, replacement))
 		case o.Served && !n.Served:
@@ -230,12 +231,12 @@ func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 func replacementFor(crd *apiextensionsv1.CustomResourceDefinition, v string) string {
 	best := ""
 	for _, c := range crd.Spec.Versions {
-		if c.Name != v && c.Served && !c.Deprecated && (best == "" || Newer(c.Name, best)) {
+		if c.Name != v && c.Served && !c.Deprecated && (best == "" || lifecycle.Newer(c.Name, best)) {
 			best = c.Name
 		}
 	}
 	if best == "" {
-		return StorageVersion(crd)
+		return lifecycle.StorageVersion(crd)
 	}
 	return best
 }
@@ -246,35 +247,35 @@ func replacementFor(crd *apiextensionsv1.CustomResourceDefinition, v string) str
 func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding {
 	var out []Finding
 	for _, o := range old.Spec.Versions {
-		n := SpecVersion(new, o.Name)
+		n := lifecycle.SpecVersion(new, o.Name)
 		if n == nil || !o.Served || !n.Served {
 			continue
 		}
 		for _, c := range schemacompat.SchemaChanges(schemacompat.VersionSchema(&o), schemacompat.VersionSchema(n)) {
-			sev := SeverityWarning
+			sev := lifecycle.SeverityWarning
 			if c.Breaking {
-				sev = SeverityError
+				sev = lifecycle.SeverityError
 			}
 			out = append(out, Finding{Severity: sev, Kind: FindingSchema, CRD: new.Name, Version: o.Name, Rule: c.Rule, Path: c.Path, Message: c.Message})
 		}
 	}
-	oldStorage, newStorage := StorageVersion(old), StorageVersion(new)
-	if oldStorage == newStorage || SpecVersion(new, newStorage) == nil || SpecVersion(old, oldStorage) == nil {
+	oldStorage, newStorage := lifecycle.StorageVersion(old), lifecycle.StorageVersion(new)
+	if oldStorage == newStorage || lifecycle.SpecVersion(new, newStorage) == nil || lifecycle.SpecVersion(old, oldStorage) == nil {
 		return out
 	}
 	// Compare old's storage schema as it is today with new's storage schema:
 	// the objects stored now were written under the former.
 	pair := new.DeepCopy()
-	pair.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{*SpecVersion(old, oldStorage).DeepCopy(), *SpecVersion(new, newStorage).DeepCopy()}
+	pair.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{*lifecycle.SpecVersion(old, oldStorage).DeepCopy(), *lifecycle.SpecVersion(new, newStorage).DeepCopy()}
 	if ok, why := schemacompat.SchemaProof(pair, oldStorage, newStorage); !ok {
-		sev := SeverityError
-		if conversionStrategy(new) == string(apiextensionsv1.WebhookConverter) {
-			sev = SeverityWarning // not a finding about the schemas: only the webhook knows
+		sev := lifecycle.SeverityError
+		if lifecycle.ConvertsByWebhook(new) {
+			sev = lifecycle.SeverityWarning // not a finding about the schemas: only the webhook knows
 		}
 		out = append(out, Finding{Severity: sev, Kind: FindingSchema, CRD: new.Name, Version: oldStorage, Rule: "storageSwitchMayLoseData",
 			Message: fmt.Sprintf("re-storing objects stored at %s at %s (what migrate does after this upgrade) is not proven lossless: %s", oldStorage, newStorage, why),
-			Fix: []Advice{advise(Migrate(new.Name), "after applying, re-store the objects, each checked %s→%s→%s first, leaving as it is every object that would lose data", oldStorage, newStorage, oldStorage),
-				advise(nil, "or carry the field into the new version's schema (or through the conversion webhook)")}})
+			Fix: []lifecycle.Advice{lifecycle.Advise(lifecycle.Migrate(new.Name), "after applying, re-store the objects, each checked %s→%s→%s first, leaving as it is every object that would lose data", oldStorage, newStorage, oldStorage),
+				lifecycle.Advise(nil, "or carry the field into the new version's schema (or through the conversion webhook)")}})
 	}
 	return out
 }
@@ -284,7 +285,7 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 func Unserved(old, new *apiextensionsv1.CustomResourceDefinition) []string {
 	var out []string
 	for _, o := range old.Spec.Versions {
-		if n := SpecVersion(new, o.Name); o.Served && (n == nil || !n.Served) {
+		if n := lifecycle.SpecVersion(new, o.Name); o.Served && (n == nil || !n.Served) {
 			out = append(out, o.Name)
 		}
 	}
@@ -354,7 +355,7 @@ type DroppedLive struct {
 // has objects (or they could not be counted), a warning where it has none;
 // where nothing tells, a warning, a note without objects.
 func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLive) Finding {
-	f := Finding{Severity: SeverityError, Kind: FindingDropped, CRD: old.Name, Rule: "crdDropped"}
+	f := Finding{Severity: lifecycle.SeverityError, Kind: FindingDropped, CRD: old.Name, Rule: "crdDropped"}
 	const pruning = "an apply that prunes (Argo CD or Flux with pruning, kubectl apply --prune)"
 	where, all := "is in the old manifests", "every object of it"
 	empty, unsure := false, false
@@ -374,9 +375,9 @@ func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLiv
 		unsure = live.SameSource == ""
 		switch {
 		case unsure && empty:
-			f.Severity = SeverityNote
+			f.Severity = lifecycle.SeverityNote
 		case unsure || empty:
-			f.Severity = SeverityWarning
+			f.Severity = lifecycle.SeverityWarning
 		}
 	}
 	gone := fmt.Sprintf("%s deletes %s and, with it, %s; a plain kubectl apply leaves it", pruning, old.Name, all)
@@ -385,9 +386,9 @@ func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLiv
 	}
 	if to == nil {
 		f.Message = fmt.Sprintf("%s %s and not in the new manifests: %s", old.Name, where, gone)
-		f.Fix = []Advice{
-			advise(nil, "keep %s in the manifests while any object of it is to stay", old.Name),
-			advise(nil, "to retire it: delete its objects first (kubectl delete %s --all -A, on every cluster; a controller may clean up what they manage), then drop it from the manifests", old.Name)}
+		f.Fix = []lifecycle.Advice{
+			lifecycle.Advise(nil, "keep %s in the manifests while any object of it is to stay", old.Name),
+			lifecycle.Advise(nil, "to retire it: delete its objects first (kubectl delete %s --all -A, on every cluster; a controller may clean up what they manage), then drop it from the manifests", old.Name)}
 		return f
 	}
 	f.Rule = "crdRenamed"
@@ -405,18 +406,18 @@ func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLiv
 	f.Message = fmt.Sprintf("%s %s and not in the new manifests, which have %s, the same kind (%s, plural %s) under group %s: %s. %s beside %s",
 		old.Name, where, to.Name, old.Spec.Names.Kind, old.Spec.Names.Plural, newGroup, rename, upperFirst(gone), to.Name)
 	if empty {
-		f.Fix = []Advice{
-			advise(nil, "move the clients and controllers of %s to %s: once %s is deleted, requests to it fail", old.Spec.Group, newGroup, old.Name)}
+		f.Fix = []lifecycle.Advice{
+			lifecycle.Advise(nil, "move the clients and controllers of %s to %s: once %s is deleted, requests to it fail", old.Spec.Group, newGroup, old.Name)}
 		return f
 	}
-	version := StorageVersion(to)
+	version := lifecycle.StorageVersion(to)
 	if version == "" {
 		version = "VERSION"
 	}
-	f.Fix = []Advice{
-		advise(nil, "keep %s in the manifests beside %s until its objects are moved", old.Name, to.Name),
-		advise(nil, "create each object again under %s (apiVersion: %s/%s, kind %s, the same name and namespace, without the old object's metadata.uid and resourceVersion), and move its clients and controllers to %s", newGroup, newGroup, version, to.Spec.Names.Kind, newGroup),
-		advise(nil, "then, once no controller acts on them (one may clean up what a deleted object manages), delete the objects of %s (kubectl delete %s --all -A, on every cluster) and drop it from the manifests", old.Name, old.Name)}
+	f.Fix = []lifecycle.Advice{
+		lifecycle.Advise(nil, "keep %s in the manifests beside %s until its objects are moved", old.Name, to.Name),
+		lifecycle.Advise(nil, "create each object again under %s (apiVersion: %s/%s, kind %s, the same name and namespace, without the old object's metadata.uid and resourceVersion), and move its clients and controllers to %s", newGroup, newGroup, version, to.Spec.Names.Kind, newGroup),
+		lifecycle.Advise(nil, "then, once no controller acts on them (one may clean up what a deleted object manages), delete the objects of %s (kubectl delete %s --all -A, on every cluster) and drop it from the manifests", old.Name, old.Name)}
 	return f
 }
 

@@ -26,7 +26,7 @@ type Options struct {
 	// Objects validates every live object against the new schemas.
 	Objects bool
 	// Policy keeps the release rules of a CRD author errors (see
-	// lifecycle.Consequence).
+	// Consequence).
 	Policy   bool
 	PageSize int64
 	// Progress, when set, hears the objects validated of one CRD.
@@ -38,7 +38,7 @@ type Options struct {
 }
 
 // AgainstCluster compares each new CRD with the live one: the rules of
-// lifecycle.CheckUpgrade with the live status.storedVersions, then the new
+// CheckUpgrade with the live status.storedVersions, then the new
 // CRD sent to the API server as a server-side dry run (an update of the
 // live CRD, or a create), so everything else it would refuse is reported in
 // its own words, then (with opts.Objects) every live object validated
@@ -47,10 +47,10 @@ type Options struct {
 // (renamedFrom), and a live CRD that what applied the new manifests'
 // live CRDs applied too, which they now lack, as dropped
 // (droppedBySource). Nothing is persisted.
-func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextensionsv1.CustomResourceDefinition, opts Options) ([]lifecycle.Finding, error) {
+func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextensionsv1.CustomResourceDefinition, opts Options) ([]Finding, error) {
 	// CRDs are checked eight at a time (500 CRDs in seconds); findings
 	// keep the order of the manifests.
-	found := make([][]lifecycle.Finding, len(crds))
+	found := make([][]Finding, len(crds))
 	// The deprecated-API metric is read once, when the first CRD needs it:
 	// before that CRD's own lists, so they cannot show up in it.
 	metrics := sync.OnceValues(func() (*usage.DeprecatedAPIs, error) {
@@ -82,7 +82,7 @@ func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextension
 	}
 	// Discovery is read once, for the live CRDs the new ones may rename.
 	groups := sync.OnceValues(func() (servedGroups, error) { return discoverGroups(c.Discovery) })
-	var out []lifecycle.Finding
+	var out []Finding
 	dropped := map[string]bool{}
 	for i, n := range crds {
 		renamed, err := renamedFrom(ctx, c, n, crds, refs, groups)
@@ -107,7 +107,7 @@ func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextension
 
 // checkOne compares one new CRD with the live one.
 // It also returns the live CRD, nil when there is none.
-func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, opts Options, metrics func() (*usage.DeprecatedAPIs, error)) ([]lifecycle.Finding, *apiextensionsv1.CustomResourceDefinition, error) {
+func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, opts Options, metrics func() (*usage.DeprecatedAPIs, error)) ([]Finding, *apiextensionsv1.CustomResourceDefinition, error) {
 	live, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -134,14 +134,14 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 	if err := cluster.RequireAccess(ctx, c, n, a, nil); err != nil {
 		return nil, nil, err
 	}
-	out := lifecycle.CheckUpgrade(live, n, stored)
+	out := CheckUpgrade(live, n, stored)
 	server, err := dryRunApply(ctx, c.CRDs, live, n)
 	if err != nil {
 		return nil, nil, err
 	}
 	out = append(out, serverFindings(n.Name, server, out)...)
 	if live == nil {
-		return lifecycle.Consequence(out, nil, opts.Policy), live, nil
+		return Consequence(out, nil, opts.Policy), live, nil
 	}
 	if server == nil {
 		applies, err := ownerApplies(ctx, c.CRDs, live, n)
@@ -153,13 +153,13 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 	entries, err := removedVersionEntries(ctx, c.Metadata, live, n, max(opts.PageSize, 1))
 	if pass.IsConversionFailure(err) {
 		out = append(out, unreadable(live, err))
-		return lifecycle.Consequence(out, nil, opts.Policy), live, nil
+		return Consequence(out, nil, opts.Policy), live, nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	out = append(out, entries...)
-	if gone := lifecycle.Unserved(live, n); len(gone) > 0 {
+	if gone := Unserved(live, n); len(gone) > 0 {
 		requests, err := metrics()
 		if err != nil {
 			return nil, nil, err
@@ -167,22 +167,22 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 		managers, err := usage.VersionManagers(ctx, c.Metadata, live, gone, max(opts.PageSize, 1))
 		if pass.IsConversionFailure(err) {
 			out = append(out, unreadable(live, err))
-			return lifecycle.Consequence(out, nil, opts.Policy), live, nil
+			return Consequence(out, nil, opts.Policy), live, nil
 		}
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, v := range gone {
 			if len(managers[v]) > 0 {
-				out = append(out, usage.ManagersFinding(n.Name, v, lifecycle.StorageVersion(n), managers[v]))
+				out = append(out, managersFinding(n.Name, v, lifecycle.StorageVersion(n), managers[v]))
 			}
-			if f, ok := requests.RequestsFinding(live, v, lifecycle.StorageVersion(n), opts.OwnRequests.Own(live, requests)); ok {
+			if f, ok := requestsFinding(requests, live, v, lifecycle.StorageVersion(n), opts.OwnRequests.Own(live, requests)); ok {
 				out = append(out, f)
 			}
 		}
 	}
 	if !opts.Objects {
-		return lifecycle.Consequence(out, nil, opts.Policy), live, nil
+		return Consequence(out, nil, opts.Policy), live, nil
 	}
 	vo := validateOptions{PageSize: max(opts.PageSize, 1)}
 	if opts.Progress != nil {
@@ -191,7 +191,7 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 	objs, counts, err := validateObjects(ctx, c.Dynamic, live, n, vo)
 	if pass.IsConversionFailure(err) {
 		out = append(out, unreadable(live, err))
-		return lifecycle.Consequence(out, nil, opts.Policy), live, nil
+		return Consequence(out, nil, opts.Policy), live, nil
 	}
 	if err != nil {
 		return nil, nil, err
@@ -200,7 +200,7 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 	for v, count := range counts {
 		validated[n.Name+"/"+v] = count
 	}
-	return lifecycle.Consequence(append(out, objs...), validated, opts.Policy), live, nil
+	return Consequence(append(out, objs...), validated, opts.Policy), live, nil
 }
 
 // dryRunApply sends the new CRD as a server-side dry run of what an apply
@@ -259,23 +259,23 @@ func setKey(m *map[string]string, k, v string) {
 
 // serverFindings turns the API server's refusal into findings, one per
 // cause, leaving out the causes a rule already reported in the same words.
-func serverFindings(crd string, refusal error, known []lifecycle.Finding) []lifecycle.Finding {
+func serverFindings(crd string, refusal error, known []Finding) []Finding {
 	if refusal == nil {
 		return nil
 	}
 	covered := func(msg string) bool {
 		for _, f := range known {
-			if f.Kind == lifecycle.FindingRejected && strings.Contains(f.Message, msg) {
+			if f.Kind == FindingRejected && strings.Contains(f.Message, msg) {
 				return true
 			}
 		}
 		return false
 	}
-	finding := func(field, msg string) lifecycle.Finding {
-		return lifecycle.Finding{Severity: lifecycle.SeverityError, Kind: lifecycle.FindingRejected, CRD: crd, Rule: "serverDryRun", Path: field,
+	finding := func(field, msg string) Finding {
+		return Finding{Severity: lifecycle.SeverityError, Kind: FindingRejected, CRD: crd, Rule: "serverDryRun", Path: field,
 			Message: "the API server refuses it (server-side dry run): " + msg}
 	}
-	var out []lifecycle.Finding
+	var out []Finding
 	var status apierrors.APIStatus
 	if errors.As(refusal, &status) && status.Status().Details != nil && len(status.Status().Details.Causes) > 0 {
 		for _, c := range status.Status().Details.Causes {

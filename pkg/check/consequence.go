@@ -1,8 +1,10 @@
-package lifecycle
+package check
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
 // Consequence sets each finding's severity by what the upgrade does to
@@ -21,7 +23,7 @@ func Consequence(found []Finding, validated map[string]int64, policy bool) []Fin
 	// change elsewhere is not what they fail on.
 	failing := map[string][]string{}
 	for _, f := range found {
-		if f.Kind == FindingObjects && f.Severity != SeverityNote {
+		if f.Kind == FindingObjects && f.Severity != lifecycle.SeverityNote {
 			k := f.CRD + "/" + f.Version
 			for p := range strings.SplitSeq(f.Path, ", ") {
 				failing[k] = append(failing[k], SchemaPath(p))
@@ -31,13 +33,13 @@ func Consequence(found []Finding, validated map[string]int64, policy bool) []Fin
 	out := make([]Finding, len(found))
 	for i, f := range found {
 		out[i] = f
-		if policy || f.Severity != SeverityError || (f.Kind != FindingLifecycle && f.Kind != FindingSchema) {
+		if policy || f.Severity != lifecycle.SeverityError || (f.Kind != FindingLifecycle && f.Kind != FindingSchema) {
 			continue
 		}
-		out[i].Severity = SeverityWarning
+		out[i].Severity = lifecycle.SeverityWarning
 		n, seen := validated[f.CRD+"/"+f.Version]
 		if f.Kind == FindingSchema && f.Rule != "storageSwitchMayLoseData" && seen && !related(SchemaPath(f.Path), failing[f.CRD+"/"+f.Version]) {
-			out[i].Severity = SeverityNote
+			out[i].Severity = lifecycle.SeverityNote
 			out[i].Message = f.Message + "; " + allObjects(n)
 		}
 	}
