@@ -130,6 +130,8 @@ func (p pair) String() string {
 		s += r.version
 	}
 	switch p.variant {
+	case serverSide:
+		// The tier's way: named by its releases alone.
 	case clientSide:
 		s += " (client-side apply)"
 	case promoted:
