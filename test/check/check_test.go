@@ -290,6 +290,14 @@ func TestCheckSendsTheManifestAsItsServerSideApplyOwnerDoes(t *testing.T) {
 	if err := apply(false); err != nil {
 		t.Fatal(err)
 	}
+	// Served before anything reads its objects, as an installed CRD is.
+	fx, err := fixtures.NewClients(sb.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fx.WaitEstablished(t.Context(), manifest.Name); err != nil {
+		t.Fatal(err)
+	}
 	// As promote --to deprecated writes it; the API server's own
 	// controllers write the status meanwhile.
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
