@@ -33,6 +33,9 @@ func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, n
 	}
 	gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: usage.ListVersion(live), Resource: live.Spec.Names.Plural}
 	found, err := cluster.ObjectsWithEntries(ctx, meta, gvr, pageSize, gone)
+	if cluster.NotServedYet(live, err) {
+		return nil, nil
+	}
 	if err != nil || len(found.Objects) == 0 {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
@@ -106,6 +107,9 @@ func StaleManagedFields(ctx context.Context, meta metadata.Interface, crd *apiex
 		gvr.Version = storage.Name
 	}
 	found, err := ObjectsWithEntries(ctx, meta, gvr, pageSize, StaleVersion(crd))
+	if NotServedYet(crd, err) {
+		return nil, 0, nil
+	}
 	if err != nil {
 		return nil, -1, fmt.Errorf("listing the objects of %s: %w", crd.Name, err)
 	}
@@ -150,4 +154,19 @@ func countStale(ctx context.Context, meta metadata.Interface, crd *apiextensions
 		err = nil
 	}
 	return n, err
+}
+
+// NotServedYet tells a list refused because the API server has not
+// established the CRD yet (just created, its names not yet accepted): it
+// serves no object of it, and none was ever written.
+func NotServedYet(crd *apiextensionsv1.CustomResourceDefinition, err error) bool {
+	if !apierrors.IsNotFound(err) {
+		return false
+	}
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established {
+			return c.Status != apiextensionsv1.ConditionTrue
+		}
+	}
+	return true
 }
