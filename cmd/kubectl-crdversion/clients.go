@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -12,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
@@ -66,8 +66,12 @@ func newClientsFor(flags *genericclioptions.ConfigFlags, cfg *rest.Config, one o
 }
 
 // ownRequestsOfRun are the counts of every bundle of clients the command
-// built (one per cluster): runE settles them once the command has run.
-var ownRequestsOfRun []*usage.OwnRequests
+// built (one per cluster, several at once in a fleet): runE settles them
+// once the command has run.
+var ownRequestsOfRun struct {
+	sync.Mutex
+	all []*usage.OwnRequests
+}
 
 // newOwnRequests counts what the command's clients send to deprecated
 // versions, so that usage can tell this plugin's own requests from other
@@ -80,15 +84,16 @@ func newOwnRequests(flags *genericclioptions.ConfigFlags, cfg *rest.Config) (*us
 	if err != nil {
 		return nil, err
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(plain)
-	if err != nil {
-		return nil, err
-	}
 	getCRD := func(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
 		return crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	}
-	own := usage.NewOwnRequests(ownRecords(flags), getCRD, dc.RESTClient())
-	ownRequestsOfRun = append(ownRequestsOfRun, own)
+	own, err := usage.NewOwnRequests(ownRecords(flags), getCRD, plain)
+	if err != nil {
+		return nil, err
+	}
+	ownRequestsOfRun.Lock()
+	defer ownRequestsOfRun.Unlock()
+	ownRequestsOfRun.all = append(ownRequestsOfRun.all, own)
 	return own, nil
 }
 
@@ -100,7 +105,10 @@ func settleOwnRequests(ctx context.Context, command string) {
 	if ctx.Err() != nil {
 		return
 	}
-	for _, own := range ownRequestsOfRun {
+	ownRequestsOfRun.Lock()
+	all := ownRequestsOfRun.all
+	ownRequestsOfRun.Unlock()
+	for _, own := range all {
 		own.SetCommand(command)
 		_ = own.Settle(ctx)
 	}

@@ -94,17 +94,15 @@ func ObjectsWithEntries(ctx context.Context, meta metadata.Interface, gvr schema
 const staleNamed = 3
 
 // StaleManagedFields lists the CRD's objects, metadata only, a page at a
-// time, at its storage version where that is served (a list there converts
-// nothing), and says which carry a StaleEntry: nil when none does. listed
+// time, at ListVersion (the storage version where it is served and not
+// deprecated: no conversion, and no request the deprecated-API metric
+// counts), and says which carry a StaleEntry: nil when none does. listed
 // counts the objects listed; -1 when none could be listed (no version
 // served) or a continue token expired on the way.
 func StaleManagedFields(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, pageSize int64) (stale *lifecycle.StaleManagedFields, listed int64, err error) {
 	gvr, ok := ServedResource(crd)
 	if !ok {
 		return nil, -1, nil
-	}
-	if storage := lifecycle.SpecVersion(crd, lifecycle.StorageVersion(crd)); storage != nil && storage.Served {
-		gvr.Version = storage.Name
 	}
 	found, err := ObjectsWithEntries(ctx, meta, gvr, pageSize, StaleVersion(crd))
 	if NotServedYet(crd, err) {

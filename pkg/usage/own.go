@@ -2,6 +2,7 @@ package usage
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -9,8 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/crdnotes"
@@ -39,6 +42,8 @@ type OwnRequests struct {
 	// getCRD and metrics reach the API server without counting.
 	getCRD  func(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error)
 	metrics rest.Interface
+	// metricsBy are the servers that answered the metrics reads.
+	metricsBy answeredBy
 
 	mu      sync.Mutex
 	command string
@@ -57,14 +62,24 @@ type OwnRequests struct {
 type ownRun struct {
 	crd  *apiextensionsv1.CustomResourceDefinition
 	sent atomic.Int64
+	by   answeredBy
 }
 
 // NewOwnRequests counts a run's own requests at deprecated versions and
-// keeps its records in records. getCRD and metrics must not be wrapped by
-// Wrap: they reach the API server for the count, not as part of it.
-func NewOwnRequests(records OwnRecords, getCRD func(context.Context, string) (*apiextensionsv1.CustomResourceDefinition, error), metrics rest.Interface) *OwnRequests {
-	return &OwnRequests{records: records, getCRD: getCRD, metrics: metrics,
+// keeps its records in records. getCRD and the metrics reads (through a
+// client of metricsConfig) must not be wrapped by Wrap: they reach the API
+// server for the count, not as part of it.
+func NewOwnRequests(records OwnRecords, getCRD func(context.Context, string) (*apiextensionsv1.CustomResourceDefinition, error), metricsConfig *rest.Config) (*OwnRequests, error) {
+	o := &OwnRequests{records: records, getCRD: getCRD,
 		crds: map[schema.GroupResource]*apiextensionsv1.CustomResourceDefinition{}, runs: map[schema.GroupVersionResource]*ownRun{}}
+	cfg := rest.CopyConfig(metricsConfig)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return metricsTransport{by: &o.metricsBy, next: rt} })
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	o.metrics = dc.RESTClient()
+	return o, nil
 }
 
 // SetCommand names what a record says made the requests ("verify").
@@ -103,6 +118,7 @@ func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(r)
 	if run != nil && err == nil {
 		run.sent.Add(1)
+		run.by.saw(resp)
 	}
 	if r.Method != http.MethodGet {
 		t.own.changed(r.URL.Path)
@@ -167,7 +183,7 @@ func (o *OwnRequests) runFor(ctx context.Context, path string) *ownRun {
 		run = &ownRun{crd: crd}
 		if !o.read {
 			o.read = true
-			if m, err := DeprecatedRequests(ctx, o.metrics); err == nil && m.Access == MetricsRead && !m.StartedAt.IsZero() {
+			if m, err := o.readMetrics(ctx); err == nil && m.Access == MetricsRead && !m.StartedAt.IsZero() {
 				o.before = m
 			}
 		}
@@ -230,10 +246,8 @@ func (o *OwnRequests) Settle(ctx context.Context) error {
 	}
 	// A resource of a group the run did not name: only a deprecated
 	// version of a CRD is recorded.
+	o.lookUp(ctx, runs)
 	for gvr, r := range runs {
-		if r.crd == nil {
-			r.crd, _ = o.getCRD(ctx, gvr.GroupResource().String())
-		}
 		if v := specVersion(r.crd, gvr.Version); v == nil || !v.Served || !v.Deprecated {
 			delete(runs, gvr)
 		}
@@ -244,7 +258,7 @@ func (o *OwnRequests) Settle(ctx context.Context) error {
 	var after *DeprecatedAPIs
 	for deadline := time.Now().Add(settleWait); ; {
 		var err error
-		if after, err = DeprecatedRequests(ctx, o.metrics); err != nil {
+		if after, err = o.readMetrics(ctx); err != nil {
 			return err
 		}
 		if after.Access != MetricsRead || time.Now().After(deadline) || counted(before, after, runs) {
@@ -261,6 +275,9 @@ func (o *OwnRequests) Settle(ctx context.Context) error {
 	}
 	now := time.Now().UTC()
 	for gvr, r := range runs {
+		if !sameServer(&r.by, &o.metricsBy) {
+			continue
+		}
 		kept := o.records.notes().Load(r.crd)
 		if rec, ok := record(gvr, r.sent.Load(), before, after, kept, command, now); ok {
 			kept = slices.DeleteFunc(kept, func(k OwnRecord) bool { return k.Version == rec.Version && k.Server.Equal(rec.Server) })
@@ -372,4 +389,43 @@ func (s OwnRecords) Own(crd *apiextensionsv1.CustomResourceDefinition, m *Deprec
 		out[v] = OwnUse{Commands: rec.Commands, Requests: rec.Requests, Last: rec.Last, Since: int64(m.Requests[gvr] - rec.Counted)}
 	}
 	return out
+}
+
+// metricsReadTimeout bounds one read of /metrics: a page that never comes
+// (a proxy that holds it) costs a run this long, once, and records nothing.
+const metricsReadTimeout = 10 * time.Second
+
+func (o *OwnRequests) readMetrics(ctx context.Context) (*DeprecatedAPIs, error) {
+	ctx, cancel := context.WithTimeout(ctx, metricsReadTimeout)
+	defer cancel()
+	return DeprecatedRequests(ctx, o.metrics)
+}
+
+// lookUp reads, a few at a time and each once, the CRDs of the resources
+// the run requested without knowing their CRD.
+func (o *OwnRequests) lookUp(ctx context.Context, runs map[schema.GroupVersionResource]*ownRun) {
+	found := map[schema.GroupResource]*apiextensionsv1.CustomResourceDefinition{}
+	for gvr, r := range runs {
+		if r.crd == nil {
+			found[gvr.GroupResource()] = nil
+		}
+	}
+	var mu sync.Mutex
+	var g errgroup.Group
+	g.SetLimit(8)
+	for _, gr := range slices.Collect(maps.Keys(found)) {
+		g.Go(func() error {
+			crd, _ := o.getCRD(ctx, gr.String())
+			mu.Lock()
+			defer mu.Unlock()
+			found[gr] = crd
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for gvr, r := range runs {
+		if r.crd == nil {
+			r.crd = found[gvr.GroupResource()]
+		}
+	}
 }

@@ -75,18 +75,23 @@ func TestOwnRequests(t *testing.T) {
 		apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1", Served: true, Storage: true})
 	crd.UID = types.UID("uid-1")
 	srv := &fakeServer{counts: map[string]int{"v1beta1": 5}}
-	ts := httptest.NewServer(srv)
+	// TLS: a record needs every answer told to come from one server.
+	ts := httptest.NewTLSServer(srv)
 	defer ts.Close()
-	dc, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: ts.URL})
+	cfg := &rest.Config{Host: ts.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	records := OwnRecords{Dir: t.TempDir()}
 	ctx := context.Background()
 	run := func(versions []string, during func()) {
-		own := NewOwnRequests(records, func(context.Context, string) (*apiextensionsv1.CustomResourceDefinition, error) { return crd, nil }, dc.RESTClient())
+		own, err := NewOwnRequests(records, func(context.Context, string) (*apiextensionsv1.CustomResourceDefinition, error) { return crd, nil }, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
 		own.SetCommand("verify")
-		client := &http.Client{Transport: own.Wrap(http.DefaultTransport)}
+		client := &http.Client{Transport: own.Wrap(ts.Client().Transport)}
 		for _, v := range versions {
 			resp, err := client.Get(ts.URL + "/apis/example.com/" + v + "/namespaces/a/widgets/w-0")
 			if err != nil {
