@@ -27,6 +27,10 @@ type Migrator struct {
 	clients cluster.Clients
 	events  events.EventRecorder
 	log     logr.Logger
+	// deferred is the reason each CRD was last deferred for, while it
+	// stays deferred: a look again every DeferFor that finds the same
+	// reason records no Event. Only the one worker loop touches it.
+	deferred map[string]string
 }
 
 var (

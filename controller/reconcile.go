@@ -40,12 +40,13 @@ func (m *Migrator) reconcile(ctx context.Context, crd *apiextensionsv1.CustomRes
 	log.Info("decided", "do", d.verb, "reason", d.reason)
 	switch d.verb {
 	case doDefer:
-		m.event(crd, normal, "MigrationDeferred", "Defer", d.reason)
+		m.deferEvent(crd, d.reason)
 		if poll {
 			return lookAgain
 		}
 		return settled
 	case doClean:
+		delete(m.deferred, crd.Name)
 		return m.cleaned(ctx, crd, migrate.CleanManagedFields(ctx, m.clients.Metadata, crd, m.opts.Migrate.Restore))
 	case doMigrate:
 		opts := m.opts.Migrate
@@ -83,10 +84,12 @@ func (m *Migrator) migrated(ctx context.Context, crd *apiextensionsv1.CustomReso
 		log.Info("stopped: this replica is stopping or lost the lease; the next leader starts over")
 		return settled
 	case errors.Is(err, migrate.ErrClusterMigrating):
-		m.event(crd, normal, "MigrationDeferred", "Defer", err.Error())
+		m.deferEvent(crd, err.Error())
 		log.Info("deferred", "reason", err.Error())
 		return lookAgain
-	case err != nil:
+	}
+	delete(m.deferred, crd.Name)
+	if err != nil {
 		countRun(crd.Name, "error")
 		m.event(crd, warning, "MigrationFailed", "Migrate", err.Error()+"; nothing was pruned; trying again after a backoff")
 		log.Error(err, "migration failed; trying again after a backoff")
@@ -143,4 +146,17 @@ func (m *Migrator) cleaned(ctx context.Context, crd *apiextensionsv1.CustomResou
 	log.Info("managedFields cleanup incomplete", "summary", what)
 	m.event(crd, warning, "ManagedFieldsCleanupFailed", "CleanManagedFields", what)
 	return retry
+}
+
+// deferEvent records that the CRD is deferred, once for each reason in a
+// row: the looks again while the cluster's migration runs say nothing new.
+func (m *Migrator) deferEvent(crd *apiextensionsv1.CustomResourceDefinition, reason string) {
+	if m.deferred[crd.Name] == reason {
+		return
+	}
+	if m.deferred == nil {
+		m.deferred = map[string]string{}
+	}
+	m.deferred[crd.Name] = reason
+	m.event(crd, normal, "MigrationDeferred", "Defer", reason)
 }
