@@ -2,8 +2,10 @@ package lifecycle
 
 import (
 	"encoding/json"
+	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
@@ -52,6 +54,32 @@ func Steps(crd *apiextensionsv1.CustomResourceDefinition) []StepRecord {
 		return nil
 	}
 	return steps
+}
+
+// StepsWellFormed says whether the CRD's record of steps, where it has one,
+// is a record this plugin writes: a list of steps, each naming its version,
+// the stage it went to and what it changed, and nothing else. A value that
+// is not can be no one's but a person's, and is not written over.
+func StepsWellFormed(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	raw, ok := crd.Annotations[StepsAnnotation]
+	if !ok {
+		return true
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var steps []StepRecord
+	if dec.Decode(&steps) != nil || len(steps) == 0 {
+		return false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return false
+	}
+	for _, s := range steps {
+		if s.Version == "" || s.To == "" || len(s.Changes) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // EncodeSteps renders steps as the annotation's value ("" for none).

@@ -18,7 +18,7 @@ import (
 func (c CRD) Apply(p *lifecycle.Plan) error {
 	var rec *lifecycle.StepRecord
 	if p.Record != nil {
-		if raw, ok := c.Obj.Annotations[lifecycle.StepsAnnotation]; ok && raw != "" && lifecycle.Steps(c.Obj) == nil {
+		if !lifecycle.StepsWellFormed(c.Obj) {
 			return fmt.Errorf("%s: metadata.annotations[%s] does not parse as the record of steps this plugin writes: this step would write its own over it, and a rollback could not give it back; remove it, or put back what promote -f wrote there", c.File.Path, lifecycle.StepsAnnotation)
 		}
 		r := *p.Record

@@ -185,17 +185,20 @@ func TestOfflineRefusesWhatNeedsTheCluster(t *testing.T) {
 // and the rollback after it could not give them back. It is refused, and
 // the file is left as it was.
 func TestOfflineStepRefusesToOverwriteARecordThatDoesNotParse(t *testing.T) {
-	mangled := strings.Replace(original, "  name: widgets.example.com\n",
-		"  name: widgets.example.com\n  annotations:\n    "+lifecycle.StepsAnnotation+": 'not json'\n", 1)
-	f, crd := load(t, mangled)
-	p, err := promote(lifecycle.StageDeprecated, "")(crd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := crd.Apply(p); err == nil || !strings.Contains(err.Error(), "does not parse") {
-		t.Fatalf("promote of a file with a mangled record: %v, want it refused", err)
-	}
-	if string(f.Bytes()) != mangled {
-		t.Errorf("a refused step changed the file:\n%s", f.Bytes())
+	for _, value := range []string{"not json", "", "null", "{}", "[]", "[{}]", `[{"foo":1}]`, `[{"version":"v1"}]`, `[1]`} {
+		quoted := "'" + strings.ReplaceAll(value, "'", "''") + "'"
+		mangled := strings.Replace(original, "  name: widgets.example.com\n",
+			"  name: widgets.example.com\n  annotations:\n    "+lifecycle.StepsAnnotation+": "+quoted+"\n", 1)
+		f, crd := load(t, mangled)
+		p, err := promote(lifecycle.StageDeprecated, "")(crd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := crd.Apply(p); err == nil || !strings.Contains(err.Error(), "does not parse") {
+			t.Errorf("promote of a file whose record is %s: %v, want it refused", quoted, err)
+		}
+		if string(f.Bytes()) != mangled {
+			t.Errorf("a refused step changed the file:\n%s", f.Bytes())
+		}
 	}
 }
