@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -149,6 +150,11 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 			return nil, nil, err
 		}
 		out = append(out, applies...)
+	}
+	if why := lifecycle.NotServed(live); why != "" {
+		// Its objects cannot be listed: the checks of them would all be
+		// the API server's 404.
+		return Consequence(append(out, notServedFinding(live, n, why)), nil, opts.Policy), live, nil
 	}
 	entries, err := removedVersionEntries(ctx, c.Metadata, live, n, max(opts.PageSize, 1))
 	if pass.IsConversionFailure(err) {
@@ -293,4 +299,21 @@ func serverFindings(crd string, refusal error, known []Finding) []Finding {
 		out = append(out, finding("", refusal.Error()))
 	}
 	return out
+}
+
+// notServedFinding is a live CRD the API server has not established: it
+// serves none of its objects, so no client of it works, and none of them
+// could be checked. Where the new CRD keeps the names that kept it so, the
+// apply leaves every client broken (an error); where it changes them, the
+// apply may establish it (a warning).
+func notServedFinding(live, n *apiextensionsv1.CustomResourceDefinition, why string) Finding {
+	f := Finding{Severity: lifecycle.SeverityError, Kind: FindingObjects, CRD: n.Name, Rule: "crdNotServed",
+		Message: fmt.Sprintf("the API server serves none of the live CRD's objects (%s): every client of it fails, and its objects could not be checked; the new CRD keeps the same names", why),
+		Fix:     []lifecycle.Advice{{Text: "change the names another CRD holds (plural, kind, short names) in the new CRD, then check again"}}}
+	if !equality.Semantic.DeepEqual(live.Spec.Names, n.Spec.Names) {
+		f.Severity = lifecycle.SeverityWarning
+		f.Message = fmt.Sprintf("the API server serves none of the live CRD's objects (%s), so none could be checked; the new CRD changes its names, which may let the API server establish it", why)
+		f.Fix = []lifecycle.Advice{{Text: "after the apply, check that the CRD is Established (kubectl get crd " + n.Name + "), then check again"}}
+	}
+	return f
 }

@@ -10,7 +10,8 @@
 //     new version, whose rules (fieldRemoved, requiredAdded, enumValueRemoved, ...) are
 //     package schemacompat's SchemaChanges;
 //   - againstcluster.go: the same against a live cluster (AgainstCluster),
-//     and the API server's own answer to the new CRD (serverDryRun);
+//     the API server's own answer to the new CRD (serverDryRun), and a live
+//     CRD it does not serve (crdNotServed);
 //   - objects.go: every live object under the new schemas (objectRefused,
 //     objectInvalid, objectLosesFields, objectsNotVisible);
 //   - owners.go: the CRD sent as its server-side apply owners send it

@@ -89,13 +89,19 @@ func NewClientsOver(cfg *rest.Config, n int) (Clients, error) {
 	if err != nil {
 		return c, err
 	}
-	if c.Dynamic, err = dynamic.NewForConfigAndClient(cfg, objects); err != nil {
+	// The passes read and dry-run objects at a deprecated version on
+	// purpose (the old→new→old proof can only be made there): the API
+	// server's warning on each of those requests is the plugin's own doing,
+	// not the user's, and the passes report what they found themselves.
+	quiet := rest.CopyConfig(cfg)
+	quiet.WarningHandler = rest.NoWarnings{}
+	if c.Dynamic, err = dynamic.NewForConfigAndClient(quiet, objects); err != nil {
 		return c, err
 	}
-	if c.Metadata, err = metadata.NewForConfigAndClient(cfg, objects); err != nil {
+	if c.Metadata, err = metadata.NewForConfigAndClient(quiet, objects); err != nil {
 		return c, err
 	}
-	objectsDiscovery, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, objects)
+	objectsDiscovery, err := discovery.NewDiscoveryClientForConfigAndClient(quiet, objects)
 	if err != nil {
 		return c, err
 	}

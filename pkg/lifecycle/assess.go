@@ -119,7 +119,10 @@ type Assessment struct {
 	// entries at versions it does not serve, where status listed them and
 	// found some (AssessWith).
 	StaleManagedFields *StaleManagedFields `json:"staleManagedFields,omitempty"`
-	Next               Next                `json:"next"`
+	// NotServed says why the API server serves none of the CRD's objects
+	// (NotServed); "" where it serves them.
+	NotServed string `json:"notServed,omitempty"`
+	Next      Next   `json:"next"`
 }
 
 // Assess infers every version's stage, the CRD's problems and its next step
@@ -147,6 +150,7 @@ func AssessWith(crd *apiextensionsv1.CustomResourceDefinition, stale *StaleManag
 		MigratingCondition: storageMigratingCondition(crd),
 		Refused:            RefusedFor(crd),
 		StaleManagedFields: stale,
+		NotServed:          NotServed(crd),
 		Problems:           []Problem{},
 	}
 	for _, v := range crd.Spec.Versions {
@@ -227,6 +231,9 @@ func problems(a Assessment) []Problem {
 	if storage := a.storageVersions(); len(storage) != 1 {
 		out = append(out, Problem{SeverityError, "", badStorage(storage)})
 	}
+	if a.NotServed != "" {
+		out = append(out, Problem{SeverityError, "", "the API server serves none of its objects (" + a.NotServed + "): every client of it fails"})
+	}
 	pending := a.Pending()
 	for _, v := range a.Versions {
 		switch {
@@ -290,6 +297,8 @@ func nextStep(a Assessment) Next {
 	switch {
 	case len(a.storageVersions()) != 1:
 		return Next{Action: ActionFix, Reason: "edit the manifest: " + badStorage(a.storageVersions())}
+	case a.NotServed != "":
+		return Next{Action: ActionFix, Reason: "edit the manifest so the API server establishes the CRD (" + a.NotServed + "; names another CRD holds must change), then apply it: no step can be taken while its objects are not served"}
 	case a.Migrating:
 		return Next{Action: ActionWait, Reason: "the cluster's storage version migrator is migrating this resource; check again when StorageMigrating is False"}
 	case len(byStage[StageMissing]) > 0:
@@ -375,6 +384,36 @@ func conversionStrategy(crd *apiextensionsv1.CustomResourceDefinition) string {
 		return string(apiextensionsv1.NoneConverter)
 	}
 	return string(crd.Spec.Conversion.Strategy)
+}
+
+// NotServed says, from the CRD's own conditions, why the API server serves
+// none of its objects: not Established, most often because NamesAccepted is
+// False (a plural, kind or short name another CRD holds). "" where it is
+// established, or carries no condition (a file, or a CRD just created).
+func NotServed(crd *apiextensionsv1.CustomResourceDefinition) string {
+	var established, names *apiextensionsv1.CustomResourceDefinitionCondition
+	for i, c := range crd.Status.Conditions {
+		switch c.Type {
+		case apiextensionsv1.Established:
+			established = &crd.Status.Conditions[i]
+		case apiextensionsv1.NamesAccepted:
+			names = &crd.Status.Conditions[i]
+		}
+	}
+	if established == nil || established.Status == apiextensionsv1.ConditionTrue {
+		return ""
+	}
+	c := established
+	if names != nil && names.Status != apiextensionsv1.ConditionTrue {
+		c = names
+	}
+	why := fmt.Sprintf("%s=%s", c.Type, c.Status)
+	if c.Message != "" {
+		why += ": " + c.Message
+	} else if c.Reason != "" {
+		why += ": " + c.Reason
+	}
+	return why
 }
 
 // Condition is a CRD condition as a person reads it.

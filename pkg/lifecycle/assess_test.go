@@ -243,3 +243,34 @@ func TestNextStepAfterARefusedMigrate(t *testing.T) {
 		t.Errorf("reason: %s", r)
 	}
 }
+
+// A CRD the API server has not established serves no object: status says
+// why, from its conditions, and the only way on is to fix the manifest. A
+// CRD with no condition (a file, one just created) is not judged.
+func TestAssessACRDTheAPIServerDoesNotServe(t *testing.T) {
+	withConditions := func(cs ...apiextensionsv1.CustomResourceDefinitionCondition) *apiextensionsv1.CustomResourceDefinition {
+		c := crd([]string{"v1"}, "v1:served,storage")
+		c.Status.Conditions = cs
+		return c
+	}
+	clash := apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionFalse, Reason: "ShortNamesConflict", Message: `"wg" is already in use`}
+	for _, tc := range []struct {
+		name string
+		crd  *apiextensionsv1.CustomResourceDefinition
+		want string // in NotServed; "" for served
+	}{
+		{"a file: no conditions", crd([]string{"v1"}, "v1:served,storage"), ""},
+		{"established", withConditions(apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}), ""},
+		{"names clash", withConditions(clash, apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionFalse, Reason: "NotAccepted"}), `NamesAccepted=False: "wg" is already in use`},
+		{"not established, names accepted", withConditions(apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionFalse, Reason: "Installing"}), "Established=False: Installing"},
+	} {
+		a := Assess(tc.crd)
+		if a.NotServed != tc.want {
+			t.Errorf("%s: NotServed %q, want %q", tc.name, a.NotServed, tc.want)
+			continue
+		}
+		if tc.want != "" && (a.Next.Action != ActionFix || !hasProblem(a, "serves none of its objects")) {
+			t.Errorf("%s: next %+v, problems %+v: want it fixed first, and said", tc.name, a.Next, a.Problems)
+		}
+	}
+}

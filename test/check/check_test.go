@@ -3,17 +3,20 @@
 package check_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
@@ -372,5 +375,50 @@ func TestCheckAppliesAsTheOwnersPersistNothing(t *testing.T) {
 		after.Spec.Versions[1].Deprecated || !after.Spec.Versions[1].Served {
 		t.Fatalf("check changed the CRD: resourceVersion %s → %s, generation %d → %d, managedFields %d → %d, v1beta1 %+v",
 			before.ResourceVersion, after.ResourceVersion, before.Generation, after.Generation, len(before.ManagedFields), len(after.ManagedFields), after.Spec.Versions[1])
+	}
+}
+
+// A live CRD whose short name another CRD holds is never established: the
+// API server serves none of its objects. check says so, and exits 3 for a
+// manifest that keeps the names, instead of failing on the 404 of its
+// objects' list; status gives the reason from the CRD's conditions.
+func TestCheckOfACRDTheAPIServerDoesNotServe(t *testing.T) {
+	sb := sandbox.StartT(t, sandbox.Options{})
+	c, err := migrate.NewClients(sb.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx, err := fixtures.NewClients(sb.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := fixtures.CRD("example.com", "Widget", "widgets", apiextensionsv1.NamespaceScoped, false, fixtures.Version{Name: "v1", Served: true, Storage: true})
+	holder.Spec.Names.ShortNames = []string{"wg"}
+	if _, err := fx.CreateCRD(t.Context(), holder); err != nil {
+		t.Fatal(err)
+	}
+	clash := fixtures.CRD("example.com", "Gadget", "gadgets", apiextensionsv1.NamespaceScoped, false, fixtures.Version{Name: "v1", Served: true, Storage: true})
+	clash.Spec.Names.ShortNames = []string{"wg"}
+	crds := c.CRDs.ApiextensionsV1().CustomResourceDefinitions()
+	if _, err := crds.Create(t.Context(), clash, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var live *apiextensionsv1.CustomResourceDefinition
+	if err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		live, err = crds.Get(ctx, clash.Name, metav1.GetOptions{})
+		return err == nil && lifecycle.NotServed(live) != "", err
+	}); err != nil {
+		t.Fatalf("the clashing CRD never showed its names refused: %v", err)
+	}
+	if why := lifecycle.Assess(live).NotServed; !strings.Contains(why, "NamesAccepted=False") {
+		t.Errorf("status's reason %q, want the NamesAccepted condition", why)
+	}
+	found, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{clash}, check.Options{Objects: true})
+	if err != nil {
+		t.Fatalf("check of a CRD not served: %v, want findings", err)
+	}
+	i := slices.IndexFunc(found, func(f check.Finding) bool { return f.Rule == "crdNotServed" })
+	if i < 0 || found[i].Severity != lifecycle.SeverityError {
+		t.Fatalf("findings %+v: want crdNotServed, an error", found)
 	}
 }
