@@ -303,14 +303,21 @@ func serverFindings(crd string, refusal error, known []Finding) []Finding {
 
 // notServedFinding is a live CRD the API server has not established: it
 // serves none of its objects, so no client of it works, and none of them
-// could be checked. Where the new CRD keeps the names that kept it so, the
-// apply leaves every client broken (an error); where it changes them, the
-// apply may establish it (a warning).
+// could be checked. Where its names were refused and the new CRD keeps
+// them, the apply leaves every client broken (an error); where it changes
+// them, the apply may establish it (a warning); where the names were
+// accepted, it is only being set up (a warning: check again).
 func notServedFinding(live, n *apiextensionsv1.CustomResourceDefinition, why string) Finding {
 	f := Finding{Severity: lifecycle.SeverityError, Kind: FindingObjects, CRD: n.Name, Rule: "crdNotServed",
 		Message: fmt.Sprintf("the API server serves none of the live CRD's objects (%s): every client of it fails, and its objects could not be checked; the new CRD keeps the same names", why),
 		Fix:     []lifecycle.Advice{{Text: "change the names another CRD holds (plural, kind, short names) in the new CRD, then check again"}}}
-	if !equality.Semantic.DeepEqual(live.Spec.Names, n.Spec.Names) {
+	switch {
+	case !lifecycle.NamesRefused(live):
+		// Being set up: no edit is needed, only time.
+		f.Severity = lifecycle.SeverityWarning
+		f.Message = fmt.Sprintf("the API server has not established the live CRD yet (%s): none of its objects is served, so none could be checked", why)
+		f.Fix = []lifecycle.Advice{{Text: "check again once it is Established (kubectl wait --for=condition=Established crd/" + live.Name + ")"}}
+	case !equality.Semantic.DeepEqual(live.Spec.Names, n.Spec.Names):
 		f.Severity = lifecycle.SeverityWarning
 		f.Message = fmt.Sprintf("the API server serves none of the live CRD's objects (%s), so none could be checked; the new CRD changes its names, which may let the API server establish it", why)
 		f.Fix = []lifecycle.Advice{{Text: "after the apply, check that the CRD is Established (kubectl get crd " + n.Name + "), then check again"}}

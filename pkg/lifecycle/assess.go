@@ -123,6 +123,9 @@ type Assessment struct {
 	// (NotServed); "" where it serves them.
 	NotServed string `json:"notServed,omitempty"`
 	Next      Next   `json:"next"`
+	// namesRefused: NotServed because the API server refused the names,
+	// which only an edit of the manifest ends.
+	namesRefused bool
 }
 
 // Assess infers every version's stage, the CRD's problems and its next step
@@ -151,6 +154,7 @@ func AssessWith(crd *apiextensionsv1.CustomResourceDefinition, stale *StaleManag
 		Refused:            RefusedFor(crd),
 		StaleManagedFields: stale,
 		NotServed:          NotServed(crd),
+		namesRefused:       NamesRefused(crd),
 		Problems:           []Problem{},
 	}
 	for _, v := range crd.Spec.Versions {
@@ -231,8 +235,11 @@ func problems(a Assessment) []Problem {
 	if storage := a.storageVersions(); len(storage) != 1 {
 		out = append(out, Problem{SeverityError, "", badStorage(storage)})
 	}
-	if a.NotServed != "" {
+	switch {
+	case a.namesRefused:
 		out = append(out, Problem{SeverityError, "", "the API server serves none of its objects (" + a.NotServed + "): every client of it fails"})
+	case a.NotServed != "":
+		out = append(out, Problem{SeverityWarning, "", "the API server has not established it yet (" + a.NotServed + "): none of its objects is served until it is"})
 	}
 	pending := a.Pending()
 	for _, v := range a.Versions {
@@ -297,8 +304,10 @@ func nextStep(a Assessment) Next {
 	switch {
 	case len(a.storageVersions()) != 1:
 		return Next{Action: ActionFix, Reason: "edit the manifest: " + badStorage(a.storageVersions())}
-	case a.NotServed != "":
+	case a.namesRefused:
 		return Next{Action: ActionFix, Reason: "edit the manifest so the API server establishes the CRD (" + a.NotServed + "; names another CRD holds must change), then apply it: no step can be taken while its objects are not served"}
+	case a.NotServed != "":
+		return Next{Action: ActionWait, Reason: fmt.Sprintf("the API server has not established it yet (%s); check again once it is (kubectl wait --for=condition=Established crd/%s)", a.NotServed, crd)}
 	case a.Migrating:
 		return Next{Action: ActionWait, Reason: "the cluster's storage version migrator is migrating this resource; check again when StorageMigrating is False"}
 	case len(byStage[StageMissing]) > 0:
@@ -414,6 +423,19 @@ func NotServed(crd *apiextensionsv1.CustomResourceDefinition) string {
 		why += ": " + c.Reason
 	}
 	return why
+}
+
+// NamesRefused says whether the API server refused the CRD's names
+// (NamesAccepted=False: a plural, kind or short name another CRD holds):
+// the one reason a CRD stays unserved that only an edit of its manifest
+// ends.
+func NamesRefused(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.NamesAccepted {
+			return c.Status == apiextensionsv1.ConditionFalse
+		}
+	}
+	return false
 }
 
 // Condition is a CRD condition as a person reads it.

@@ -54,8 +54,8 @@ type OwnRequests struct {
 	// before is the metrics read before the first request counted, once a
 	// run: every count grows from it. nil when they could not be read:
 	// nothing is recorded then.
-	before *DeprecatedAPIs
-	read   bool
+	before     *DeprecatedAPIs
+	readBefore sync.Once
 }
 
 // ownRun counts the requests to one version in this run.
@@ -172,6 +172,23 @@ func (o *OwnRequests) runFor(ctx context.Context, path string) *ownRun {
 	if !ok || builtinGroups[gvr.Group] {
 		return nil
 	}
+	run := o.lookUpRun(gvr)
+	if run != nil {
+		// Only the requests counted wait for the read before them; the
+		// others go on, and none waits on the lock during the read.
+		o.readBefore.Do(func() {
+			if m, err := o.readMetrics(ctx); err == nil && m.Access == MetricsRead && !m.StartedAt.IsZero() {
+				o.mu.Lock()
+				o.before = m
+				o.mu.Unlock()
+			}
+		})
+	}
+	return run
+}
+
+// lookUpRun is the count of gvr's requests, made at its first request.
+func (o *OwnRequests) lookUpRun(gvr schema.GroupVersionResource) *ownRun {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if run, seen := o.runs[gvr]; seen {
@@ -181,12 +198,6 @@ func (o *OwnRequests) runFor(ctx context.Context, path string) *ownRun {
 	var run *ownRun
 	if v := specVersion(crd, gvr.Version); !known || v != nil && v.Served && v.Deprecated {
 		run = &ownRun{crd: crd}
-		if !o.read {
-			o.read = true
-			if m, err := o.readMetrics(ctx); err == nil && m.Access == MetricsRead && !m.StartedAt.IsZero() {
-				o.before = m
-			}
-		}
 	}
 	o.runs[gvr] = run
 	return run

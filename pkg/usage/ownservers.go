@@ -2,6 +2,7 @@ package usage
 
 import (
 	"crypto/sha256"
+	"crypto/x509"
 	"net/http"
 	"sync"
 )
@@ -16,7 +17,10 @@ import (
 type answeredBy struct {
 	mu      sync.Mutex
 	servers map[[sha256.Size]byte]bool
-	untold  bool
+	// seen spares a hash for each answer: a connection's certificate is
+	// parsed once, at its handshake, and every answer on it shares it.
+	seen   map[*x509.Certificate]bool
+	untold bool
 }
 
 func (a *answeredBy) saw(resp *http.Response) {
@@ -26,10 +30,15 @@ func (a *answeredBy) saw(resp *http.Response) {
 		a.untold = true
 		return
 	}
-	if a.servers == nil {
-		a.servers = map[[sha256.Size]byte]bool{}
+	cert := resp.TLS.PeerCertificates[0]
+	if a.seen[cert] {
+		return
 	}
-	a.servers[sha256.Sum256(resp.TLS.PeerCertificates[0].Raw)] = true
+	if a.servers == nil {
+		a.servers, a.seen = map[[sha256.Size]byte]bool{}, map[*x509.Certificate]bool{}
+	}
+	a.seen[cert] = true
+	a.servers[sha256.Sum256(cert.Raw)] = true
 }
 
 // one is the single server every answer came from, if that is so.
