@@ -87,11 +87,42 @@ const nothingToPrune = "storedVersions already holds only the storage version"
 // object is re-written, each checked first as it is written unless the CRD
 // proves old→new→old for every object; once the switch grace is over,
 // every object once more; the CRD did not change meanwhile; prune.
+//
+// An old version in storedVersions that is not served, and whose fields
+// the schemas do not prove the storage version keeps, is served again,
+// deprecated, while its objects are checked at it, and unserved after: what
+// only its schema holds is the user's data, and no check sees it at
+// another version.
 func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) (*results.Result, error) {
 	opts = opts.withDefaults()
 	if err := opts.Restore.DryRun.check(true); err != nil {
 		return nil, err
 	}
+	if opts.AcceptLoss || !opts.Restore.DryRun.persists() {
+		return migrate(ctx, c, name, opts, nil)
+	}
+	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	hidden := hiddenVersions(crd)
+	if len(hidden) == 0 {
+		return migrate(ctx, c, name, opts, nil)
+	}
+	some, err := hasObjects(ctx, c, crd)
+	switch {
+	case err != nil:
+		return nil, err
+	case !some:
+		return migrate(ctx, c, name, opts, nil)
+	}
+	return migrateServedAgain(ctx, c, crd, hidden, opts)
+}
+
+// migrate is Migrate on the CRD as it is served now. kept, when set, is
+// the CRD as its owner keeps it, whose unserved versions' managedFields
+// entries a cleanup drops (nil: the CRD as served).
+func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, kept *apiextensionsv1.CustomResourceDefinition) (*results.Result, error) {
 	log := opts.Log.WithValues("crd", name)
 	p, err := prepare(ctx, c, name, opts, log, cluster.Access{Op: "migrate", ObjectVerbs: []string{"list"}, WriteVerbs: []string{"patch"}})
 	switch {
@@ -119,7 +150,10 @@ func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) 
 	if opts.CleanManagedFields {
 		// Dropped in the re-store's own write, which each pass proves for
 		// its object: an object a check left alone keeps its entries too.
-		run.clean, run.cleaned = cluster.StaleEntry(crd), &atomic.Int64{}
+		if kept == nil {
+			kept = crd
+		}
+		run.clean, run.cleaned = cluster.StaleEntry(kept), &atomic.Int64{}
 	}
 	// Every write of the passes is proven for the CRD's generation they
 	// began with: once it moves, no further write goes out.
@@ -164,7 +198,7 @@ func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) 
 	}
 	res.APIServers = run.servers.seen()
 	if opts.CleanManagedFields {
-		res.ManagedFields = cleanSummary(ctx, c.Metadata, crd, run, &res.RestoreResult)
+		res.ManagedFields = cleanSummary(ctx, c.Metadata, kept, run, &res.RestoreResult)
 	}
 	switch {
 	case opts.Restore.DryRun == DryRunServer:

@@ -30,6 +30,10 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 	}
 	for _, r := range rs {
 		for _, p := range r.Proofs {
+			if p.By == results.ProofUnserved && r.Listed == 0 {
+				// No object: nothing at the version to lose, nothing to say.
+				continue
+			}
 			if _, err := fmt.Fprintf(w, "%s: %s\n", r.CRD, proofDetail(p)); err != nil {
 				return err
 			}
@@ -44,6 +48,15 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 		}
 		if err := writePass(w, r, verb, took); err != nil {
 			return err
+		}
+		if a := r.ServedAgain; a != nil {
+			after := "no longer served after it, as before"
+			if !a.Undone {
+				after = "still served: kubectl crdversion rollback " + r.CRD + " stops serving it"
+			}
+			if _, err := fmt.Fprintf(w, "  %s: not served, so served again, deprecated, while each object was checked at it; %s\n", strings.Join(a.Versions, ", "), after); err != nil {
+				return err
+			}
 		}
 		if line := apiServersLine(r); line != "" {
 			if _, err := fmt.Fprintf(w, "  %s\n", line); err != nil {

@@ -31,6 +31,17 @@ type Result struct {
 	ClusterMigration *ClusterMigration `json:"clusterMigration,omitempty"`
 	// APIServers are the API servers the passes wrote through.
 	APIServers *APIServers `json:"apiServers,omitempty"`
+	// ServedAgain are the old versions, not served, that the migration
+	// served again while it checked their objects.
+	ServedAgain *ServedAgain `json:"servedAgain,omitempty"`
+}
+
+// ServedAgain is an unserved old version served again, deprecated, for the
+// check of its objects: what only its schema holds no other version shows.
+type ServedAgain struct {
+	Versions []string `json:"versions"`
+	// Undone: no longer served after the pass, as before it.
+	Undone bool `json:"undone"`
 }
 
 // APIServers are the API servers a migration's passes reached, told apart

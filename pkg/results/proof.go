@@ -14,7 +14,8 @@ const (
 	ProofObjects ProofKind = "objects"
 	// ProofUnserved: the version is not served, and no version but the
 	// storage version is: what only the old version holds no client can
-	// read and no check can see.
+	// read. A migration of objects serves it again for their check; a
+	// CRD with no object has none at it.
 	ProofUnserved ProofKind = "unserved"
 	// ProofUnreadable: the version is gone from spec.versions, so the API
 	// server cannot read an object stored at it: re-storing one fails

@@ -107,8 +107,8 @@ func ProofByCRD(crd *apiextensionsv1.CustomResourceDefinition, v string, acceptL
 		p.By, p.Detail = results.ProofWaived, "not checked: loss accepted"
 	case len(checkVersions(crd, v)) == 0:
 		p.By = results.ProofUnserved
-		p.Detail = fmt.Sprintf("%s is not served, and no version but %s is: whatever only %s's schema holds (%s) no client can read and no check can see, and the re-store drops it for good; "+
-			"it writes at %s exactly what a read at %s shows", v, storage, v, why, storage, storage)
+		p.Detail = fmt.Sprintf("%s is not served, and no version but %s is: what only %s's schema holds (%s) no client can read; "+
+			"a migration with objects serves %s again, deprecated, while it checks each of them at it, and stops serving it after", v, storage, v, why, v)
 	default:
 		p.CheckedAt = checkVersions(crd, v)
 		return p, false

@@ -1,0 +1,106 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
+)
+
+// hiddenVersions are the old versions in storedVersions that the CRD
+// keeps but does not serve, and whose fields the schemas do not prove the
+// storage version keeps: what only they hold reaches no served version,
+// so no check sees it until they are served again.
+func hiddenVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
+	storage := lifecycle.StorageVersion(crd)
+	var hidden []string
+	for _, v := range crd.Status.StoredVersions {
+		sv := lifecycle.SpecVersion(crd, v)
+		if v == storage || sv == nil || sv.Served {
+			continue
+		}
+		if ok, _ := schemacompat.SchemaProof(crd, v, storage); !ok {
+			hidden = append(hidden, v)
+		}
+	}
+	return hidden
+}
+
+// hasObjects says whether the CRD has any object at all.
+func hasObjects(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition) (bool, error) {
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
+	list, err := c.Metadata.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return false, fmt.Errorf("listing %s: %w", crd.Name, err)
+	}
+	return len(list.Items) > 0, nil
+}
+
+// migrateServedAgain migrates a CRD whose hidden versions are served again,
+// deprecated, for the pass: each of their objects is then checked at its
+// own version, exactly old→new→old, before its re-store. The versions are
+// unserved again afterwards however the pass ended, and the call returns
+// once the API servers serve as before.
+func migrateServedAgain(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, hidden []string, opts Options) (*results.Result, error) {
+	name := crd.Name
+	if err := cluster.RequireAccess(ctx, c, crd, cluster.Access{Op: "migrate", Need: []cluster.Permission{cluster.CRDPermission("update", "", name)}}, opts.Notify); err != nil {
+		return nil, fmt.Errorf("%w: serving %v again for the check needs it", err, hidden)
+	}
+	step, err := applyStep(ctx, c.CRDs, name, DryRunNone, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return lifecycle.PlanServeAgain(crd, hidden)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("serving %v again for the check: %w", hidden, err)
+	}
+	served := &results.ServedAgain{Versions: hidden}
+	if opts.Notify != nil {
+		opts.Notify(fmt.Sprintf("%s: %s not served: served again, deprecated, while each object is checked at it, then no longer served", name, strings.Join(hidden, ", ")))
+	}
+	var res *results.Result
+	if err = waitForServing(ctx, c, step, opts.SwitchTimeout); err == nil {
+		res, err = migrate(ctx, c, name, opts, crd)
+	}
+	if res != nil {
+		res.ServedAgain = served
+	}
+	// The undo must happen however the pass ended, interruption included.
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.SwitchTimeout+time.Minute)
+	defer cancel()
+	undone, uerr := applyStep(uctx, c.CRDs, name, DryRunNone, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return lifecycle.PlanUndo(crd, step.Plan)
+	})
+	if uerr == nil {
+		uerr = waitForServing(uctx, c, undone, opts.SwitchTimeout)
+	}
+	if uerr != nil {
+		uerr = fmt.Errorf("serving %v no longer after the check: %w (they stay served; kubectl crdversion rollback %s takes the step back)", hidden, uerr, name)
+	}
+	switch {
+	case err != nil && uerr != nil:
+		return nil, fmt.Errorf("%w; %w", err, uerr)
+	case err != nil:
+		return nil, err
+	case uerr != nil:
+		return res, uerr
+	}
+	served.Undone = true
+	var losses []results.Loss
+	for _, p := range res.Proofs {
+		losses = append(losses, p.Losses...)
+	}
+	if len(losses) > 0 {
+		// The record of the objects left names the CRD's generation: the
+		// undo made another.
+		noteRefused(ctx, c, undone.After, int64(len(losses)), losses, opts.Log.WithValues("crd", name))
+	}
+	return res, nil
+}
