@@ -66,7 +66,11 @@ func validateObjects(ctx context.Context, dyn dynamic.Interface, live, next *api
 		out = append(out, found...)
 		validated[v.Name] = n
 	}
-	return out, validated, nil
+	lost, err := storedFieldsLost(ctx, dyn, live, next, opts.PageSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mergeObjects(out, lost), validated, nil
 }
 
 func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, readAt string, opts validateOptions) ([]Finding, int64, error) {

@@ -135,7 +135,8 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	run := newRestoreRun(c, opts.Restore)
 	run.rtt, run.defaults = p.rtt, p.defaults
 	run.servers = newSwitchedServers(c, crd, opts.SwitchTimeout)
-	if err := run.servers.showAll(ctx); err != nil {
+	run.servers.notify = opts.Notify
+	if err := run.servers.agree(ctx); err != nil {
 		return nil, err
 	}
 	var (
@@ -211,6 +212,8 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "not every object was re-stored"
 	case res.Settle != nil && !res.Settle.Complete():
 		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the second pass after the switch grace did not re-store every object"
+	case !run.servers.stillAgree(ctx):
+		res.PruneReason, res.PruneSkipped = results.PruneServersDisagree, "API servers answering behind one certificate disagree, after the pass, whether they serve this generation of the CRD: one may have answered for an object as if it were done; run migrate again once they agree, or from where each API server can be reached"
 	default:
 		if err := pruneInto(ctx, c, crd, opts, res); err != nil {
 			return nil, err

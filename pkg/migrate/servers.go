@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
@@ -29,13 +30,22 @@ import (
 // only where that server showed it before they were sent. The pass goes
 // on without a server not switched yet; where no other is left, every
 // server is asked again until one has, up to the switch timeout.
+//
+// Switched means serving the CRD generation the pass's proofs were made
+// on: its storage version (storageVersionHash in the server's discovery)
+// and its schemas and conversion (the generation in the server's own cache
+// of the CRD), since a server a schema hotfix behind stores at the same
+// version under another schema.
 type switchedServers struct {
-	c       cluster.Clients
-	group   string
-	version string
-	plural  string
-	want    string
-	timeout time.Duration
+	c          cluster.Clients
+	crd        string
+	uid        types.UID
+	generation int64
+	group      string
+	version    string
+	plural     string
+	want       string
+	timeout    time.Duration
 
 	mu sync.Mutex
 	// since is when each server showed the switch, from when its answers
@@ -44,11 +54,23 @@ type switchedServers struct {
 	notYet map[transport.Server]bool
 	// asked is when every server was last asked anew.
 	asked time.Time
+	// notify, when set, hears what the servers' answers make the pass
+	// wait for.
+	notify func(string)
 	// untold: an answer did not tell its server (plain HTTP, clients not
 	// spread over connections): servers cannot be told apart, so the pass
 	// keeps to none and relies on the switch check and the grace.
 	untold atomic.Bool
+	// shared: one certificate answered both as switched and as not, in
+	// one round of asking or after it had shown the switch: several API
+	// servers answer behind it (a TLS-terminating balancer or proxy, a
+	// managed control plane), and no answer tells which.
+	shared atomic.Bool
 }
+
+// agreeingRounds is how many rounds of asking in a row must find every
+// answer switched before servers behind one certificate count as switched.
+const agreeingRounds = 3
 
 // askAgainEvery is how often the servers are asked again while none the
 // connections reach has shown the switch.
@@ -64,7 +86,7 @@ const maxShows = 8
 
 func newSwitchedServers(c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) *switchedServers {
 	storage := lifecycle.StorageVersion(crd)
-	return &switchedServers{c: c, group: crd.Spec.Group, version: storage, plural: crd.Spec.Names.Plural,
+	return &switchedServers{c: c, crd: crd.Name, uid: crd.UID, generation: crd.Generation, group: crd.Spec.Group, version: storage, plural: crd.Spec.Names.Plural,
 		want: storageVersionHash(crd.Spec.Group, storage, crd.Spec.Names.Kind), timeout: timeout,
 		since: map[transport.Server]time.Time{}, notYet: map[transport.Server]bool{}}
 }
@@ -93,7 +115,7 @@ func (s *switchedServers) shownBefore(servers []transport.Server, t time.Time) b
 func (s *switchedServers) seen() *results.APIServers {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seen := &results.APIServers{Switched: len(s.since), Untold: s.untold.Load()}
+	seen := &results.APIServers{Switched: len(s.since), Untold: s.untold.Load(), SharedCertificate: s.shared.Load()}
 	for srv := range s.notYet {
 		if _, ok := s.since[srv]; !ok {
 			seen.NotSwitched++
@@ -137,7 +159,7 @@ func (s *switchedServers) routed(ctx context.Context, do func(ctx context.Contex
 			continue
 		case errors.Is(err, transport.ErrNewConnection):
 			shows++
-			if err := s.show(ctx, route.Probe()); err != nil {
+			if _, _, err := s.show(ctx, route.Probe()); err != nil {
 				return 0, err
 			}
 			again = true
@@ -148,7 +170,7 @@ func (s *switchedServers) routed(ctx context.Context, do func(ctx context.Contex
 			return out, err
 		}
 		shows++
-		if err := s.show(ctx, route.Probe()); err != nil {
+		if _, _, err := s.show(ctx, route.Probe()); err != nil {
 			return 0, err
 		}
 		again = true
@@ -159,28 +181,106 @@ func (s *switchedServers) routed(ctx context.Context, do func(ctx context.Contex
 // showAll asks every server the objects' connections reach, before the
 // pass, so that its first answers count. Where none of their answers tells
 // its server (plain HTTP, clients not built by NewClients), servers cannot
-// be told apart: the pass keeps to none of them.
-func (s *switchedServers) showAll(ctx context.Context) error {
+// be told apart: the pass keeps to none of them. It reports whether every
+// answer of this round showed the switch.
+func (s *switchedServers) showAll(ctx context.Context) (bool, error) {
 	var (
 		g    errgroup.Group
 		told atomic.Bool
+		mu   sync.Mutex
+		// answers are this round's, per server: switched, not switched.
+		answers = map[transport.Server][2]bool{}
 	)
 	for i := range max(s.c.Connections, 1) {
 		g.Go(func() error {
-			route := transport.RouteOn(i)
-			err := s.show(ctx, route)
-			if errors.Is(err, transport.ErrNoRoutes) {
-				return nil
+			// Each connection is asked twice, one after the other: behind a
+			// balancer that terminates TLS, each request may reach another
+			// server.
+			for range 2 {
+				route := transport.RouteOn(i)
+				srv, switched, err := s.show(ctx, route)
+				if errors.Is(err, transport.ErrNoRoutes) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				told.CompareAndSwap(false, route.Last() != transport.NoServer)
+				if srv != transport.NoServer {
+					mu.Lock()
+					a := answers[srv]
+					a[boolIndex(!switched)] = true
+					answers[srv] = a
+					mu.Unlock()
+				}
 			}
-			told.CompareAndSwap(false, route.Last() != transport.NoServer)
-			return err
+			return nil
 		})
 	}
 	err := g.Wait()
 	if !told.Load() {
 		s.untold.Store(true)
 	}
-	return err
+	all := len(answers) > 0
+	for _, a := range answers {
+		if a[0] && a[1] {
+			// One server does not answer both at once.
+			s.shared.Store(true)
+		}
+		all = all && !a[1]
+	}
+	return all, err
+}
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// agree returns once the servers' answers agree that they switched. Where
+// one certificate answers for several servers, that takes agreeingRounds
+// rounds in a row of every answer switched, up to the switch timeout: until
+// then one of them may be behind, and no answer says which.
+func (s *switchedServers) agree(ctx context.Context) error {
+	all, err := s.showAll(ctx)
+	if err != nil || !s.shared.Load() {
+		return err
+	}
+	if s.notify != nil {
+		s.notify(fmt.Sprintf("%s: API servers answer behind one certificate (a balancer or proxy that terminates TLS), and they disagree whether they serve generation %d of the CRD: nothing is written until every answer agrees, %d rounds in a row (up to %s)",
+			s.crd, s.generation, agreeingRounds, s.timeout))
+	}
+	deadline := time.Now().Add(s.timeout)
+	for rounds := boolIndex(all); rounds < agreeingRounds; {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: API servers answering behind one certificate disagree whether they serve %s generation %d (stored at %s) after %s: one of them is behind, and no answer tells which; nothing was written",
+				ErrSwitchNotInEffect, s.crd, s.generation, s.version, s.timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(askAgainEvery):
+		}
+		if all, err = s.showAll(ctx); err != nil {
+			return err
+		}
+		rounds = (rounds + 1) * boolIndex(all)
+	}
+	return nil
+}
+
+// stillAgree reports, where one certificate answers for several servers,
+// whether every answer still shows the switch: a server behind may have
+// answered for an object during the pass, and a prune on its word would
+// leave that object at a version storedVersions no longer names.
+func (s *switchedServers) stillAgree(ctx context.Context) bool {
+	if s == nil || !s.shared.Load() {
+		return true
+	}
+	all, err := s.showAll(ctx)
+	return err == nil && all
 }
 
 // askAgain asks every server anew, at most once an askAgainEvery for every
@@ -193,26 +293,43 @@ func (s *switchedServers) askAgain(ctx context.Context) error {
 	}
 	s.asked = time.Now()
 	s.mu.Unlock()
-	return s.showAll(ctx)
+	_, err := s.showAll(ctx)
+	return err
 }
 
 // show asks the server behind route, on the route's connection, which
-// version it stores the resource at.
-func (s *switchedServers) show(ctx context.Context, route *transport.Route) error {
+// version it stores the resource at and which generation of the CRD it
+// serves, and says which server answered and whether it has switched.
+func (s *switchedServers) show(ctx context.Context, route *transport.Route) (transport.Server, bool, error) {
 	hash, err := s.c.StorageVersionHash(ctx, route, s.group, s.version, s.plural)
 	if errors.Is(err, transport.ErrNoRoutes) {
-		return err
+		return transport.NoServer, false, err
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("asking an API server whether it stores at %s: %w", s.version, err)
+		return transport.NoServer, false, fmt.Errorf("asking an API server whether it stores at %s: %w", s.version, err)
 	}
-	srv := route.Last()
-	if srv == transport.NoServer {
-		return nil
+	switched, behind := false, hash != s.want
+	if !behind {
+		served, err := s.c.CRDAsServed(ctx, route, s.crd)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return transport.NoServer, false, fmt.Errorf("asking an API server which generation of %s it serves: %w", s.crd, err)
+		}
+		switched = err == nil && served.UID == s.uid && served.Generation == s.generation
+		behind = err != nil || served.UID != s.uid || served.Generation < s.generation
 	}
+	servers, blind := route.Answered()
+	if blind || len(servers) != 1 {
+		// No answer, or two servers answered the two questions.
+		return transport.NoServer, false, nil
+	}
+	srv := servers[0]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if hash == s.want {
+	if _, shown := s.since[srv]; shown && behind {
+		// A server does not go back to an older CRD: several answer here.
+		s.shared.Store(true)
+	}
+	if switched {
 		if _, ok := s.since[srv]; !ok {
 			s.since[srv] = time.Now()
 			if s.notYet[srv] {
@@ -225,7 +342,7 @@ func (s *switchedServers) show(ctx context.Context, route *transport.Route) erro
 	} else {
 		s.notYet[srv] = true
 	}
-	return nil
+	return srv, switched, nil
 }
 
 // everyServerShows waits until every API server the connections reach
@@ -239,12 +356,14 @@ func (s *switchedServers) show(ctx context.Context, route *transport.Route) erro
 func everyServerShows(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
 	s := newSwitchedServers(c, crd, timeout)
 	deadline := time.Now().Add(timeout)
-	for {
-		if err := s.showAll(ctx); err != nil {
+	for agreed := 0; ; {
+		all, err := s.showAll(ctx)
+		if err != nil {
 			return err
 		}
+		agreed = (agreed + 1) * boolIndex(all)
 		seen := s.seen()
-		if s.untold.Load() || (seen.NotSwitched == 0 && seen.Switched > 0) {
+		if s.untold.Load() || (seen.NotSwitched == 0 && seen.Switched > 0 && !s.shared.Load()) || (s.shared.Load() && agreed >= agreeingRounds) {
 			break
 		}
 		if time.Now().After(deadline) {

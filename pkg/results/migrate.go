@@ -57,6 +57,10 @@ type APIServers struct {
 	// clients not spread over connections): the switch check's reads and
 	// the switch grace stand for what each server has seen.
 	Untold bool `json:"untold,omitempty"`
+	// SharedCertificate: one certificate answered for several servers (it
+	// answered both as switched and as not): the pass began only once
+	// every answer agreed, and the prune only if they still did after it.
+	SharedCertificate bool `json:"sharedCertificate,omitempty"`
 }
 
 // NeedsAttention reports a migration that finished without proving every
@@ -82,6 +86,9 @@ const (
 	PruneStoredGained     PruneReason = "StoredVersionsGained"
 	PruneStorageNotInSpec PruneReason = "StorageNotInSpec"
 	PruneKeptChanging     PruneReason = "KeptChanging"
+	// PruneServersDisagree: API servers behind one certificate disagreed,
+	// after the pass, whether they serve the CRD as proven.
+	PruneServersDisagree PruneReason = "APIServersDisagree"
 	// PrunedByCluster: the cluster's own migrator pruned storedVersions
 	// when its migration succeeded (Kubernetes 1.36+).
 	PrunedByCluster PruneReason = "PrunedByCluster"

@@ -82,9 +82,9 @@ func (s *switched) holding(t *testing.T, version, field string) int {
 }
 
 // A chart upgrade stops serving v1alpha1 and makes v1 storage; v1's schema
-// drops spec.legacy, which v1beta1 still shows. The objects holding it are
-// checked at v1beta1, the served version that shows them, and left as they
-// are. The managedFields cleanup is part of the re-store's one write: it
+// drops spec.legacy, which v1alpha1 and v1beta1 hold. v1alpha1 is served
+// again for the check: the objects holding spec.legacy are found at it,
+// and left as they are. The managedFields cleanup is part of the re-store's one write: it
 // leaves them alone too, with their entries at v1alpha1, and nothing is
 // pruned, however often migrate runs.
 func TestCleanupLeavesTheObjectsTheCheckLeft(t *testing.T) {
@@ -109,8 +109,8 @@ func TestCleanupLeavesTheObjectsTheCheckLeft(t *testing.T) {
 		if res.Pruned || res.Lost != n/2 || !res.NeedsAttention(true) {
 			t.Fatalf("run %d: %+v: want the %d objects holding spec.legacy left, nothing pruned", run, res, n/2)
 		}
-		if len(res.Proofs) != 1 || res.Proofs[0].By != results.ProofObjects || fmt.Sprint(res.Proofs[0].CheckedAt) != "[v1beta1]" || len(res.Proofs[0].Losses) != n/2 {
-			t.Fatalf("run %d: proofs %+v: want v1alpha1's objects checked at v1beta1", run, res.Proofs)
+		if len(res.Proofs) != 1 || res.Proofs[0].By != results.ProofObjects || fmt.Sprint(res.Proofs[0].CheckedAt) != "[v1alpha1]" || len(res.Proofs[0].Losses) != n/2 || res.ServedAgain == nil {
+			t.Fatalf("run %d: proofs %+v: want v1alpha1 served again and its objects checked at it", run, res.Proofs)
 		}
 		if mf := res.ManagedFields; mf == nil || mf.Failed != n/2 || (run == 1 && mf.Rewritten != n/2) {
 			t.Errorf("run %d: managedFields %+v: want %d cleaned on the first run, %d left", run, mf, n/2, n/2)

@@ -9,8 +9,11 @@
 // AddAPIServer starts more API servers on the sandbox's etcd, each with an
 // address and serving certificate of its own and the main server's token, as
 // the servers of an HA control plane; a Balancer sends each new connection to
-// the next of them. A server added Late reaches etcd through a WatchHold, a
-// gRPC proxy that forwards every request at once but, while held, queues what
+// the next of them. A Proxy (TerminateTLS) is an L7 balancer instead: it
+// ends TLS with a certificate of its own and sends each request to the next
+// server, so that nothing a client receives tells the servers apart. A
+// server added Late reaches etcd through a WatchHold, a gRPC proxy that
+// forwards every request at once but, while held, queues what
 // the CRD watch (keys under /registry/apiextensions.k8s.io/
 // customresourcedefinitions/) delivers, and delivers it in order on Release.
 // That is how a real server falls behind: its CRD handler follows CRDs

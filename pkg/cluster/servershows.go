@@ -31,3 +31,24 @@ func (c Clients) StorageVersionHash(ctx context.Context, route *transport.Route,
 	}
 	return "", nil
 }
+
+// CRDAsServed asks the API server behind route for the CRD as its own
+// cache holds it (resourceVersion=0 reads the server's watch cache, not
+// etcd): the generation it has seen, which is the one its handler of the
+// objects serves, where storageVersionHash changes with the storage
+// version only, not with schemas or conversion.
+func (c Clients) CRDAsServed(ctx context.Context, route *transport.Route, name string) (*metav1.PartialObjectMetadata, error) {
+	if c.objectsREST == nil {
+		return nil, transport.ErrNoRoutes
+	}
+	raw, err := c.objectsREST.Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", name).
+		Param("resourceVersion", "0").Do(transport.WithRoute(ctx, route)).Raw()
+	if err != nil {
+		return nil, err
+	}
+	var m metav1.PartialObjectMetadata
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}

@@ -1,0 +1,96 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
+)
+
+// storedFieldsLost reads the objects that may be stored at each old
+// version in the cluster's storedVersions at that version, where it is
+// served, and names what the new storage version's schema prunes from
+// them: read at any other version, what only the old version holds does
+// not show (the API server prunes a read by the schema of the version
+// asked for), yet the first write at the new storage version drops it,
+// migrate's re-store included. With conversion None only: a webhook's
+// form of an object at the new version is the webhook's to say.
+func storedFieldsLost(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, pageSize int64) ([]Finding, error) {
+	storage := lifecycle.StorageVersion(next)
+	sv := lifecycle.SpecVersion(next, storage)
+	if lifecycle.ConvertsByWebhook(live) || lifecycle.ConvertsByWebhook(next) || sv == nil || sv.Schema == nil || sv.Schema.OpenAPIV3Schema == nil {
+		return nil, nil
+	}
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(sv.Schema.OpenAPIV3Schema, internal, nil); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", next.Name, storage, err)
+	}
+	structural, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", next.Name, storage, err)
+	}
+	var out []Finding
+	for _, v := range live.Status.StoredVersions {
+		lv := lifecycle.SpecVersion(live, v)
+		switch {
+		case v == storage || lv == nil || !lv.Served:
+			continue
+		case lv.Deprecated && equality.Semantic.DeepEqual(lv.Schema, schemaOf(live, usage.ListVersion(live))):
+			// The same form as the version objects are listed at, which the
+			// object validation reads: nothing more to see, and a read at
+			// a deprecated version counts as a client of it.
+			continue
+		}
+		gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: v, Resource: live.Spec.Names.Plural}
+		_, err := cluster.ListObjectPages(ctx, dyn, gvr, max(pageSize, 1), func(page cluster.ObjectPage) error {
+			for i := range page.Items {
+				obj := page.Items[i].Object
+				if dropped := pruning.PruneWithOptions(obj, structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}); len(dropped) > 0 {
+					name := page.Items[i].GetName()
+					if ns := page.Items[i].GetNamespace(); ns != "" {
+						name = ns + "/" + name
+					}
+					out = append(out, prunedFinding(live, next, storage, name, dropped))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s at %s: %w", live.Name, v, err)
+		}
+	}
+	return out, nil
+}
+
+// mergeObjects folds found into grouped, where a finding of grouped says
+// the same thing: each object named once.
+func mergeObjects(grouped, found []Finding) []Finding {
+	for _, g := range groupObjects(found) {
+		i := slices.IndexFunc(grouped, func(f Finding) bool {
+			return f.Kind == g.Kind && f.Severity == g.Severity && f.Rule == g.Rule && f.Version == g.Version && f.Path == g.Path && f.Message == g.Message
+		})
+		if i < 0 {
+			grouped = append(grouped, g)
+			continue
+		}
+		for _, o := range g.Objects {
+			if !slices.Contains(grouped[i].Objects, o) {
+				grouped[i].Objects = append(grouped[i].Objects, o)
+			}
+		}
+		grouped[i].Count = len(grouped[i].Objects)
+		grouped[i].Object = firstNames(grouped[i].Objects)
+	}
+	return grouped
+}
