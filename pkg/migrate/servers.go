@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
@@ -193,28 +194,44 @@ func (s *switchedServers) showAll(ctx context.Context) (bool, error) {
 	)
 	for i := range max(s.c.Connections, 1) {
 		g.Go(func() error {
-			// Each connection is asked twice, one after the other: behind a
-			// balancer that terminates TLS, each request may reach another
-			// server.
-			for range 2 {
-				route := transport.RouteOn(i)
-				srv, switched, err := s.show(ctx, route)
-				if errors.Is(err, transport.ErrNoRoutes) {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				told.CompareAndSwap(false, route.Last() != transport.NoServer)
-				if srv != transport.NoServer {
-					mu.Lock()
-					a := answers[srv]
-					a[boolIndex(!switched)] = true
-					answers[srv] = a
-					mu.Unlock()
-				}
+			// One request alone first, as requests in parallel on a
+			// connection not open yet may each open one: the CRD as the
+			// server serves it, whose answer alone can show a server behind.
+			opened := transport.RouteOn(i)
+			m, err := s.c.CRDAsServed(ctx, opened, s.crd)
+			if errors.Is(err, transport.ErrNoRoutes) {
+				return nil
 			}
-			return nil
+			told.CompareAndSwap(false, opened.Last() != transport.NoServer)
+			if srv := opened.Last(); srv != transport.NoServer && (apierrors.IsNotFound(err) || (err == nil && s.behind(m))) {
+				mu.Lock()
+				a := answers[srv]
+				a[1] = true
+				answers[srv] = a
+				mu.Unlock()
+			}
+			// Then each connection is asked twice at once: behind a balancer
+			// that terminates TLS, each request may reach another server.
+			var twice errgroup.Group
+			for range 2 {
+				twice.Go(func() error {
+					route := transport.RouteOn(i)
+					srv, switched, err := s.show(ctx, route)
+					if err != nil {
+						return err
+					}
+					told.CompareAndSwap(false, route.Last() != transport.NoServer)
+					if srv != transport.NoServer {
+						mu.Lock()
+						a := answers[srv]
+						a[boolIndex(!switched)] = true
+						answers[srv] = a
+						mu.Unlock()
+					}
+					return nil
+				})
+			}
+			return twice.Wait()
 		})
 	}
 	err := g.Wait()
@@ -237,6 +254,13 @@ func boolIndex(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// behind says whether a server's CRD is not the one proven: another
+// object of the name, or an older generation. A newer one is the CRD
+// moving, which the passes watch for themselves.
+func (s *switchedServers) behind(m *metav1.PartialObjectMetadata) bool {
+	return m.UID != s.uid || m.Generation < s.generation
 }
 
 // agree returns once the servers' answers agree that they switched. Where
@@ -301,22 +325,35 @@ func (s *switchedServers) askAgain(ctx context.Context) error {
 // version it stores the resource at and which generation of the CRD it
 // serves, and says which server answered and whether it has switched.
 func (s *switchedServers) show(ctx context.Context, route *transport.Route) (transport.Server, bool, error) {
-	hash, err := s.c.StorageVersionHash(ctx, route, s.group, s.version, s.plural)
-	if errors.Is(err, transport.ErrNoRoutes) {
-		return transport.NoServer, false, err
-	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		return transport.NoServer, false, fmt.Errorf("asking an API server whether it stores at %s: %w", s.version, err)
-	}
-	switched, behind := false, hash != s.want
-	if !behind {
-		served, err := s.c.CRDAsServed(ctx, route, s.crd)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return transport.NoServer, false, fmt.Errorf("asking an API server which generation of %s it serves: %w", s.crd, err)
+	var (
+		hash, served string
+		gen          int64
+		herr, cerr   error
+		both         errgroup.Group
+	)
+	// Both on the route's connection at once: one round trip.
+	both.Go(func() error {
+		hash, herr = s.c.StorageVersionHash(ctx, route, s.group, s.version, s.plural)
+		return nil
+	})
+	both.Go(func() error {
+		m, err := s.c.CRDAsServed(ctx, route, s.crd)
+		if cerr = err; err == nil {
+			served, gen = string(m.UID), m.Generation
 		}
-		switched = err == nil && served.UID == s.uid && served.Generation == s.generation
-		behind = err != nil || served.UID != s.uid || served.Generation < s.generation
+		return nil
+	})
+	_ = both.Wait()
+	for _, err := range []error{herr, cerr} {
+		switch {
+		case errors.Is(err, transport.ErrNoRoutes):
+			return transport.NoServer, false, err
+		case err != nil && !apierrors.IsNotFound(err):
+			return transport.NoServer, false, fmt.Errorf("asking an API server whether it serves %s generation %d stored at %s: %w", s.crd, s.generation, s.version, err)
+		}
 	}
+	switched := hash == s.want && cerr == nil && served == string(s.uid) && gen == s.generation
+	behind := hash != s.want || cerr != nil || served != string(s.uid) || gen < s.generation
 	servers, blind := route.Answered()
 	if blind || len(servers) != 1 {
 		// No answer, or two servers answered the two questions.

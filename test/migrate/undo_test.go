@@ -10,7 +10,9 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -87,6 +89,22 @@ func TestAnUndoReturnsOnlyOnceEveryServerHasIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := through.Resource(s.gvr).Namespace("ns-0")
+	// Its discovery and its handler of the objects follow the CRD in
+	// handlers of their own: the handler has the undo once a dry-run
+	// create at v1 keeps spec.extra (stored at v1beta1, it would drop it).
+	probe := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "probe", "namespace": "ns-0"}, "spec": map[string]any{"hostPort": "h", "extra": "x"}}}
+	err = wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := w.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return false, nil
+		}
+		_, kept, _ := unstructured.NestedString(got.Object, "spec", "extra")
+		return kept, nil
+	})
+	if err != nil {
+		t.Fatalf("the late server still stores at v1beta1 after it showed v1 in discovery: %v", err)
+	}
 	if _, err := w.Patch(t.Context(), "extra", types.MergePatchType, []byte(`{"metadata":{"labels":{"touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
