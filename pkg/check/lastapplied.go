@@ -22,8 +22,9 @@ const annotationsLimit = 256 << 10
 // server refuses annotations past 256 KiB. Kyverno's CRDs are such; server-
 // side apply keeps no copy and takes them. Where old carries the
 // annotation, the CRD is applied client-side, and its next apply fails: an
-// error; elsewhere (the files, or a CRD applied another way) it fails only
-// where someone applies it client-side: a warning.
+// error; elsewhere (the files, a CRD applied another way, or one the
+// cluster does not have yet, which client-side apply cannot create either)
+// it fails only where someone applies it client-side: a warning.
 func lastAppliedTooLong(old, new *apiextensionsv1.CustomResourceDefinition) []Finding {
 	size := lastAppliedSize(new)
 	if size <= annotationsLimit {
@@ -32,7 +33,9 @@ func lastAppliedTooLong(old, new *apiextensionsv1.CustomResourceDefinition) []Fi
 	f := Finding{Severity: lifecycle.SeverityWarning, Kind: FindingRejected, CRD: new.Name, Rule: "lastAppliedTooLong",
 		Message: fmt.Sprintf("kubectl apply without --server-side writes the whole manifest into the annotation %s: %d KiB with the other annotations, and the API server refuses more than 256 KiB (metadata.annotations: Too long: may not be more than 262144 bytes)", LastAppliedAnnotation, size>>10),
 		Fix:     []lifecycle.Advice{{Text: "apply it server-side, which keeps no copy of the manifest: kubectl apply --server-side -f NEW (Helm 3: the CRDs are created, not applied; Argo CD: the sync option ServerSideApply=true; Flux applies server-side already)"}}}
-	if old != nil {
+	if old == nil {
+		f.Message = "the cluster does not have this CRD yet, and kubectl apply -f NEW cannot create it: " + f.Message
+	} else {
 		if _, ok := old.Annotations[LastAppliedAnnotation]; ok {
 			f.Severity = lifecycle.SeverityError
 			f.Message = "the live CRD was applied client-side (it carries " + LastAppliedAnnotation + "), so its next kubectl apply -f NEW is refused: " + f.Message

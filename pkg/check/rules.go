@@ -75,7 +75,9 @@ func storedVersionsMessage(i int, v string) string {
 // objects at it).
 func CheckUpgrade(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []Finding {
 	if old == nil {
-		return nil
+		// Nothing to compare with, but client-side apply cannot create
+		// it either.
+		return lastAppliedTooLong(nil, new)
 	}
 	offline := stored == nil
 	if offline {

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -319,8 +320,13 @@ func TestLastAppliedTooLong(t *testing.T) {
 		{"fits", applied, small, ""},
 		{"past the limit, applied client-side", applied, big, lifecycle.SeverityError},
 		{"past the limit, applied otherwise", small, big, lifecycle.SeverityWarning},
+		{"past the limit, not created yet", nil, big, lifecycle.SeverityWarning},
+		{"fits, not created yet", nil, small, ""},
 	} {
-		got := lastAppliedTooLong(tc.old, tc.new)
+		// CheckUpgrade, as a CRD the cluster does not have yet meets no
+		// other rule.
+		got := CheckUpgrade(tc.old, tc.new, []string{"v1"})
+		got = slices.DeleteFunc(got, func(f Finding) bool { return f.Rule != "lastAppliedTooLong" })
 		switch {
 		case tc.want == "" && len(got) > 0:
 			t.Errorf("%s: %+v", tc.name, got)
