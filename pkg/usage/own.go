@@ -63,6 +63,8 @@ type ownRun struct {
 	crd  *apiextensionsv1.CustomResourceDefinition
 	sent atomic.Int64
 	by   answeredBy
+	// unsure: an answer the server's count may or may not hold.
+	unsure atomic.Bool
 }
 
 // NewOwnRequests counts a run's own requests at deprecated versions and
@@ -110,14 +112,24 @@ type ownTransport struct {
 	next http.RoundTripper
 }
 
-// RoundTrip counts a request that was answered: the API server counts
-// those it served (one it did not answer may not be among them, and a
-// count that then falls short records nothing).
+// RoundTrip counts a request the API server counts: one its handler
+// answered (one it did not answer may not be among them, and a count that
+// then falls short records nothing). A 429 is a request its filters
+// throttled before any handler (priority and fairness, max in flight):
+// apiserver_request_total never holds it. A 401 or 403 may come from a
+// filter (not counted) or from admission (counted): the run records
+// nothing.
 func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	run := t.own.runFor(r.Context(), r.URL.Path)
 	resp, err := t.next.RoundTrip(r)
 	if run != nil && err == nil {
-		run.sent.Add(1)
+		switch resp.StatusCode {
+		case http.StatusTooManyRequests:
+		case http.StatusUnauthorized, http.StatusForbidden:
+			run.unsure.Store(true)
+		default:
+			run.sent.Add(1)
+		}
 		run.by.saw(resp)
 	}
 	if r.Method != http.MethodGet {
@@ -286,7 +298,7 @@ func (o *OwnRequests) Settle(ctx context.Context) error {
 	}
 	now := time.Now().UTC()
 	for gvr, r := range runs {
-		if !sameServer(&r.by, &o.metricsBy) {
+		if !sameServer(&r.by, &o.metricsBy) || r.unsure.Load() {
 			continue
 		}
 		kept := o.records.notes().Load(r.crd)

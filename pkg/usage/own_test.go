@@ -41,6 +41,9 @@ type fakeServer struct {
 	mu        sync.Mutex
 	counts    map[string]int // version -> requests
 	requested bool
+	// throttle and refuse answer that many requests next with a 429 or a
+	// 403 the count does not hold, as the API server's filters do.
+	throttle, refuse int
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -54,6 +57,17 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.requested {
 			fmt.Fprintln(w, `apiserver_requested_deprecated_apis{group="example.com",removed_release="",resource="widgets",subresource="",version="v1beta1"} 1`)
 		}
+		return
+	}
+	switch {
+	case f.throttle > 0:
+		f.throttle--
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "too many requests", http.StatusTooManyRequests)
+		return
+	case f.refuse > 0:
+		f.refuse--
+		http.Error(w, "forbidden", http.StatusForbidden)
 		return
 	}
 	gvr, _ := resourcePath(r.URL.Path)
@@ -149,6 +163,37 @@ func TestOwnRequests(t *testing.T) {
 	run([]string{"v1beta1"}, other)
 	if u, ok := own(); ok {
 		t.Fatalf("a client's request during the run was taken as the plugin's: %+v", u)
+	}
+
+	// Three throttled answers (429), which the server's count does not
+	// hold, and three reads by a client: the count grew by as many as the
+	// run sent, but the run's own are only three of them.
+	records.Dir = t.TempDir()
+	srv.mu.Lock()
+	srv.requested, srv.throttle = false, 3
+	srv.mu.Unlock()
+	run([]string{"v1beta1", "v1beta1", "v1beta1", "v1beta1", "v1beta1", "v1beta1"}, func() { other(); other(); other() })
+	if u, ok := own(); ok {
+		t.Fatalf("throttled requests made room for a client's: %+v", u)
+	}
+	// The control: throttled answers alone; the three served are recorded.
+	records.Dir = t.TempDir()
+	srv.mu.Lock()
+	srv.requested, srv.throttle = false, 3
+	srv.mu.Unlock()
+	run([]string{"v1beta1", "v1beta1", "v1beta1", "v1beta1", "v1beta1", "v1beta1"}, nil)
+	if u, ok := own(); !ok || u.Requests != 3 {
+		t.Fatalf("after throttled and served requests of its own: %+v %v, want the 3 served", u, ok)
+	}
+	// A 403 may be counted or not (refused by the authorizer, or by
+	// admission): the run records nothing.
+	records.Dir = t.TempDir()
+	srv.mu.Lock()
+	srv.requested, srv.refuse = false, 1
+	srv.mu.Unlock()
+	run([]string{"v1beta1", "v1beta1"}, nil)
+	if u, ok := own(); ok {
+		t.Fatalf("a run with a refused request recorded %+v", u)
 	}
 }
 
