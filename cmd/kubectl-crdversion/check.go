@@ -42,8 +42,9 @@ type CheckOptions struct {
 func NewCmdCheck(flags *genericclioptions.ConfigFlags, contexts *contextsFlag, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &CheckOptions{configFlags: flags, contexts: contexts, IOStreams: streams}
 	cmd := &cobra.Command{
-		Use:   "check -f NEW [--against-file OLD]",
-		Short: "Before an upgrade: what the API server will reject, which steps are skipped, which schema changes break clients",
+		Use:         "check -f NEW [--against-file OLD]",
+		Annotations: map[string]string{takesFleet: "true"},
+		Short:       "Before an upgrade: what the API server will reject, which steps are skipped, which schema changes break clients",
 		Long: `Compare CRD manifests about to be applied with the CRDs on the cluster (or,
 with --against-file, with the manifests they replace) and report, each with
 its severity and the fix in order:

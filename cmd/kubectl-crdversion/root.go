@@ -30,13 +30,17 @@ status.storedVersions.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Report results on stdout and everything else on stderr.
-		PersistentPreRun: func(c *cobra.Command, _ []string) {
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			if err := refuseRepeated(c); err != nil {
+				return err
+			}
 			rest.SetDefaultWarningHandler(rest.NewWarningWriter(streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true}))
 			// Taken in silence, -n would let a user think a command kept
 			// to one namespace.
 			if f := c.Flags().Lookup("namespace"); f != nil && f.Changed {
 				fmt.Fprintln(streams.ErrOut, "warning: -n/--namespace has no effect: CRDs are cluster-scoped, and every command acts on their objects in all namespaces")
 			}
+			return nil
 		},
 		// Not runnable: cobra prints the help for no command, and for a
 		// mistyped one says which commands are near it.
@@ -65,6 +69,7 @@ status.storedVersions.`,
 	)
 	// Completion goes through kubectl: see `kubectl crdversion completion`.
 	cmd.CompletionOptions.DisableDefaultCmd = true
+	rememberAll(cmd)
 	return cmd
 }
 

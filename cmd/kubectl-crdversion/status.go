@@ -55,8 +55,9 @@ type StatusOptions struct {
 func NewCmdStatus(flags *genericclioptions.ConfigFlags, contexts *contextsFlag, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &StatusOptions{configFlags: flags, contexts: contexts, IOStreams: streams}
 	cmd := &cobra.Command{
-		Use:   "status [CRD ...]",
-		Short: "Show every CRD version's flags, stage and the next step",
+		Use:         "status [CRD ...]",
+		Annotations: map[string]string{takesFleet: "true"},
+		Short:       "Show every CRD version's flags, stage and the next step",
 		Long: `Show every version of the named CRDs (or of all CRDs): served, storage,
 deprecated, whether it is in status.storedVersions, its lifecycle stage, and
 the next step to take. A CRD is named by its name (widgets.example.com) or as

@@ -34,7 +34,7 @@ func lastAppliedTooLong(old, new *apiextensionsv1.CustomResourceDefinition) []Fi
 		Message: fmt.Sprintf("kubectl apply without --server-side writes the whole manifest into the annotation %s: %d KiB with the other annotations, and the API server refuses more than 256 KiB (metadata.annotations: Too long: may not be more than 262144 bytes)", LastAppliedAnnotation, size>>10),
 		Fix:     []lifecycle.Advice{{Text: "apply it server-side, which keeps no copy of the manifest: kubectl apply --server-side -f NEW (Helm 3: the CRDs are created, not applied; Argo CD: the sync option ServerSideApply=true; Flux applies server-side already)"}}}
 	if old == nil {
-		f.Message = "the cluster does not have this CRD yet, and kubectl apply -f NEW cannot create it: " + f.Message
+		f.Message = "nothing was applied under this name before (new to the cluster, or to the files), and kubectl apply -f NEW cannot create it: " + f.Message
 	} else {
 		if _, ok := old.Annotations[LastAppliedAnnotation]; ok {
 			f.Severity = lifecycle.SeverityError

@@ -34,15 +34,18 @@ func (c Clients) StorageVersionHash(ctx context.Context, route *transport.Route,
 
 // CRDAsServed asks the API server behind route for the CRD as its own
 // cache holds it (resourceVersion=0 reads the server's watch cache, not
-// etcd): the generation it has seen, which is the one its handler of the
-// objects serves, where storageVersionHash changes with the storage
-// version only, not with schemas or conversion.
+// etcd): the generation it has seen, which its handler of the objects
+// follows within moments, where storageVersionHash changes with the
+// storage version only, not with schemas or conversion.
 func (c Clients) CRDAsServed(ctx context.Context, route *transport.Route, name string) (*metav1.PartialObjectMetadata, error) {
 	if c.objectsREST == nil {
 		return nil, transport.ErrNoRoutes
 	}
 	raw, err := c.objectsREST.Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", name).
-		Param("resourceVersion", "0").Do(transport.WithRoute(ctx, route)).Raw()
+		Param("resourceVersion", "0").
+		// Its metadata only: a CRD's schemas can be megabytes.
+		SetHeader("Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json").
+		Do(transport.WithRoute(ctx, route)).Raw()
 	if err != nil {
 		return nil, err
 	}

@@ -132,11 +132,28 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 		return p.res, nil
 	}
 	crd, res, grace := p.crd, p.res, p.grace
+	if len(p.unserved) > 0 && !opts.AcceptLoss && opts.Restore.DryRun.persists() {
+		// Migrate serves them again first where the CRD has objects: one
+		// found now was not there then, or serving failed to show.
+		some, err := hasObjects(ctx, c, crd)
+		if err != nil {
+			return nil, err
+		}
+		if some {
+			return notServedResult(res, p.start, p.unserved), nil
+		}
+	}
 	run := newRestoreRun(c, opts.Restore)
 	run.rtt, run.defaults = p.rtt, p.defaults
 	run.servers = newSwitchedServers(c, crd, opts.SwitchTimeout)
 	run.servers.notify = opts.Notify
-	if err := run.servers.agree(ctx); err != nil {
+	if err := run.servers.agree(ctx); errors.Is(err, errCRDMoved) {
+		res.Failures = []results.Failure{}
+		res.StopReason, res.Stopped = results.StopCRDChanged, err.Error()
+		res.PruneReason, res.PruneSkipped = results.PruneCRDChanged, "the migration stopped before re-storing"
+		res.Duration = time.Since(p.start)
+		return res, nil
+	} else if err != nil {
 		return nil, err
 	}
 	var (
@@ -269,6 +286,9 @@ type prepared struct {
 	// checksAll says check holds every old version in storedVersions: an
 	// object no version of check shows is stored at none of them.
 	checksAll bool
+	// unserved are old versions no version shows all of: what only they
+	// hold no check sees unless they are served again.
+	unserved []string
 	// defaults are what the storage version defaults and an old one does
 	// not: a re-store persists them.
 	defaults []string
@@ -306,6 +326,9 @@ func prepare(ctx context.Context, c cluster.Clients, name string, opts Options, 
 			}
 		}
 		pr, known := verify.ProofByCRD(crd, v, opts.AcceptLoss)
+		if pr.By == results.ProofUnserved {
+			p.unserved = append(p.unserved, v)
+		}
 		if !known {
 			pr.By = results.ProofObjects
 			for _, at := range pr.CheckedAt {

@@ -78,29 +78,51 @@ func migrateServedAgain(ctx context.Context, c cluster.Clients, crd *apiextensio
 	undone, uerr := applyStep(uctx, c.CRDs, name, DryRunNone, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return lifecycle.PlanUndo(crd, step.Plan)
 	})
-	if uerr == nil {
-		uerr = waitForServing(uctx, c, undone, opts.SwitchTimeout)
-	}
-	if uerr != nil {
-		uerr = fmt.Errorf("serving %v no longer after the check: %w (they stay served; kubectl crdversion rollback %s takes the step back)", hidden, uerr, name)
+	switch {
+	case uerr != nil:
+		served.UndoError = fmt.Sprintf("the step back is not written (%v): %s stay served; kubectl crdversion rollback %s takes the step back", uerr, strings.Join(hidden, ", "), name)
+	default:
+		if werr := waitForServing(uctx, c, undone, opts.SwitchTimeout); werr != nil {
+			served.UndoError = fmt.Sprintf("the step back is written, and the API servers did not all show it within %s: %v", opts.SwitchTimeout, werr)
+		} else {
+			served.Undone = true
+		}
 	}
 	switch {
-	case err != nil && uerr != nil:
-		return nil, fmt.Errorf("%w; %w", err, uerr)
+	case err != nil && !served.Undone:
+		return nil, fmt.Errorf("%w; serving %s no longer after it: %s", err, strings.Join(hidden, ", "), served.UndoError)
 	case err != nil:
 		return nil, err
-	case uerr != nil:
-		return res, uerr
 	}
-	served.Undone = true
+	if undone == nil {
+		return res, nil
+	}
 	var losses []results.Loss
 	for _, p := range res.Proofs {
 		losses = append(losses, p.Losses...)
 	}
-	if len(losses) > 0 {
+	if lost := max(res.Lost, settleLost(res)); lost > 0 && res.StopReason == "" {
 		// The record of the objects left names the CRD's generation: the
 		// undo made another.
-		noteRefused(ctx, c, undone.After, int64(len(losses)), losses, opts.Log.WithValues("crd", name))
+		noteRefused(uctx, c, undone.After, lost, losses, opts.Log.WithValues("crd", name))
 	}
 	return res, nil
+}
+
+func settleLost(res *results.Result) int64 {
+	if res.Settle == nil {
+		return 0
+	}
+	return res.Settle.Lost
+}
+
+// notServedResult is a migration that re-stored nothing because objects
+// may be stored at versions no one serves, which it did not serve again.
+func notServedResult(res *results.Result, start time.Time, unserved []string) *results.Result {
+	res.Failures = []results.Failure{}
+	res.StopReason = results.StopNotProven
+	res.Stopped = fmt.Sprintf("nothing was re-stored: %s not served, and what only it holds no served version shows; run migrate again, which serves it for the check", strings.Join(unserved, ", "))
+	res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "nothing was re-stored"
+	res.Duration = time.Since(start)
+	return res
 }

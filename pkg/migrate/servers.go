@@ -62,6 +62,9 @@ type switchedServers struct {
 	// spread over connections): servers cannot be told apart, so the pass
 	// keeps to none and relies on the switch check and the grace.
 	untold atomic.Bool
+	// moved: a server serves a newer generation of the CRD than the one
+	// proven: the CRD changed, and what was proven is not what it is.
+	moved atomic.Bool
 	// shared: one certificate answered both as switched and as not, in
 	// one round of asking or after it had shown the switch: several API
 	// servers answer behind it (a TLS-terminating balancer or proxy, a
@@ -203,6 +206,9 @@ func (s *switchedServers) showAll(ctx context.Context) (bool, error) {
 				return nil
 			}
 			told.CompareAndSwap(false, opened.Last() != transport.NoServer)
+			if err == nil && m.UID == s.uid && m.Generation > s.generation {
+				s.moved.Store(true)
+			}
 			if srv := opened.Last(); srv != transport.NoServer && (apierrors.IsNotFound(err) || (err == nil && s.behind(m))) {
 				mu.Lock()
 				a := answers[srv]
@@ -269,6 +275,9 @@ func (s *switchedServers) behind(m *metav1.PartialObjectMetadata) bool {
 // then one of them may be behind, and no answer says which.
 func (s *switchedServers) agree(ctx context.Context) error {
 	all, err := s.showAll(ctx)
+	if err == nil && s.moved.Load() {
+		return s.movedError()
+	}
 	if err != nil || !s.shared.Load() {
 		return err
 	}
@@ -279,7 +288,7 @@ func (s *switchedServers) agree(ctx context.Context) error {
 	deadline := time.Now().Add(s.timeout)
 	for rounds := boolIndex(all); rounds < agreeingRounds; {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: API servers answering behind one certificate disagree whether they serve %s generation %d (stored at %s) after %s: one of them is behind, and no answer tells which; nothing was written",
+			return fmt.Errorf("%w: API servers answering behind one certificate disagree whether they serve %s generation %d (stored at %s) after %s: one of them is behind, and no answer tells which; no object was written",
 				ErrSwitchNotInEffect, s.crd, s.generation, s.version, s.timeout)
 		}
 		select {
@@ -290,9 +299,20 @@ func (s *switchedServers) agree(ctx context.Context) error {
 		if all, err = s.showAll(ctx); err != nil {
 			return err
 		}
+		if s.moved.Load() {
+			return s.movedError()
+		}
 		rounds = (rounds + 1) * boolIndex(all)
 	}
 	return nil
+}
+
+// errCRDMoved: an API server serves a newer generation of the CRD than the
+// one the work was proven on.
+var errCRDMoved = errors.New("the CRD changed")
+
+func (s *switchedServers) movedError() error {
+	return fmt.Errorf("%w: an API server serves a newer generation of %s than %d, the one proven: no object was written; run again", errCRDMoved, s.crd, s.generation)
 }
 
 // stillAgree reports, where one certificate answers for several servers,
@@ -352,8 +372,12 @@ func (s *switchedServers) show(ctx context.Context, route *transport.Route) (tra
 			return transport.NoServer, false, fmt.Errorf("asking an API server whether it serves %s generation %d stored at %s: %w", s.crd, s.generation, s.version, err)
 		}
 	}
+	if cerr == nil && served == string(s.uid) && gen > s.generation {
+		s.moved.Store(true)
+		return transport.NoServer, false, nil
+	}
 	switched := hash == s.want && cerr == nil && served == string(s.uid) && gen == s.generation
-	behind := hash != s.want || cerr != nil || served != string(s.uid) || gen < s.generation
+	behind := !switched
 	servers, blind := route.Answered()
 	if blind || len(servers) != 1 {
 		// No answer, or two servers answered the two questions.
@@ -397,6 +421,9 @@ func everyServerShows(ctx context.Context, c cluster.Clients, crd *apiextensions
 		all, err := s.showAll(ctx)
 		if err != nil {
 			return err
+		}
+		if s.moved.Load() {
+			return s.movedError()
 		}
 		agreed = (agreed + 1) * boolIndex(all)
 		seen := s.seen()

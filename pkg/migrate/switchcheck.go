@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -38,7 +39,10 @@ func checkSwitch(ctx context.Context, c cluster.Clients, name, old string, timeo
 			if err := waitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, timeout); err != nil {
 				return err
 			}
-			if err := everyServerShows(ctx, c, crd, timeout); err != nil {
+			if err := everyServerShows(ctx, c, crd, timeout); errors.Is(err, errCRDMoved) && rechecks < maxSwitchRechecks {
+				// Checked again on the CRD as it is now.
+				continue
+			} else if err != nil {
 				return err
 			}
 			opts.Versions, opts.Record = []string{old}, true

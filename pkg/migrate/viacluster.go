@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	svmv1 "k8s.io/api/storagemigration/v1"
@@ -83,6 +84,12 @@ func MigrateViaCluster(ctx context.Context, c cluster.Clients, name string, opts
 		return p.res, nil
 	}
 	crd, res := p.crd, p.res
+	if len(p.unserved) > 0 && !opts.AcceptLoss {
+		if some, err := hasObjects(ctx, c, crd); err != nil || some {
+			return nil, errors.Join(fmt.Errorf("%w: %s: %s not served, and what only it holds no served version shows, while the cluster's migrator re-stores without checking: "+
+				"migrate with the plugin's own pass, which serves it again for the check of each object", ErrNotProven, crd.Name, strings.Join(p.unserved, ", ")), err)
+		}
+	}
 	if len(p.check) > 0 {
 		// The cluster's migrator writes without checking an object first.
 		return nil, fmt.Errorf("%w: %s: the CRD does not prove %s for every object, and the cluster's migrator re-stores without checking each one: "+

@@ -52,7 +52,7 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 		if a := r.ServedAgain; a != nil {
 			after := "no longer served after it, as before"
 			if !a.Undone {
-				after = "still served: kubectl crdversion rollback " + r.CRD + " stops serving it"
+				after = a.UndoError
 			}
 			if _, err := fmt.Fprintf(w, "  %s: not served, so served again, deprecated, while each object was checked at it; %s\n", strings.Join(a.Versions, ", "), after); err != nil {
 				return err

@@ -40,8 +40,10 @@ type Result struct {
 // check of its objects: what only its schema holds no other version shows.
 type ServedAgain struct {
 	Versions []string `json:"versions"`
-	// Undone: no longer served after the pass, as before it.
-	Undone bool `json:"undone"`
+	// Undone: no longer served after the pass, as before it; else
+	// UndoError says what is left and what to run.
+	Undone    bool   `json:"undone"`
+	UndoError string `json:"undoError,omitempty"`
 }
 
 // APIServers are the API servers a migration's passes reached, told apart
@@ -68,7 +70,8 @@ type APIServers struct {
 func (r *Result) NeedsAttention(prune bool) bool {
 	return !r.Complete() || r.Changed > 0 || (prune && !r.Pruned && r.PruneReason != PruneNothingToPrune) ||
 		(r.Settle != nil && (!r.Settle.Complete() || r.Settle.Changed > 0)) ||
-		(r.ManagedFields != nil && !r.ManagedFields.Complete())
+		(r.ManagedFields != nil && !r.ManagedFields.Complete()) ||
+		(r.ServedAgain != nil && !r.ServedAgain.Undone)
 }
 
 // PruneReason says why status.storedVersions was or was not pruned.

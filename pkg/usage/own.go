@@ -112,12 +112,17 @@ type ownTransport struct {
 	next http.RoundTripper
 }
 
-// RoundTrip counts a request the API server counts: one its handler
-// answered (one it did not answer may not be among them, and a count that
-// then falls short records nothing). A 429 is a request its filters
-// throttled before any handler (priority and fairness, max in flight):
-// apiserver_request_total never holds it. A 401 or 403 may come from a
-// filter (not counted) or from admission (counted): the run records
+// flowSchemaHeader names, on an answer, the flow schema priority and
+// fairness classified the request by: the API server's own filter saw it.
+const flowSchemaHeader = "X-Kubernetes-PF-FlowSchema-UID"
+
+// RoundTrip counts a request the API server counts: one it answered (one
+// it did not answer may not be among them, and a count that then falls
+// short records nothing). A 429 that priority and fairness answered (it
+// names the flow schema) is counted there too (RecordDroppedRequest); one
+// without that name may be a proxy's, which the server never saw. A 401
+// or 403 may come from a filter (not counted) or from admission
+// (counted). Either way the count cannot be matched: the run records
 // nothing.
 func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	run := t.own.runFor(r.Context(), r.URL.Path)
@@ -125,6 +130,11 @@ func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if run != nil && err == nil {
 		switch resp.StatusCode {
 		case http.StatusTooManyRequests:
+			if resp.Header.Get(flowSchemaHeader) != "" {
+				run.sent.Add(1)
+			} else {
+				run.unsure.Store(true)
+			}
 		case http.StatusUnauthorized, http.StatusForbidden:
 			run.unsure.Store(true)
 		default:

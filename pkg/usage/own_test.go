@@ -41,9 +41,10 @@ type fakeServer struct {
 	mu        sync.Mutex
 	counts    map[string]int // version -> requests
 	requested bool
-	// throttle and refuse answer that many requests next with a 429 or a
-	// 403 the count does not hold, as the API server's filters do.
-	throttle, refuse int
+	// throttle answers that many requests next with a 429 of priority and
+	// fairness, which the count holds; proxy with a 429 of a proxy in
+	// front, which the server never saw; refuse with a 403.
+	throttle, proxy, refuse int
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -60,9 +61,17 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case f.proxy > 0:
+		f.proxy--
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "too many requests", http.StatusTooManyRequests)
+		return
 	case f.throttle > 0:
 		f.throttle--
+		gvr, _ := resourcePath(r.URL.Path)
+		f.counts[gvr.Version]++
 		w.Header().Set("Retry-After", "1")
+		w.Header().Set(flowSchemaHeader, "fs-uid")
 		http.Error(w, "too many requests", http.StatusTooManyRequests)
 		return
 	case f.refuse > 0:
@@ -165,25 +174,27 @@ func TestOwnRequests(t *testing.T) {
 		t.Fatalf("a client's request during the run was taken as the plugin's: %+v", u)
 	}
 
-	// Three throttled answers (429), which the server's count does not
+	// Three 429s of a proxy in front, which the server's count does not
 	// hold, and three reads by a client: the count grew by as many as the
 	// run sent, but the run's own are only three of them.
 	records.Dir = t.TempDir()
 	srv.mu.Lock()
-	srv.requested, srv.throttle = false, 3
+	srv.requested, srv.proxy = false, 3
 	srv.mu.Unlock()
 	run([]string{"v1beta1", "v1beta1", "v1beta1", "v1beta1", "v1beta1", "v1beta1"}, func() { other(); other(); other() })
 	if u, ok := own(); ok {
-		t.Fatalf("throttled requests made room for a client's: %+v", u)
+		t.Fatalf("a proxy's 429s made room for a client's requests: %+v", u)
 	}
-	// The control: throttled answers alone; the three served are recorded.
+	// The control: priority and fairness throttled three (the server
+	// counts them, as the answers name the flow schema): all six are the
+	// run's own.
 	records.Dir = t.TempDir()
 	srv.mu.Lock()
 	srv.requested, srv.throttle = false, 3
 	srv.mu.Unlock()
 	run([]string{"v1beta1", "v1beta1", "v1beta1", "v1beta1", "v1beta1", "v1beta1"}, nil)
-	if u, ok := own(); !ok || u.Requests != 3 {
-		t.Fatalf("after throttled and served requests of its own: %+v %v, want the 3 served", u, ok)
+	if u, ok := own(); !ok || u.Requests != 6 {
+		t.Fatalf("after throttled and served requests of its own: %+v %v, want all 6", u, ok)
 	}
 	// A 403 may be counted or not (refused by the authorizer, or by
 	// admission): the run records nothing.
