@@ -106,6 +106,10 @@ func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) 
 		return nil, err
 	}
 	hidden := hiddenVersions(crd)
+	if len(hidden) > 0 && lifecycle.StorageMigrating(crd) && !opts.Force {
+		// Refused before the CRD is touched, as migrate refuses it.
+		return nil, fmt.Errorf("%s has %w on it; let it finish, or force the migration", crd.Name, ErrStorageMigrating)
+	}
 	if len(hidden) == 0 {
 		return migrate(ctx, c, name, opts, nil)
 	}

@@ -316,15 +316,19 @@ func (s *switchedServers) movedError() error {
 }
 
 // stillAgree reports, where one certificate answers for several servers,
-// whether every answer still shows the switch: a server behind may have
+// whether every answer of agreeingRounds rounds still shows the switch: a server behind may have
 // answered for an object during the pass, and a prune on its word would
 // leave that object at a version storedVersions no longer names.
 func (s *switchedServers) stillAgree(ctx context.Context) bool {
 	if s == nil || !s.shared.Load() {
 		return true
 	}
-	all, err := s.showAll(ctx)
-	return err == nil && all
+	for range agreeingRounds {
+		if all, err := s.showAll(ctx); err != nil || !all || s.moved.Load() {
+			return false
+		}
+	}
+	return true
 }
 
 // askAgain asks every server anew, at most once an askAgainEvery for every
