@@ -39,12 +39,10 @@ func gadgetSchema(edit func(spec *apiextensionsv1.JSONSchemaProps)) *apiextensio
 		Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": spec}}}
 }
 
-// liveGadgets starts a sandbox with a gadgets CRD (v1, gadgetSchema) and
-// its objects.
-func liveGadgets(t *testing.T, objs []fixtures.Object) (cluster.Clients, *apiextensionsv1.CustomResourceDefinition) {
+// startSandbox starts a sandbox: the fixtures' clients and the plugin's.
+func startSandbox(t *testing.T) (fixtures.Clients, cluster.Clients) {
 	t.Helper()
-	sb := sandbox.StartT(t, sandbox.Options{})
-	cfg := sb.RestConfig()
+	cfg := sandbox.StartT(t, sandbox.Options{}).RestConfig()
 	cfg.QPS, cfg.Burst = -1, 0
 	fx, err := fixtures.NewClients(cfg)
 	if err != nil {
@@ -54,6 +52,14 @@ func liveGadgets(t *testing.T, objs []fixtures.Object) (cluster.Clients, *apiext
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fx, c
+}
+
+// liveGadgets starts a sandbox with a gadgets CRD (v1, gadgetSchema) and
+// its objects.
+func liveGadgets(t *testing.T, objs []fixtures.Object) (cluster.Clients, *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	fx, c := startSandbox(t)
 	live := fixtures.CRD("example.com", "Gadget", "gadgets", apiextensionsv1.NamespaceScoped, false, fixtures.Version{Name: "v1", Served: true, Storage: true})
 	live.Spec.Versions[0].Schema = gadgetSchema(nil)
 	if _, err := fx.CreateCRD(t.Context(), live); err != nil {

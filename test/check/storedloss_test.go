@@ -11,9 +11,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
-	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
 // A release that switches storage to v1 and stops serving v1beta1 at once,
@@ -22,17 +20,7 @@ import (
 // that hold it do, and the first write at v1 drops it. check names exactly
 // those four, as migrate (which leaves them) does.
 func TestCheckNamesWhatObjectsStoredAtAnOldVersionLose(t *testing.T) {
-	sb := sandbox.StartT(t, sandbox.Options{})
-	cfg := sb.RestConfig()
-	cfg.QPS, cfg.Burst = -1, 0
-	fx, err := fixtures.NewClients(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := migrate.NewClients(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fx, c := startSandbox(t)
 	withSnapshot := gadgetSchema(func(spec *apiextensionsv1.JSONSchemaProps) {
 		spec.Properties["snapshot"] = apiextensionsv1.JSONSchemaProps{Type: "string"}
 	})

@@ -88,14 +88,7 @@ func TestMigrateThroughServersItCannotTellApart(t *testing.T) {
 	// runs, the prune follows, and every key is at v1.
 	t.Run("the late server catches up", func(t *testing.T) {
 		s := newUnswitched(t, sandbox.Options{}, legacyWidgets(n), func(*apiextensionsv1.CustomResourceDefinition) {})
-		cfgs, late := s.addServers(t)
-		late.WatchHold.Hold()
-		if err := s.fx.SwitchStorage(t.Context(), s.crd, "v1", true); err != nil {
-			t.Fatal(err)
-		}
-		for _, cfg := range cfgs[:3] {
-			waitForHash(t, cfg, svHash("example.com", "v1", "Widget"))
-		}
+		cfgs, late := s.switchedButLate(t)
 		before := s.contents(t)
 		o := opts()
 		o.Notify = func(msg string) {
@@ -117,10 +110,9 @@ func TestMigrateThroughServersItCannotTellApart(t *testing.T) {
 	})
 }
 
-// untoldLateServer is withLateServer behind a TLS-terminating proxy: the
-// storage switch to v1 is held from the late server, and the clients
-// reach all four servers through the proxy, discovery too.
-func (s *switched) untoldLateServer(t *testing.T) cluster.Clients {
+// switchedButLate adds the four servers, the late one last, and switches
+// storage to v1 while the late one's watch is held.
+func (s *switched) switchedButLate(t *testing.T) ([]*rest.Config, *sandbox.Server) {
 	t.Helper()
 	cfgs, late := s.addServers(t)
 	late.WatchHold.Hold()
@@ -130,6 +122,15 @@ func (s *switched) untoldLateServer(t *testing.T) cluster.Clients {
 	for _, cfg := range cfgs[:3] {
 		waitForHash(t, cfg, svHash("example.com", "v1", "Widget"))
 	}
+	return cfgs, late
+}
+
+// untoldLateServer is withLateServer behind a TLS-terminating proxy: the
+// storage switch to v1 is held from the late server, and the clients
+// reach all four servers through the proxy, discovery too.
+func (s *switched) untoldLateServer(t *testing.T) cluster.Clients {
+	t.Helper()
+	cfgs, _ := s.switchedButLate(t)
 	if got, old := hashOf(t, cfgs[3]), svHash("example.com", "v1beta1", "Widget"); got != old {
 		t.Fatalf("the late server reports storageVersionHash %q, want v1beta1's %q", got, old)
 	}
