@@ -68,9 +68,11 @@ func OwnersWarning(owners []Owner) *Advice {
 	}
 	what := "its next sync or upgrade reverts this change"
 	for _, o := range owners {
-		if o.Manager == "kubectl" && o.Operation == string(metav1.ManagedFieldsOperationApply) {
-			// kubectl apply --server-side does not force conflicts.
-			what = "its next apply of its manifest either fails with a conflict on spec.versions (kubectl apply --server-side) or, forced, reverts this change"
+		if o.Operation == string(metav1.ManagedFieldsOperationApply) {
+			// The plugin hands spec.versions back to its owners after a
+			// step, so a server-side apply meets no conflict: it writes
+			// what its manifest says.
+			what = "its next apply of its manifest puts back what the manifest says, reverting this change"
 		}
 	}
 	w := Advise(PromoteFile("FILE"), "spec.versions is managed by %s: %s; make the same edit in the CRD manifest it applies, offline",

@@ -53,6 +53,11 @@ func applyStep(ctx context.Context, client apiextensionsclient.Interface, name s
 		switch {
 		case err == nil:
 			res.After = after
+			if dryRun == DryRunNone {
+				if res.After, err = returnFields(ctx, client, crd, after); err != nil {
+					res.FieldsKept = err.Error()
+				}
+			}
 			return res, nil
 		case apierrors.IsConflict(err) && res.Replans < maxReplans:
 			res.Replans++

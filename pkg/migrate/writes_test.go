@@ -21,6 +21,7 @@ func TestEveryWriteIsInTheSafetyDocument(t *testing.T) {
 		"verify.ProveConverter Create":     "| the converter probe's dry-run create",
 		"verify.ProveConverter Update":     "(or dry-run update of one object)",
 		"migrate.applyStep Update":         "| a lifecycle step |",
+		"migrate.returnFields Update":      "| handing a step's fields back to their owners |",
 		"verify.record Patch":              "| a check's record |",
 		"verify.recordCheck Patch":         "| a check's record |",
 		"migrate.prune UpdateStatus":       "| the prune |",

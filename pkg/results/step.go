@@ -34,4 +34,8 @@ type StepResult struct {
 	After *apiextensionsv1.CustomResourceDefinition
 	// Replans counts conflicts that made the step re-read and re-plan.
 	Replans int
+	// FieldsKept says why spec fields the step took from their owners are
+	// still the plugin's (the owners' next server-side apply conflicts
+	// with it); empty when they went back.
+	FieldsKept string
 }

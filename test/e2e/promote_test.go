@@ -195,7 +195,7 @@ func TestPromoteWarnsWhenGitOpsOwnsVersions(t *testing.T) {
 	e.kubectl("apply", "--server-side", "--field-manager=argocd-controller", "-f", file).mustCode(t, 0)
 
 	r := e.plugin("rollback", "backups", "--dry-run=server").mustCode(t, 0)
-	contains(t, "gitops warning", r.stderr, "warning: spec.versions is managed by argocd-controller (Argo CD): its next sync or upgrade reverts this change")
+	contains(t, "gitops warning", r.stderr, "warning: spec.versions is managed by argocd-controller (Argo CD): its next apply of its manifest puts back what the manifest says, reverting this change")
 }
 
 // withV2 is the CRD with a v2 beside its first version: served, not
