@@ -22,7 +22,7 @@ const kubectlApplyManager = "kubectl"
 // ownerApplies sends the new CRD as each of the live CRD's server-side
 // apply owners will send it: a server-side apply under that field manager,
 // not forced, as a dry run. Another writer's update of a field the owner
-// applied (promote takes spec.versions, an atomic list) makes the owner's
+// applied (kubectl edit, a script; spec.versions is an atomic list) makes the owner's
 // next apply a conflict, which an update — check's other dry run — never
 // meets. kubectl apply --server-side then fails: an error; a GitOps tool
 // that forces conflicts takes the fields back instead, reverting that
