@@ -15,11 +15,14 @@ import (
 )
 
 // RollbackOptions holds what `kubectl crdversion rollback` needs.
-type RollbackOptions struct{ stepOptions }
+type RollbackOptions struct {
+	stepOptions
+	SwitchStorage bool
+}
 
 // NewCmdRollback builds `kubectl crdversion rollback`.
 func NewCmdRollback(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &RollbackOptions{stepOptions{configFlags: flags, IOStreams: streams}}
+	o := &RollbackOptions{stepOptions: stepOptions{configFlags: flags, IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:   "rollback CRD [VERSION]",
 		Short: "Move the version in flight one stage back",
@@ -39,15 +42,19 @@ exactly that, and leaves every other flag and text as it is:
 Without a record (a step made by hand), the same by rule: a switch back where
 the old version is still in status.storedVersions. Objects written at the
 newer version meanwhile stay stored at it until ` + "`kubectl crdversion migrate`" + `
-re-stores them. A removed version cannot be rolled back: its schema is gone.
+re-stores them. --switch-storage makes the old version storage again even where
+no step of the plugin switched it away (a downgrade to a release that stores
+at it, a step another tool took), with the same check on every object. A removed version cannot be rolled back: its schema is gone.
 With -f, the record is in the file, and the file comes back byte for byte.`,
 		Example: `  kubectl crdversion rollback widgets.example.com --dry-run=server
+  kubectl crdversion rollback widgets.example.com v1 --switch-storage
   kubectl crdversion rollback -f deploy/crds/widgets.yaml`,
 		Args:              cobra.RangeArgs(0, 2),
 		ValidArgsFunction: completeCRDThenVersions(flags, 2),
 		RunE:              runE(o),
 	}
 	o.addFlags(cmd)
+	cmd.Flags().BoolVar(&o.SwitchStorage, "switch-storage", false, "Make the old version of the pair the storage version again even where no step of the plugin switched it away (a downgrade, another tool's step); every object stored at the newer version is checked newer→old→newer right after, and the switch undone on a loss")
 	return cmd
 }
 
@@ -56,7 +63,7 @@ With -f, the record is in the file, and the file comes back byte for byte.`,
 func (o *RollbackOptions) Run(ctx context.Context) error {
 	if o.Filename != "" {
 		return o.runOffline(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
-			return lifecycle.PlanRollback(crd, version, lifecycle.RollbackOptions{Offline: true})
+			return lifecycle.PlanRollback(crd, version, lifecycle.RollbackOptions{Offline: true, SwitchStorage: o.SwitchStorage})
 		})
 	}
 	crd, err := o.target(ctx)
@@ -65,7 +72,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	}
 	o.holdFor(crd, true)
 	bars := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
-	res, err := migrate.Rollback(ctx, o.clients.Clients, crd.Name, migrate.RollbackOptions{Version: o.Version, DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update})
+	res, err := migrate.Rollback(ctx, o.clients.Clients, crd.Name, migrate.RollbackOptions{Version: o.Version, SwitchStorage: o.SwitchStorage, DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update})
 	bars.Finish()
 	if res.StepResult == nil {
 		return err

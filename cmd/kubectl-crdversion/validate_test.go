@@ -43,7 +43,7 @@ func TestValidate(t *testing.T) {
 		{"promote: an unknown stage", &PromoteOptions{To: "gone"}, `unknown stage "gone"`},
 		{"promote: -f with --dry-run=server", &PromoteOptions{stepOptions: stepOptions{Filename: "crd.yaml", dryRun: migrate.DryRunServer}}, "--dry-run=server needs a cluster"},
 		{"promote: a negative --wait-timeout", &PromoteOptions{stepOptions: stepOptions{WaitTimeout: -time.Second}}, "--wait-timeout must not be negative"},
-		{"rollback: the defaults", &RollbackOptions{stepOptions{WaitTimeout: time.Minute}}, ""},
+		{"rollback: the defaults", &RollbackOptions{stepOptions: stepOptions{WaitTimeout: time.Minute}}, ""},
 		{"status: an invalid selector", &StatusOptions{Selector: "a in (b"}, "invalid selector"},
 		{"status: -o wide of files", &StatusOptions{Filenames: []string{"crd.yaml"}, format: report.FormatWide}, "-o wide counts objects on a cluster"},
 		{"verify: --concurrency 0", &VerifyOptions{}, "--concurrency must be between 1 and"},

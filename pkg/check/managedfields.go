@@ -54,13 +54,65 @@ func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, n
 	}
 	f.Message = fmt.Sprintf("%s carry managedFields entries recorded at %s, which %s: once it is gone, every server-side apply of them (kubectl apply --server-side, a GitOps sync, a controller's apply) fails with \"request to convert CR to an invalid group/version\" until the entries are dropped",
 		lifecycle.Objects(int64(len(names))), strings.Join(versions, ", "), what)
-	if len(still) > 0 {
-		// The cleanup drops entries of versions no longer served only.
-		f.Fix = append(f.Fix, lifecycle.Advice{Text: fmt.Sprintf("stop serving %s first (served: false, a release of its own)", strings.Join(still, ", "))})
-	}
-	f.Fix = append(f.Fix, lifecycle.Advice{Text: "drop the entries (the objects' content is kept)", Step: lifecycle.CleanManagedFields(next.Name)},
-		lifecycle.Advice{Text: "then apply the new CRDs"})
+	f.Fix = entriesFix(live, next, still)
 	return []Finding{f}, nil
+}
+
+// entriesFix is the way to dropping the entries, in the plugin's commands,
+// from the CRD as it is. The cleanup drops entries of versions no longer
+// served only, so a removed version still served stops being served first:
+// a version older than the new storage version by the step to blocked, once
+// the new one stores and the old one is pruned; a newer one (a downgrade)
+// has no such step, so its entries are dropped right after the apply.
+func entriesFix(live, next *apiextensionsv1.CustomResourceDefinition, still []string) []lifecycle.Advice {
+	crd, storage := next.Name, lifecycle.StorageVersion(next)
+	clean := lifecycle.Advise(lifecycle.CleanManagedFields(crd), "drop the entries (the objects' content is kept)")
+	if len(still) == 0 {
+		return []lifecycle.Advice{clean, lifecycle.Advise(nil, "then apply the new CRDs")}
+	}
+	var older, newer []string
+	for _, v := range still {
+		if lifecycle.Newer(storage, v) {
+			older = append(older, v)
+		} else {
+			newer = append(newer, v)
+		}
+	}
+	var out []lifecycle.Advice
+	liveStorage := lifecycle.StorageVersion(live)
+	switch {
+	case liveStorage == storage:
+		for _, v := range older {
+			if lv := lifecycle.SpecVersion(live, v); lv != nil && !lv.Deprecated {
+				out = append(out, lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageDeprecated), "deprecate the versions older than %s", storage))
+				break
+			}
+		}
+	case lifecycle.SpecVersion(live, storage) == nil:
+		out = append(out, lifecycle.Advise(lifecycle.Introduce(crd, storage, "NEW_MANIFEST"), "add %s to the live CRD from this manifest", storage),
+			lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageBridge), "check that every object survives %s→%s→%s", liveStorage, storage, liveStorage),
+			lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageDeprecated), "make %s the storage version", storage))
+	case lifecycle.Newer(storage, liveStorage):
+		out = append(out, lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageBridge), "check that every object survives %s→%s→%s", liveStorage, storage, liveStorage),
+			lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageDeprecated), "make %s the storage version", storage))
+	default:
+		out = append(out, stepBack(live, crd, liveStorage, storage)...)
+		if len(out) == 1 {
+			return out
+		}
+		out = out[:len(out)-2]
+	}
+	if liveStorage != storage || len(live.Status.StoredVersions) > 1 {
+		out = append(out, lifecycle.Advise(lifecycle.Migrate(crd), "re-store every object at %s and prune the rest from storedVersions", storage))
+	}
+	if len(older) > 0 {
+		out = append(out, lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageBlocked), "stop serving %s", strings.Join(older, ", ")), clean)
+	}
+	if len(newer) == 0 {
+		return append(out, lifecycle.Advise(nil, "then apply the new CRDs"))
+	}
+	return append(out, lifecycle.Advise(nil, "then apply the new CRDs, which remove %s (no step of the plugin stops serving a version newer than storage)", strings.Join(newer, ", ")),
+		lifecycle.Advise(lifecycle.CleanManagedFields(crd), "right after, drop the entries: until then a server-side apply of these objects fails"))
 }
 
 // firstNames is the first few names and how many more, as grouped object

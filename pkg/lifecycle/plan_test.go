@@ -228,6 +228,7 @@ func TestPlanRollback(t *testing.T) {
 		crd      *apiextensionsv1.CustomResourceDefinition
 		version  string
 		offline  bool
+		switchSt bool
 		to       Stage
 		changes  string
 		refusal  string
@@ -269,9 +270,18 @@ func TestPlanRollback(t *testing.T) {
 		{name: "removed cannot be rolled back", crd: crd([]string{"v1"}, "v1:served,storage"), refusal: "a removed version cannot be brought back by the plugin"},
 		{name: "two pairs in flight", crd: crd([]string{"v1"}, "v1beta1:served,deprecated", "v1:served,storage", "v2:served"), refusal: "several versions in flight"},
 		{name: "two pairs, one named", crd: crd([]string{"v1"}, "v1beta1:served,deprecated", "v1:served,storage", "v2:served"), version: "v2", to: StageAbsent, changes: "v2.version:present>"},
+		{name: "--switch-storage, no record, old never stored (a downgrade): storage goes back", crd: unrecorded, switchSt: true, to: StageBridge,
+			changes:  "v1.storage:true>false v1beta1.storage:false>true v1beta1.deprecated:true>false v1beta1.deprecationWarning:example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget>",
+			noteWant: "objects written since v1 became storage are stored at v1"},
+		{name: "--switch-storage, served and never stored (another tool's step)", crd: crd([]string{"v1"}, "v1beta1:served", "v1:served,storage"), switchSt: true, to: StageIntroduced,
+			changes: "v1.storage:true>false v1beta1.storage:false>true"},
+		{name: "--switch-storage, a record that only deprecated: the switch by rule", crd: deprecatedServed.After, switchSt: true, to: StageIntroduced,
+			changes: "v1.storage:true>false v1beta1.storage:false>true v1beta1.deprecated:true>false v1beta1.deprecationWarning:example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget>"},
+		{name: "--switch-storage, old not served: serve it first", crd: crd([]string{"v1"}, "v1beta1:deprecated", "v1:served,storage"), switchSt: true, refusal: "v1beta1 is not served: serve it again first"},
+		{name: "--switch-storage, the new version is not storage", crd: bridged, switchSt: true, refusal: "v1 is not the storage version (v1beta1 is)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := PlanRollback(tc.crd, tc.version, RollbackOptions{Offline: tc.offline})
+			p, err := PlanRollback(tc.crd, tc.version, RollbackOptions{Offline: tc.offline, SwitchStorage: tc.switchSt})
 			if tc.refusal != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.refusal) {
 					t.Fatalf("got %v, want refusal %q", err, tc.refusal)

@@ -13,6 +13,11 @@ type RollbackOptions struct {
 	// Offline plans for a manifest file, which cannot show the cluster's
 	// status.storedVersions nor the bridge record.
 	Offline bool
+	// SwitchStorage switches the storage version back to the pair's old
+	// version even where no step switched it away (a downgrade to a release
+	// that stores at it, or a step another tool took): the old version must
+	// be served, and the new one stays served beside it.
+	SwitchStorage bool
 }
 
 // PlanRollback plans moving version name's pair one stage back: the
@@ -47,11 +52,23 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 			return nil, refuse(nil, "%s is a version of this file with its schema: taking it out is an edit of yours, not a step back (on a cluster, rollback removes it while nothing is stored at it)", nu)
 		}
 	}
-	if rec, ok := lastStep(crd, nu, from); ok && p.restore(crd, rec) {
+	rec, ok := lastStep(crd, nu, from)
+	if ok && p.restore(crd, rec) && (!opts.SwitchStorage || switchesBack(crd, p.After, old)) {
 		dropStep(p.After, rec)
 		p.Restored = &rec
-	} else if err := p.byRule(crd, opts); err != nil {
-		return nil, err
+	} else {
+		p.After, p.Notes, p.Restored = crd.DeepCopy(), nil, nil
+		if err := p.byRule(crd, opts); err != nil {
+			return nil, err
+		}
+		if ok {
+			// The switch by rule undoes more than the record says: the
+			// record no longer describes a step to take back.
+			dropStep(p.After, rec)
+		}
+	}
+	if opts.SwitchStorage && !switchesBack(crd, p.After, old) {
+		return nil, switchRefused(crd, p.Pair, from)
 	}
 	if switchesBack(crd, p.After, old) {
 		p.switchBackNotes(crd, opts)
@@ -206,7 +223,7 @@ func servedAgain(before, after *apiextensionsv1.CustomResourceDefinition) []stri
 func (p *Plan) rollbackDeprecated(crd *apiextensionsv1.CustomResourceDefinition, opts RollbackOptions) error {
 	after, old, nu := p.After, p.Pair.Old, p.Pair.New
 	o := SpecVersion(after, old)
-	wasStorage := slices.Contains(crd.Status.StoredVersions, old) || (opts.Offline && len(crd.Status.StoredVersions) == 0)
+	wasStorage := slices.Contains(crd.Status.StoredVersions, old) || (opts.Offline && len(crd.Status.StoredVersions) == 0) || opts.SwitchStorage
 	if wasStorage && o.Served {
 		o.Storage, o.Deprecated, o.DeprecationWarning = true, false, nil
 		SpecVersion(after, nu).Storage = false
@@ -229,6 +246,19 @@ func (p *Plan) rollbackDeprecated(crd *apiextensionsv1.CustomResourceDefinition,
 	p.To = StageServed
 	p.Notes = append(p.Notes, Advise(nil, "%s stays the storage version: %s was not in status.storedVersions (never storage, or its objects were re-stored and pruned), so only the deprecation of %s is undone; clients get no warning", nu, old, strings.Join(undone, ", ")))
 	return nil
+}
+
+// switchRefused says why the pair's storage version cannot go back to its
+// old version in one step, and what comes first.
+func switchRefused(crd *apiextensionsv1.CustomResourceDefinition, pair Pair, from Stage) error {
+	switch {
+	case StorageVersion(crd) != pair.New:
+		return refuse(nil, "%s is not the storage version (%s is): there is no storage to switch back from it", pair.New, StorageVersion(crd))
+	case from == StageBlocked:
+		return refuse(&Step{Op: OpRollback, CRD: crd.Name, Version: pair.New},
+			"%s is not served: serve it again first (rollback to deprecated), then switch storage to it", pair.Old)
+	}
+	return refuse(nil, "%s cannot become the storage version again from stage %s", pair.Old, from)
 }
 
 func names(versions []*apiextensionsv1.CustomResourceDefinitionVersion) []string {

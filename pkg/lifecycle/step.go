@@ -40,6 +40,9 @@ type Step struct {
 	AcceptLoss bool `json:"acceptLoss,omitempty"`
 	// ConversionFromFile has promote take FromFile's spec.conversion too.
 	ConversionFromFile bool `json:"conversionFromFile,omitempty"`
+	// SwitchStorage has rollback switch the storage version back to the
+	// pair's old version where no step of the plugin switched it away.
+	SwitchStorage bool `json:"switchStorage,omitempty"`
 	// Context is the kubeconfig context the step is for, in a view of
 	// several clusters: pasted, it must not run against the current one.
 	Context string `json:"context,omitempty"`
@@ -83,6 +86,12 @@ func PromoteFile(manifest string) *Step {
 func (s Step) InFile(manifest string) *Step {
 	s.File = manifest
 	return &s
+}
+
+// SwitchStorageBack makes the version below version (the storage version)
+// the storage version again, checked on every object stored at version.
+func SwitchStorageBack(crd, version string) *Step {
+	return &Step{Op: OpRollback, CRD: crd, Version: version, SwitchStorage: true}
 }
 
 // Migrate re-stores every object at the storage version and prunes

@@ -20,10 +20,13 @@ import (
 // version in flight.
 type RollbackOptions struct {
 	// Version is the version whose pair steps back; "" for the one in flight.
-	Version     string
-	DryRun      DryRun
-	Concurrency int
-	PageSize    int64
+	Version string
+	// SwitchStorage switches storage back to the pair's old version even
+	// where no step switched it away (lifecycle.RollbackOptions).
+	SwitchStorage bool
+	DryRun        DryRun
+	Concurrency   int
+	PageSize      int64
 	// SwitchTimeout bounds the wait for a switch back, and for its undo,
 	// to be in effect on every API server; zero for DefaultSwitchTimeout.
 	SwitchTimeout time.Duration
@@ -59,7 +62,7 @@ func Rollback(ctx context.Context, c cluster.Clients, name string, opts Rollback
 		return res, err
 	}
 	plan := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanRollback(crd, opts.Version, lifecycle.RollbackOptions{})
+		return lifecycle.PlanRollback(crd, opts.Version, lifecycle.RollbackOptions{SwitchStorage: opts.SwitchStorage})
 	}
 	if opts.DryRun != DryRunClient {
 		if err := rollbackAccess(ctx, c, name, opts, plan); err != nil {

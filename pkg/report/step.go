@@ -37,6 +37,9 @@ func Command(s lifecycle.Step) string {
 	if s.CleanManagedFields {
 		args = append(args, "--clean-managed-fields")
 	}
+	if s.SwitchStorage {
+		args = append(args, "--switch-storage")
+	}
 	if s.AcceptLoss {
 		args = append(args, "--accept-loss")
 	}
