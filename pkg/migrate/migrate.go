@@ -160,6 +160,13 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	} else if err != nil {
 		return nil, err
 	}
+	res.DefaultsPersisted = p.defaults
+	if len(p.defaults) > 0 && opts.Notify != nil && opts.Restore.DryRun.persists() {
+		// Said before the first write: a controller of these objects sees a
+		// new generation, and its owner may want the names first.
+		opts.Notify(fmt.Sprintf("%s: re-storing writes the storage version %s's defaults (%s), which the schema of %s does not default, into each object stored there that lacks them: every read shows them already, but their generation moves; --dry-run=server names those objects without writing",
+			name, res.Storage, strings.Join(p.defaults, ", "), strings.Join(oldStored(crd, res.Storage), ", ")))
+	}
 	var (
 		checked atomic.Int64
 		losses  []results.Loss
@@ -632,4 +639,15 @@ func pruneInto(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cust
 		res.PruneSkipped = pr.Message
 	}
 	return nil
+}
+
+// oldStored are the versions storedVersions names besides storage.
+func oldStored(crd *apiextensionsv1.CustomResourceDefinition, storage string) []string {
+	var out []string
+	for _, v := range crd.Status.StoredVersions {
+		if v != storage {
+			out = append(out, v)
+		}
+	}
+	return out
 }

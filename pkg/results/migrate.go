@@ -31,6 +31,11 @@ type Result struct {
 	ClusterMigration *ClusterMigration `json:"clusterMigration,omitempty"`
 	// APIServers are the API servers the passes wrote through.
 	APIServers *APIServers `json:"apiServers,omitempty"`
+	// DefaultsPersisted are the fields the storage version's schema
+	// defaults where an old version's does not: a re-store writes them into
+	// each object stored at that version which lacks them (every read
+	// showed them already), and moves its generation.
+	DefaultsPersisted []string `json:"defaultsPersisted,omitempty"`
 	// ServedAgain are the old versions, not served, that the migration
 	// served again while it checked their objects.
 	ServedAgain *ServedAgain `json:"servedAgain,omitempty"`

@@ -3,6 +3,7 @@ package migrate_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -350,9 +351,32 @@ func TestMigrateNamesPersistedDefaults(t *testing.T) {
 		added.Properties["added"] = apiextensionsv1.JSONSchemaProps{Type: "string", Default: &apiextensionsv1.JSON{Raw: []byte(`"on"`)}}
 		crd.Spec.Versions[1].Schema.OpenAPIV3Schema.Properties["spec"] = added
 	})
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	// The re-store says so before its first write: when the notice comes,
+	// every object is still at its first generation.
+	o := opts()
+	var told []string
+	o.Notify = func(msg string) {
+		if !strings.Contains(msg, "defaults") {
+			return
+		}
+		list, err := s.clients.Dynamic.Resource(s.gvr).Namespace(metav1.NamespaceAll).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for _, it := range list.Items {
+			if it.GetGeneration() != 1 {
+				t.Errorf("%s is at generation %d when the defaults are announced: announced after a write", it.GetName(), it.GetGeneration())
+			}
+		}
+		told = append(told, msg)
+	}
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil || !res.Pruned {
 		t.Fatalf("%+v %v", res, err)
+	}
+	if len(told) != 1 || !strings.Contains(told[0], "defaults (spec.added)") || !slices.Equal(res.DefaultsPersisted, []string{"spec.added"}) {
+		t.Errorf("notices %q, defaultsPersisted %v: want spec.added announced once before the pass", told, res.DefaultsPersisted)
 	}
 	if len(res.Proofs) != 1 || res.Proofs[0].By != results.ProofObjects {
 		t.Errorf("proofs %+v: a default the schemas add is not proven by them", res.Proofs)
