@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,7 @@ type PromoteOptions struct {
 	FromFile           string
 	ConversionFromFile bool
 	DeprecationWarning string
+	DespiteClients     []string
 
 	// fromFile is the CRDs --from-file holds: one of them has the
 	// version to introduce.
@@ -68,6 +70,7 @@ next one is refused. VERSION defaults to the one version in flight.`,
 	completeValues(cmd, "to", stageNames()...)
 	cmd.Flags().StringVar(&o.FromFile, "from-file", "", "CRD manifest holding the new version's schema (for introduced)")
 	cmd.Flags().BoolVar(&o.ConversionFromFile, "conversion-from-file", false, "With --from-file, take the manifest's spec.conversion too (default: the live one is kept; a live caBundle the manifest lacks is kept either way)")
+	cmd.Flags().StringSliceVar(&o.DespiteClients, "despite-clients", nil, "For blocked: stop serving the old version even though these clients still use it (field managers, or \"requests\" for the API server's count of requests to it), as the refusal names them")
 	cmd.Flags().StringVar(&o.DeprecationWarning, "deprecation-warning", "", "Warning clients of the old version get (for deprecated; default: <group>/<old> <Kind> is deprecated; use <group>/<new> <Kind>)")
 	return cmd
 }
@@ -138,8 +141,17 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	res, err := migrate.Promote(ctx, o.clients.Clients, crd.Name, migrate.PromoteOptions{
 		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifestFor(crd.Name), ConversionFromFile: o.ConversionFromFile, DeprecationWarning: o.DeprecationWarning,
 		DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update,
+		DespiteClients: o.DespiteClients, Own: ownRecords(o.configFlags),
 	})
 	bars.Finish()
+	var inUse *migrate.ClientsInUse
+	if errors.As(err, &inUse) {
+		return attention(fmt.Errorf("%w; nothing was changed: once they use the storage version instead, run this again, or stop serving it anyway: %s --despite-clients=%s",
+			inUse, report.Command(*lifecycle.PromoteTo(crd.Name, o.Version, lifecycle.StageBlocked)), strings.Join(append(slices.Clone(o.DespiteClients), inUse.Names()...), ",")))
+	}
+	for _, cl := range res.Overridden {
+		fmt.Fprintf(o.ErrOut, "warning: stopped serving despite %s: %s\n", cl.Name, cl.Evidence)
+	}
 	if errors.Is(err, migrate.ErrNotBridgeable) {
 		if werr := report.WriteVerify(o.prose(), report.FormatTable, crd.Name, res.Verify); werr != nil {
 			return werr

@@ -60,59 +60,57 @@ func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, n
 
 // entriesFix is the way to dropping the entries, in the plugin's commands,
 // from the CRD as it is. The cleanup drops entries of versions no longer
-// served only, so a removed version still served stops being served first:
-// a version older than the new storage version by the step to blocked, once
-// the new one stores and the old one is pruned; a newer one (a downgrade)
-// has no such step, so its entries are dropped right after the apply.
+// served only. The step to blocked stops serving every version older than
+// storage, so it comes first only where the release removes every one of
+// them; otherwise (a kept older version, or a newer one: a downgrade) the
+// entries are dropped right after the apply removes their version.
 func entriesFix(live, next *apiextensionsv1.CustomResourceDefinition, still []string) []lifecycle.Advice {
 	crd, storage := next.Name, lifecycle.StorageVersion(next)
 	clean := lifecycle.Advise(lifecycle.CleanManagedFields(crd), "drop the entries (the objects' content is kept)")
 	if len(still) == 0 {
 		return []lifecycle.Advice{clean, lifecycle.Advise(nil, "then apply the new CRDs")}
 	}
-	var older, newer []string
-	for _, v := range still {
-		if lifecycle.Newer(storage, v) {
-			older = append(older, v)
-		} else {
-			newer = append(newer, v)
-		}
-	}
 	var out []lifecycle.Advice
 	liveStorage := lifecycle.StorageVersion(live)
 	switch {
 	case liveStorage == storage:
-		for _, v := range older {
-			if lv := lifecycle.SpecVersion(live, v); lv != nil && !lv.Deprecated {
-				out = append(out, lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageDeprecated), "deprecate the versions older than %s", storage))
-				break
-			}
+		if _, stage, err := lifecycle.PairStage(live, storage); err == nil && stage == lifecycle.StageServed && olderRemoved(live, next, storage) {
+			out = append(out, lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageDeprecated), "deprecate the versions older than %s", storage))
 		}
+	case lifecycle.Newer(liveStorage, storage):
+		back := stepBack(live, crd, liveStorage, storage)
+		if len(back) == 1 {
+			return back
+		}
+		out = append(out, back[:len(back)-2]...)
 	case lifecycle.SpecVersion(live, storage) == nil:
 		out = append(out, lifecycle.Advise(lifecycle.Introduce(crd, storage, "NEW_MANIFEST"), "add %s to the live CRD from this manifest", storage),
 			lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageBridge), "check that every object survives %s→%s→%s", liveStorage, storage, liveStorage),
 			lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageDeprecated), "make %s the storage version", storage))
-	case lifecycle.Newer(storage, liveStorage):
+	default:
 		out = append(out, lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageBridge), "check that every object survives %s→%s→%s", liveStorage, storage, liveStorage),
 			lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageDeprecated), "make %s the storage version", storage))
-	default:
-		out = append(out, stepBack(live, crd, liveStorage, storage)...)
-		if len(out) == 1 {
-			return out
-		}
-		out = out[:len(out)-2]
 	}
 	if liveStorage != storage || len(live.Status.StoredVersions) > 1 {
 		out = append(out, lifecycle.Advise(lifecycle.Migrate(crd), "re-store every object at %s and prune the rest from storedVersions", storage))
 	}
-	if len(older) > 0 {
-		out = append(out, lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageBlocked), "stop serving %s", strings.Join(older, ", ")), clean)
+	if olderRemoved(live, next, storage) && !slices.ContainsFunc(still, func(v string) bool { return !lifecycle.Newer(storage, v) }) {
+		return append(out, lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageBlocked), "stop serving %s", strings.Join(still, ", ")),
+			clean, lifecycle.Advise(nil, "then apply the new CRDs"))
 	}
-	if len(newer) == 0 {
-		return append(out, lifecycle.Advise(nil, "then apply the new CRDs"))
-	}
-	return append(out, lifecycle.Advise(nil, "then apply the new CRDs, which remove %s (no step of the plugin stops serving a version newer than storage)", strings.Join(newer, ", ")),
+	return append(out, lifecycle.Advise(nil, "then apply the new CRDs, which remove %s (no step of the plugin stops serving just them)", strings.Join(still, ", ")),
 		lifecycle.Advise(lifecycle.CleanManagedFields(crd), "right after, drop the entries: until then a server-side apply of these objects fails"))
+}
+
+// olderRemoved says whether next removes every version live serves that
+// is older than storage: the step to blocked stops serving all of them.
+func olderRemoved(live, next *apiextensionsv1.CustomResourceDefinition, storage string) bool {
+	for _, v := range live.Spec.Versions {
+		if v.Served && lifecycle.Newer(storage, v.Name) && lifecycle.SpecVersion(next, v.Name) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // firstNames is the first few names and how many more, as grouped object

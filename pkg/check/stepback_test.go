@@ -86,6 +86,10 @@ func TestEntriesFixOrder(t *testing.T) {
 			want: "promote " + w + " v1beta1 --to deprecated; promote " + w + " v1beta1 --to blocked; migrate " + w + " --clean-managed-fields; then apply the"},
 		{name: "a newer version (a downgrade): switched back, then dropped right after the apply", live: "v1alpha2:served v1:served,storage", next: "v1alpha2:served,storage", still: []string{"v1"},
 			want: "rollback " + w + " v1 --switch-storage; migrate " + w + "; then apply the; migrate " + w + " --clean-managed-fields"},
+		{name: "an older version the release keeps: blocked would stop serving it too, so the apply comes first", live: "v1alpha1:served,deprecated v1beta1:served,deprecated v1:served,storage", next: "v1beta1:served,deprecated v1:served,storage", still: []string{"v1alpha1"},
+			want: "then apply the; migrate " + w + " --clean-managed-fields"},
+		{name: "a downgrade to a version the live CRD lacks: added, switched back", live: "v1:served,storage", next: "v1alpha2:served,storage", still: []string{"v1"},
+			want: "promote " + w + " v1alpha2 --from-file NEW_MANIFEST; rollback " + w + " v1 --switch-storage; migrate " + w + "; then apply the; migrate " + w + " --clean-managed-fields"},
 		{name: "no longer served: dropped, then applied", live: "v1alpha1 v1beta1:served,storage", next: "v1beta1:served,storage",
 			want: "migrate " + w + " --clean-managed-fields; then apply the"},
 	} {

@@ -57,14 +57,11 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 		dropStep(p.After, rec)
 		p.Restored = &rec
 	} else {
+		// The record stays: an undo of this step back (a switch check
+		// that found a loss) gives the CRD back with it.
 		p.After, p.Notes, p.Restored = crd.DeepCopy(), nil, nil
 		if err := p.byRule(crd, opts); err != nil {
 			return nil, err
-		}
-		if ok {
-			// The switch by rule undoes more than the record says: the
-			// record no longer describes a step to take back.
-			dropStep(p.After, rec)
 		}
 	}
 	if opts.SwitchStorage && !switchesBack(crd, p.After, old) {

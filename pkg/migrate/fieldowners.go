@@ -38,9 +38,19 @@ func returnFields(ctx context.Context, client apiextensionsclient.Interface, bef
 		}
 		sent := cur.DeepCopy()
 		sent.ManagedFields = managed
+		if len(managed) == 0 {
+			// An empty list is left out of the request, and the API server
+			// then keeps what it has: one empty entry clears them.
+			sent.ManagedFields = []metav1.ManagedFieldsEntry{{}}
+		}
 		back, err := crds.Update(ctx, sent, metav1.UpdateOptions{FieldManager: FieldManager})
 		switch {
 		case err == nil:
+			// Only the answer tells: a server may keep managedFields it
+			// could not decode.
+			if _, still, err := fieldsReturned(before.ManagedFields, back.ManagedFields, FieldManager); err != nil || still {
+				return back, fmt.Errorf("return spec fields of %s to their owners: the API server kept them the plugin's", after.Name)
+			}
 			return back, nil
 		case !apierrors.IsConflict(err) || try == maxReturnTries:
 			return cur, fmt.Errorf("return spec fields of %s to their owners: %w", after.Name, err)

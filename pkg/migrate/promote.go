@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
@@ -43,6 +44,13 @@ type PromoteOptions struct {
 	// Progress hears each pass over objects: its task (the round trip it
 	// checks, or the managedFields cleanup) and the count done of the total.
 	Progress func(task string, done, total int64)
+	// DespiteClients names the clients (field managers, usage.Requests)
+	// that the step to blocked may stop serving while they still use the
+	// version; any other it finds refuses the step (ClientsInUse).
+	DespiteClients []string
+	// Own are this plugin's records of its own requests, which the
+	// deprecated-API metric counts as anyone's.
+	Own usage.OwnRecords
 }
 
 // PromoteResult is a step taken, with what the passes around it found.
@@ -58,6 +66,9 @@ type PromoteResult struct {
 	// Reused is the check `verify` recorded that the bridge step took
 	// instead of checking again: the same CRD and the same objects.
 	Reused *lifecycle.Verification
+	// Overridden are the clients still using a version the step stopped
+	// serving, let through by PromoteOptions.DespiteClients.
+	Overridden []usage.Client
 }
 
 var (
@@ -132,8 +143,12 @@ func Promote(ctx context.Context, c cluster.Clients, name string, opts PromoteOp
 			}
 			provenOn = crd
 		}
-		return lifecycle.PlanPromote(crd, t.Version, opts.To, lifecycle.PromoteOptions{
+		p, err := lifecycle.PlanPromote(crd, t.Version, opts.To, lifecycle.PromoteOptions{
 			Manifest: opts.Manifest, ConversionFromFile: opts.ConversionFromFile, DeprecationWarning: opts.DeprecationWarning, Verification: verified})
+		if err == nil && t.Next == lifecycle.StageBlocked && opts.DryRun != DryRunClient {
+			res.Overridden, err = clientsGate(ctx, c, crd, p, opts)
+		}
+		return p, err
 	})
 	if err != nil {
 		return res, err

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,6 +66,13 @@ type managerKey struct{ manager, operation, version string }
 // managers left out. A manager with entries for several subresources
 // counts once per object.
 func FieldManagers(ctx context.Context, client metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, pageSize int64) (*ManagerCount, error) {
+	return FieldManagersSince(ctx, client, crd, pageSize, time.Time{})
+}
+
+// FieldManagersSince is FieldManagers counting only the writes made at or
+// after since (an entry's time is its manager's last write, to the second:
+// one in the same second counts).
+func FieldManagersSince(ctx context.Context, client metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, pageSize int64, since time.Time) (*ManagerCount, error) {
 	at := ListVersion(crd)
 	if at == "" {
 		return &ManagerCount{}, nil
@@ -74,7 +82,7 @@ func FieldManagers(ctx context.Context, client metadata.Interface, crd *apiexten
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: at, Resource: crd.Spec.Names.Plural}
 	_, err := cluster.ListPages(ctx, client, gvr, max(pageSize, 1), func(p cluster.Page) error {
 		out.Objects += int64(len(p.Items))
-		countManagers(p.Items, crd, counts)
+		countManagers(p.Items, crd, since, counts)
 		return nil
 	})
 	if err != nil {
@@ -92,7 +100,7 @@ func ListVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 }
 
 // countManagers adds one page of objects to counts.
-func countManagers(items []metav1.PartialObjectMetadata, crd *apiextensionsv1.CustomResourceDefinition, counts map[managerKey]int64) {
+func countManagers(items []metav1.PartialObjectMetadata, crd *apiextensionsv1.CustomResourceDefinition, since time.Time, counts map[managerKey]int64) {
 	versions := map[string]string{}
 	for _, v := range crd.Spec.Versions {
 		versions[crd.Spec.Group+"/"+v.Name] = v.Name
@@ -101,7 +109,7 @@ func countManagers(items []metav1.PartialObjectMetadata, crd *apiextensionsv1.Cu
 		seen := map[managerKey]bool{}
 		for _, mf := range o.ManagedFields {
 			v, ok := versions[mf.APIVersion]
-			if !ok || IsSystemManager(mf.Manager) {
+			if !ok || IsSystemManager(mf.Manager) || (mf.Time != nil && mf.Time.Time.Before(since)) {
 				continue
 			}
 			k := managerKey{mf.Manager, string(mf.Operation), v}

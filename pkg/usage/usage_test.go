@@ -3,6 +3,7 @@ package usage
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,7 +82,7 @@ func TestCountManagers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			counts := map[managerKey]int64{}
 			for _, p := range tc.pages {
-				countManagers(p, crd, counts)
+				countManagers(p, crd, time.Time{}, counts)
 			}
 			if got := sortedUses(counts); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)

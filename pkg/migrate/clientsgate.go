@@ -1,0 +1,97 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
+)
+
+// ClientsInUse refuses the step that stops serving versions while someone
+// besides this plugin still uses them: their next request would get 404.
+type ClientsInUse struct {
+	CRD      string
+	Versions []string
+	Clients  []usage.Client
+}
+
+func (e *ClientsInUse) Error() string {
+	parts := make([]string, len(e.Clients))
+	for i, c := range e.Clients {
+		parts[i] = c.Name + ": " + c.Evidence
+	}
+	return fmt.Sprintf("stop serving %s of %s: still in use by %s", strings.Join(e.Versions, ", "), e.CRD, strings.Join(parts, "; "))
+}
+
+// Names are the clients' names, as --despite-clients takes them.
+func (e *ClientsInUse) Names() []string {
+	out := make([]string, len(e.Clients))
+	for i, c := range e.Clients {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// prunedAt is when this plugin last wrote status.storedVersions (the
+// prune after a migration), from the CRD's managedFields; zero where it
+// never did (pruned by hand, or by the cluster's migrator): then every
+// write at the version counts.
+func prunedAt(crd *apiextensionsv1.CustomResourceDefinition) time.Time {
+	for _, mf := range crd.ManagedFields {
+		if mf.Manager == FieldManager && mf.Subresource == "status" && mf.Time != nil && mf.FieldsV1 != nil &&
+			strings.Contains(string(mf.FieldsV1.Raw), `"f:storedVersions"`) {
+			return mf.Time.Time
+		}
+	}
+	return time.Time{}
+}
+
+// clientsGate finds who but this plugin still uses the versions plan stops
+// serving: the objects' field managers (one metadata list) and the API
+// server's deprecated-API metric. Those despite names are let through and
+// returned; any other is a refusal.
+func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, p *lifecycle.Plan, opts PromoteOptions) ([]usage.Client, error) {
+	var versions []string
+	for _, v := range crd.Spec.Versions {
+		if after := lifecycle.SpecVersion(p.After, v.Name); v.Served && (after == nil || !after.Served) {
+			versions = append(versions, v.Name)
+		}
+	}
+	if len(versions) == 0 {
+		return nil, nil
+	}
+	// The metric first: the list below is a request too (at a version not
+	// deprecated, which the metric does not count).
+	m, err := usage.DeprecatedRequests(ctx, c.Discovery.RESTClient())
+	if err != nil {
+		return nil, err
+	}
+	// A write at the version before the migration re-stored and pruned it
+	// is history; one after it is a client still at it.
+	managers, err := usage.FieldManagersSince(ctx, c.Metadata, crd, max(opts.PageSize, 1), prunedAt(crd))
+	if err != nil {
+		return nil, err
+	}
+	u := usage.CRDUsage{CRD: crd, Requests: m.ForCRD(crd), Own: opts.Own.Own(crd, m), Managers: managers}
+	var found, let []usage.Client
+	for _, v := range versions {
+		for _, cl := range u.Clients(v, m) {
+			if slices.Contains(opts.DespiteClients, cl.Name) {
+				let = append(let, cl)
+			} else {
+				found = append(found, cl)
+			}
+		}
+	}
+	if len(found) > 0 {
+		return let, &ClientsInUse{CRD: crd.Name, Versions: versions, Clients: found}
+	}
+	return let, nil
+}
