@@ -74,8 +74,10 @@ func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 		return nil, err
 	}
 	// A write at the version before the migration re-stored and pruned it
-	// is history; one after it is a client still at it.
-	managers, err := usage.FieldManagersSince(ctx, c.Metadata, crd, max(opts.PageSize, 1), prunedAt(crd))
+	// is history; one after it is a client still at it. The prune's second
+	// is taken as before it: managedFields times have no finer grain.
+	since := prunedAt(crd)
+	managers, err := usage.FieldManagersSince(ctx, c.Metadata, crd, max(opts.PageSize, 1), since)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +85,9 @@ func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 	var found, let []usage.Client
 	for _, v := range versions {
 		for _, cl := range u.Clients(v, m) {
+			if since.IsZero() && cl.Name != usage.Requests {
+				cl.Evidence += "; no prune of storedVersions by this plugin dates the migration, so every write at it counts"
+			}
 			if slices.Contains(opts.DespiteClients, cl.Name) {
 				let = append(let, cl)
 			} else {

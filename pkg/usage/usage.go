@@ -69,9 +69,9 @@ func FieldManagers(ctx context.Context, client metadata.Interface, crd *apiexten
 	return FieldManagersSince(ctx, client, crd, pageSize, time.Time{})
 }
 
-// FieldManagersSince is FieldManagers counting only the writes made at or
-// after since (an entry's time is its manager's last write, to the second:
-// one in the same second counts).
+// FieldManagersSince is FieldManagers counting only the writes made after
+// since (an entry's time is its manager's last write, to the second: one
+// in since's own second is taken as before it).
 func FieldManagersSince(ctx context.Context, client metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, pageSize int64, since time.Time) (*ManagerCount, error) {
 	at := ListVersion(crd)
 	if at == "" {
@@ -109,7 +109,7 @@ func countManagers(items []metav1.PartialObjectMetadata, crd *apiextensionsv1.Cu
 		seen := map[managerKey]bool{}
 		for _, mf := range o.ManagedFields {
 			v, ok := versions[mf.APIVersion]
-			if !ok || IsSystemManager(mf.Manager) || (mf.Time != nil && mf.Time.Time.Before(since)) {
+			if !ok || IsSystemManager(mf.Manager) || (!since.IsZero() && mf.Time != nil && !mf.Time.Time.After(since)) {
 				continue
 			}
 			k := managerKey{mf.Manager, string(mf.Operation), v}

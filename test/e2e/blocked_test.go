@@ -15,6 +15,7 @@ import (
 // remaining client lets the step through, and says what it overrode.
 func TestBlockedWaitsForTheClients(t *testing.T) {
 	e := newEnv(t, demoObjects)
+	e.home = t.TempDir()
 	e.plugin("promote", "backups", "v1").mustCode(t, 0) // bridge
 	e.plugin("promote", "backups", "v1").mustCode(t, 0) // deprecated
 	e.plugin("migrate", "backups", "--switch-grace=0", "-q").mustCode(t, 0)

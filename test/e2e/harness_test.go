@@ -19,6 +19,10 @@ type env struct {
 	t       *testing.T
 	sb      *sandbox.Sandbox
 	clients fixtures.Clients
+	// home, when set, is one HOME for every command, as on one machine:
+	// the plugin's records of its own requests and sightings carry over.
+	// Unset, each command runs in a HOME of its own.
+	home string
 }
 
 func newEnv(t *testing.T, objects int) *env {
@@ -66,7 +70,11 @@ func (e *env) kubectl(args ...string) result {
 // kubectlIn runs real kubectl with stdin as its standard input.
 func (e *env) kubectlIn(stdin string, args ...string) result {
 	e.t.Helper()
-	r, err := plugintest.Kubectl(e.t.Context(), e.sb.KubeconfigPath(), e.t.TempDir(), stdin, args...)
+	home := e.home
+	if home == "" {
+		home = e.t.TempDir()
+	}
+	r, err := plugintest.Kubectl(e.t.Context(), e.sb.KubeconfigPath(), home, stdin, args...)
 	if err != nil {
 		e.t.Fatal(err)
 	}
