@@ -279,7 +279,10 @@ func serverFindings(crd string, refusal error, known []Finding) []Finding {
 	}
 	finding := func(field, msg string) Finding {
 		return Finding{Severity: lifecycle.SeverityError, Kind: FindingRejected, CRD: crd, Rule: "serverDryRun", Path: field,
-			Message: "the API server refuses it (server-side dry run): " + msg}
+			Message: "the API server refuses it (server-side dry run): " + msg,
+			// No step of the plugin changes what the manifest says: the
+			// API server's words name the field, the author changes it.
+			Fix: []lifecycle.Advice{lifecycle.Advise(lifecycle.CheckFile("NEW"), "change what the API server names in the manifest (no step of the plugin can: it is the manifest's content), then check it again")}}
 	}
 	var out []Finding
 	var status apierrors.APIStatus

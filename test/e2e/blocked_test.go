@@ -4,6 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 // Stopping serving a version breaks every client still at it, so the step
@@ -20,7 +23,10 @@ func TestBlockedWaitsForTheClients(t *testing.T) {
 	e.plugin("promote", "backups", "v1").mustCode(t, 0) // deprecated
 	e.plugin("migrate", "backups", "--switch-grace=0", "-q").mustCode(t, 0)
 
-	// A controller still at v1beta1 after the migration.
+	// A controller still at v1beta1 after the migration. managedFields
+	// times are whole seconds, and a write in the prune's second is taken
+	// as before it: the controller's comes in a later one.
+	pastSecondOf(t, prunedAt(t, e.crd(backups)))
 	at := func(version string) string {
 		f := filepath.Join(t.TempDir(), "backup.yaml")
 		body := "apiVersion: storage.example.com/" + version + "\nkind: Backup\nmetadata:\n  name: team-a-latest\n  namespace: team-a\nspec:\n  schedule: '0 5 * * *'\n"
@@ -57,5 +63,31 @@ func TestBlockedWaitsForTheClients(t *testing.T) {
 	contains(t, "the override said", r.stderr, "warning: stopped serving despite requests: the API server counted requests to v1beta1")
 	if v := specVersion(e.crd(backups), "v1beta1"); v == nil || v.Served {
 		t.Fatalf("v1beta1 after blocked: %+v", v)
+	}
+}
+
+// prunedAt is when the plugin last wrote status.storedVersions.
+func prunedAt(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) time.Time {
+	t.Helper()
+	for _, mf := range crd.ManagedFields {
+		if mf.Manager == "kubectl-crdversion" && mf.Subresource == "status" && mf.Time != nil {
+			return mf.Time.Time
+		}
+	}
+	t.Fatal("no prune by the plugin in managedFields")
+	return time.Time{}
+}
+
+// pastSecondOf returns once the clock is in a later second than ts: a
+// managedFields time written from then on is after it.
+func pastSecondOf(t *testing.T, ts time.Time) {
+	t.Helper()
+	next := ts.Truncate(time.Second).Add(time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for !time.Now().After(next) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the clock stays before %s", next)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

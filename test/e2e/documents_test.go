@@ -56,8 +56,8 @@ func TestEveryDocumentIsOneDocument(t *testing.T) {
 		{[]string{"prune", "gadgets", "-q", "--switch-grace=0"}, []int{0}, false}, // a pass of its own
 		{[]string{"migrate", "backups", "-q", "--switch-grace=0", "--dry-run=server"}, []int{0}, true},
 		{[]string{"migrate", "--all", "-q", "--switch-grace=0"}, []int{0}, false},
-		{[]string{"migrate", "--all", "-q", "--switch-grace=0"}, []int{0}, true}, // nothing pending
-		{[]string{"promote", "backups", "v1"}, []int{0}, false},                  // blocked
+		{[]string{"migrate", "--all", "-q", "--switch-grace=0"}, []int{0}, true},              // nothing pending
+		{[]string{"promote", "backups", "v1", "--despite-clients=requests"}, []int{0}, false}, // blocked (sharedMetric)
 		{[]string{"rollback", "backups", "--dry-run=server"}, []int{0}, true},
 		{[]string{"promote", "backups", "v1"}, []int{0}, false}, // removed: the managedFields cleanup
 		{[]string{"promote", "clusterpolicies", "v2", "--from-file", withClusterpoliciesV2}, []int{0}, false},

@@ -42,6 +42,12 @@ func TestOwnersApplyAfterThePluginsSteps(t *testing.T) {
 		// Argo CD's default sync is kubectl's client-side apply under its
 		// own manager.
 		{name: "argocd_client-side", apply: []string{"apply", "--field-manager=argocd-controller"}, gitOps: true},
+		// Helm 4 applies server-side under its own manager, not forced;
+		// Helm 3 sends a three-way strategic-merge patch from the last
+		// release's manifest, as kubectl's client-side apply does from its
+		// annotation, under "helm".
+		{name: "helm_server-side", apply: []string{"apply", "--server-side", "--field-manager=helm"}, install: []string{"--force-conflicts"}},
+		{name: "helm_three-way", apply: []string{"apply", "--field-manager=helm"}},
 	}
 	for _, o := range owners {
 		t.Run(o.name, func(t *testing.T) {
@@ -75,7 +81,7 @@ func TestOwnersApplyAfterThePluginsSteps(t *testing.T) {
 			ownerApplies()
 
 			e.plugin("migrate", "backups", "--switch-grace=0", "-q").mustCode(t, 0)
-			step("--to", "blocked")
+			step("--to", "blocked", "--despite-clients=requests") // sharedMetric
 			e.plugin("promote", "-f", manifest, "backups.storage.example.com", "v1", "--to", "blocked").mustCode(t, 0)
 			ownerApplies()
 			if v := specVersion(e.crd(backups), "v1beta1"); v == nil || v.Served {

@@ -14,7 +14,6 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -35,7 +34,7 @@ func TestPromoteReplansOnConcurrentEdit(t *testing.T) {
 			t.Errorf("concurrent edit: %v", err)
 		}
 	})
-	res, err := migrate.Promote(t.Context(), edited, crd.Name, migrate.PromoteOptions{Version: "v1", To: lifecycle.StageBlocked})
+	res, err := migrate.Promote(t.Context(), edited, crd.Name, migrate.PromoteOptions{Version: "v1", To: lifecycle.StageBlocked, DespiteClients: sharedMetric})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +66,11 @@ func TestPromoteRefusesToGoFurtherThanPlanned(t *testing.T) {
 		t.Fatal(err)
 	}
 	edited := editingBeforeFirstStepWrite(t, sb.RestConfig(), func() {
-		if _, err := migrate.Promote(t.Context(), other, crd.Name, migrate.PromoteOptions{Version: "v1"}); err != nil {
+		if _, err := migrate.Promote(t.Context(), other, crd.Name, migrate.PromoteOptions{Version: "v1", DespiteClients: sharedMetric}); err != nil {
 			t.Errorf("the other client's step: %v", err)
 		}
 	})
-	_, err = migrate.Promote(t.Context(), edited, crd.Name, migrate.PromoteOptions{Version: "v1"})
+	_, err = migrate.Promote(t.Context(), edited, crd.Name, migrate.PromoteOptions{Version: "v1", DespiteClients: sharedMetric})
 	if !errors.Is(err, migrate.ErrChangedMeanwhile) || !strings.Contains(err.Error(), "blocked of v1 was planned from deprecated, and is now blocked") {
 		t.Fatalf("err = %v, want the step refused as changed meanwhile", err)
 	}
@@ -95,9 +94,7 @@ func TestPromoteServerDryRunPersistsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The fixture wrote its objects at deprecated v1beta1: the API server
-	// counted those requests, which only the user's word lets through.
-	res, err := migrate.Promote(t.Context(), mc, created.Name, migrate.PromoteOptions{Version: "v1", DryRun: migrate.DryRunServer, DespiteClients: []string{usage.Requests}})
+	res, err := migrate.Promote(t.Context(), mc, created.Name, migrate.PromoteOptions{Version: "v1", DryRun: migrate.DryRunServer, DespiteClients: sharedMetric})
 	if err != nil {
 		t.Fatal(err)
 	}

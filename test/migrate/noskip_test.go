@@ -190,7 +190,7 @@ func TestMigrateChecksAnUnservedVersionAtItself(t *testing.T) {
 // stored at: blocked comes after migrate and prune.
 func TestPromoteToBlockedNeedsTheMigration(t *testing.T) {
 	s := newSwitched(t, sandbox.Options{}, 4, nil)
-	_, err := migrate.Promote(t.Context(), s.clients, s.crd, migrate.PromoteOptions{Version: "v1", To: lifecycle.StageBlocked})
+	_, err := migrate.Promote(t.Context(), s.clients, s.crd, migrate.PromoteOptions{Version: "v1", To: lifecycle.StageBlocked, DespiteClients: sharedMetric})
 	var refusal *lifecycle.Refusal
 	if !errors.As(err, &refusal) || refusal.Instead == nil || *refusal.Instead != *lifecycle.Migrate(s.crd) {
 		t.Fatalf("promote --to blocked with v1beta1 in storedVersions: %v, want a refusal naming migrate", err)

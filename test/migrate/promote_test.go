@@ -27,7 +27,7 @@ func TestPromoteWalksTheLifecycle(t *testing.T) {
 	s := newUnswitched(t, sandbox.Options{}, objs, func(*apiextensionsv1.CustomResourceDefinition) {})
 
 	var tasks []string
-	opts := migrate.PromoteOptions{Progress: func(task string, done, total int64) {
+	opts := migrate.PromoteOptions{DespiteClients: sharedMetric, Progress: func(task string, done, total int64) {
 		if len(tasks) == 0 || tasks[len(tasks)-1] != task {
 			tasks = append(tasks, task)
 		}
