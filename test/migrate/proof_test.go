@@ -11,8 +11,8 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
