@@ -165,7 +165,7 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 		// Said before the first write: a controller of these objects sees a
 		// new generation, and its owner may want the names first.
 		opts.Notify(fmt.Sprintf("%s: re-storing writes the storage version %s's defaults (%s), which the schema of %s does not default, into each object stored there that lacks them: every read shows them already, but their generation moves; --dry-run=server names those objects without writing",
-			name, res.Storage, strings.Join(p.defaults, ", "), strings.Join(oldStored(crd, res.Storage), ", ")))
+			name, res.Storage, strings.Join(p.defaults, ", "), strings.Join(p.defaultsFrom, ", ")))
 	}
 	var (
 		checked atomic.Int64
@@ -301,11 +301,11 @@ type prepared struct {
 	// hold no check sees unless they are served again.
 	unserved []string
 	// defaults are what the storage version defaults and an old one does
-	// not: a re-store persists them.
-	defaults []string
-	start    time.Time
-	done     bool
-	rtt      time.Duration
+	// not: a re-store persists them; defaultsFrom are those old versions.
+	defaults, defaultsFrom []string
+	start                  time.Time
+	done                   bool
+	rtt                    time.Duration
 	// watchFrom is the resourceVersion of the last read that showed the
 	// CRD at the generation proven: the passes watch it from there.
 	watchFrom string
@@ -332,6 +332,9 @@ func prepare(ctx context.Context, c cluster.Clients, name string, opts Options, 
 			continue
 		}
 		for _, d := range schemacompat.DefaultsAdded(crd, v, res.Storage) {
+			if !slices.Contains(p.defaultsFrom, v) {
+				p.defaultsFrom = append(p.defaultsFrom, v)
+			}
 			if !slices.Contains(p.defaults, d) {
 				p.defaults = append(p.defaults, d)
 			}
@@ -639,15 +642,4 @@ func pruneInto(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cust
 		res.PruneSkipped = pr.Message
 	}
 	return nil
-}
-
-// oldStored are the versions storedVersions names besides storage.
-func oldStored(crd *apiextensionsv1.CustomResourceDefinition, storage string) []string {
-	var out []string
-	for _, v := range crd.Status.StoredVersions {
-		if v != storage {
-			out = append(out, v)
-		}
-	}
-	return out
 }
