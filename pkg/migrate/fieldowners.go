@@ -115,7 +115,7 @@ func fieldsReturned(before, now []metav1.ManagedFieldsEntry, self string) ([]met
 	if err != nil {
 		return nil, false, err
 	}
-	out[mine].FieldsV1 = &metav1.FieldsV1{Raw: raw}
+	out[mine].FieldsV1 = metav1.NewFieldsV1(string(raw))
 	return out, true, nil
 }
 
@@ -134,7 +134,7 @@ func giveTo(out *[]metav1.ManagedFieldsEntry, prev metav1.ManagedFieldsEntry, fi
 		if err != nil {
 			return err
 		}
-		e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+		e.FieldsV1 = metav1.NewFieldsV1(string(raw))
 		(*out)[i] = e
 		return nil
 	}
@@ -142,7 +142,7 @@ func giveTo(out *[]metav1.ManagedFieldsEntry, prev metav1.ManagedFieldsEntry, fi
 	if err != nil {
 		return err
 	}
-	prev.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+	prev.FieldsV1 = metav1.NewFieldsV1(string(raw))
 	*out = append(*out, prev)
 	return nil
 }
@@ -170,7 +170,7 @@ func fieldSet(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
 	if e.FieldsV1 == nil {
 		return s, nil
 	}
-	if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+	if err := s.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())); err != nil {
 		return nil, fmt.Errorf("read managedFields of %s: %w", e.Manager, err)
 	}
 	return s, nil

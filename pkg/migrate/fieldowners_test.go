@@ -9,7 +9,7 @@ import (
 
 func entry(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "apiextensions.k8s.io/v1", FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		FieldsV1: metav1.NewFieldsV1(fields)}
 }
 
 const (
@@ -105,7 +105,7 @@ func canonical(t *testing.T, entries []metav1.ManagedFieldsEntry) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+		e.FieldsV1 = metav1.NewFieldsV1(string(raw))
 		out[i] = e
 	}
 	b, err := json.Marshal(out)

@@ -100,7 +100,7 @@ func noSpecFieldsOfThePlugins(t *testing.T, crd *apiextensionsv1.CustomResourceD
 			continue
 		}
 		var fields map[string]any
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields); err != nil {
 			t.Fatal(err)
 		}
 		if spec, ok := fields["f:spec"]; ok {
