@@ -55,8 +55,11 @@ say "The storage switches are seconds old: a write begun before one could still 
 say "so the prune waits out a grace and re-stores once more (2m by default; 10s here: nothing else writes)"
 step kubectl crdversion migrate --all --switch-grace=10s
 step kubectl crdversion status
-say "Now the old versions can be blocked and removed"
-step kubectl crdversion promote clusterpolicies v2
+say "Blocking v1 breaks its clients, so promote looks for them first: the kubectl get of v1 above was one."
+say "Refused, nothing changed, each client named (the API server's count names no one)"
+attention kubectl crdversion promote clusterpolicies v2
+say "Once they have moved to v2, say so by name: v1 is blocked, then removed"
+step kubectl crdversion promote clusterpolicies v2 --despite-clients=requests
 step kubectl crdversion promote clusterpolicies v2
 step kubectl crdversion status clusterpolicies
 

@@ -64,6 +64,11 @@ func migrateServedAgain(ctx context.Context, c cluster.Clients, crd *apiextensio
 	served := &results.ServedAgain{Versions: hidden}
 	if opts.Notify != nil {
 		opts.Notify(fmt.Sprintf("%s: %s not served: served again, deprecated, while each object is checked at it, then no longer served", name, strings.Join(hidden, ", ")))
+		if g := lifecycle.GitOpsOwner(crd); g != nil {
+			// Its self-heal puts the serving back mid-pass, which stops
+			// the pass with nothing unsafe written, and with no progress.
+			opts.Notify(fmt.Sprintf("%s: %s syncs this CRD (%s): a sync during the pass unserves %s again and stops it (CRDChanged); pause its automated sync or self-heal for the run", name, g.Tool, g.Evidence, strings.Join(hidden, ", ")))
+		}
 	}
 	var res *results.Result
 	if err = waitForServing(ctx, c, step, opts.SwitchTimeout); err == nil {

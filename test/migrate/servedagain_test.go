@@ -2,6 +2,8 @@ package migrate_test
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -90,6 +92,28 @@ func TestMigrateServedAgainLosesNothingAndPrunes(t *testing.T) {
 	}
 	s.assertAsReleased(t, "v1beta1")
 	assertSame(t, before, s.contents(t))
+}
+
+// A CRD a GitOps tool syncs: its self-heal would unserve v1beta1 again
+// mid-pass and stop it, so migrate says so before it serves v1beta1, with
+// the evidence and what to pause.
+func TestMigrateServedAgainWarnsOfAGitOpsSync(t *testing.T) {
+	s := newReleasedUnserved(t, snapshots(3, 0))
+	s.editCRD(t, func(crd *apiextensionsv1.CustomResourceDefinition) {
+		crd.Annotations = map[string]string{"argocd.argoproj.io/tracking-id": "crds:apiextensions.k8s.io/CustomResourceDefinition:/" + crd.Name}
+	})
+	o := opts()
+	var told []string
+	o.Notify = func(msg string) { told = append(told, msg) }
+	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	if err != nil || !res.Pruned {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if !slices.ContainsFunc(told, func(m string) bool {
+		return strings.Contains(m, "Argo CD syncs this CRD (annotation argocd.argoproj.io/tracking-id=") && strings.Contains(m, "pause its automated sync or self-heal")
+	}) {
+		t.Errorf("notices %q: want the Argo CD sync named before v1beta1 is served again", told)
+	}
 }
 
 // With no object, nothing can be stored at v1beta1 (no object is written
