@@ -76,7 +76,10 @@ func (m *Migrator) NeedLeaderElection() bool { return true }
 // seen and whenever it changes, one CRD at a time, until ctx ends (the
 // manager stops, or this replica loses the lease).
 func (m *Migrator) Start(ctx context.Context) error {
-	queue := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](m.opts.MinBackoff, m.opts.MaxBackoff))
+	// Named, so that a metrics provider (controller-runtime's registers
+	// one) exports its depth, latency and retries.
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.NewTypedItemExponentialFailureRateLimiter[string](m.opts.MinBackoff, m.opts.MaxBackoff),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "crdversion-migrator"})
 	defer queue.ShutDown()
 	factory := apiextensionsinformers.NewSharedInformerFactoryWithOptions(m.clients.CRDs, 0,
 		apiextensionsinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -128,7 +131,7 @@ func (m *Migrator) enqueue(q workqueue.TypedRateLimitingInterface[string], crd *
 		return
 	}
 	m.opts.Migrate.Sightings.Saw(crd)
-	m.log.Info("queued", "crd", crd.Name, "generation", crd.Generation, "because", why)
+	m.log.V(1).Info("queued", "crd", crd.Name, "generation", crd.Generation, "because", why)
 	q.Add(crd.Name)
 }
 

@@ -37,7 +37,7 @@ func (m *Migrator) reconcile(ctx context.Context, crd *apiextensionsv1.CustomRes
 		}
 	}
 	log := m.log.WithValues("crd", crd.Name, "generation", crd.Generation)
-	log.Info("decided", "do", d.verb, "reason", d.reason)
+	log.V(1).Info("decided", "do", d.verb, "reason", d.reason)
 	switch d.verb {
 	case doDefer:
 		m.deferEvent(crd, d.reason)
@@ -67,7 +67,7 @@ func (m *Migrator) reconcile(ctx context.Context, crd *apiextensionsv1.CustomRes
 func (m *Migrator) clusterMigrationPending(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) string {
 	all, err := cluster.ListClusterMigrations(ctx, m.clients.Migrations)
 	if err != nil {
-		m.log.Info("could not list the cluster's StorageVersionMigrations: the StorageMigrating condition alone keeps the Migrator out of their way", "crd", crd.Name, "error", err.Error())
+		m.log.Error(err, "could not list the cluster's StorageVersionMigrations: the StorageMigrating condition alone keeps the Migrator out of their way", "crd", crd.Name)
 		return ""
 	}
 	if svm := all.For(crd.Spec.Group, crd.Spec.Names.Plural); svm != nil && !svm.Done() {

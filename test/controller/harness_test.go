@@ -311,7 +311,7 @@ func (l *lines) logger() logr.Logger {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.l = append(l.l, prefix+" "+args)
-	}, funcr.Options{})
+	}, funcr.Options{Verbosity: 1})
 }
 
 // with are the lines holding every word.
