@@ -78,11 +78,11 @@ func entriesFix(live, next *apiextensionsv1.CustomResourceDefinition, still []st
 			out = append(out, lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageDeprecated), "deprecate the versions older than %s", storage))
 		}
 	case lifecycle.Newer(liveStorage, storage):
-		back := stepBack(live, crd, liveStorage, storage)
-		if len(back) == 1 {
+		back, ok := stepBack(live, crd, liveStorage, storage)
+		if !ok {
 			return back
 		}
-		out = append(out, back[:len(back)-2]...)
+		out = append(out, back...)
 	case lifecycle.SpecVersion(live, storage) == nil:
 		out = append(out, lifecycle.Advise(lifecycle.Introduce(crd, storage, "NEW_MANIFEST"), "add %s to the live CRD from this manifest", storage),
 			lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageBridge), "check that every object survives %s→%s→%s", liveStorage, storage, liveStorage),

@@ -113,7 +113,12 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 		f := Finding{Severity: lifecycle.SeverityError, Kind: FindingRejected, CRD: new.Name, Version: v, Rule: "storedVersionRemoved",
 			Message: "the API server refuses the update: " + storedVersionsMessage(i, v)}
 		if lifecycle.StorageVersion(old) == v && lifecycle.Newer(v, newStorage) {
-			f.Fix = stepBack(old, new.Name, v, newStorage)
+			back, ok := stepBack(old, new.Name, v, newStorage)
+			if ok {
+				back = append(back, lifecycle.Advise(lifecycle.Migrate(new.Name), "re-store every object at %s and prune %s from storedVersions", newStorage, v),
+					lifecycle.Advise(nil, "then apply this manifest"))
+			}
+			f.Fix = back
 		} else if lifecycle.StorageVersion(old) == v {
 			// No release in between served both: the cluster takes the
 			// bridge itself, each step checked on its objects.
@@ -137,12 +142,14 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 
 // stepBack is the way to a release that stores at an older version the
 // live CRD still has (a downgrade, or another tool's step undone): storage
-// switched back to it, checked on every object, then re-stored and pruned.
-// The plugin switches one pair at a time, to the version just below.
-func stepBack(live *apiextensionsv1.CustomResourceDefinition, crd, storage, to string) []lifecycle.Advice {
+// switched back to it, checked on every object; the caller re-stores and
+// prunes after. The plugin switches one pair at a time, to the version just
+// below: where another lies between, the one advice says why, and ok is
+// false.
+func stepBack(live *apiextensionsv1.CustomResourceDefinition, crd, storage, to string) ([]lifecycle.Advice, bool) {
 	for _, v := range live.Spec.Versions {
 		if lifecycle.Newer(storage, v.Name) && lifecycle.Newer(v.Name, to) {
-			return []lifecycle.Advice{lifecycle.Advise(nil, "this release stores at %s, and the live CRD has %s between it and %s, its storage version: the plugin switches storage back one version at a time (rollback %s --switch-storage), so the way is through a release that stores at %s", to, v.Name, storage, storage, v.Name)}
+			return []lifecycle.Advice{lifecycle.Advise(nil, "this release stores at %s, and the live CRD has %s between it and %s, its storage version: the plugin switches storage back one version at a time (rollback %s --switch-storage), so the way is through a release that stores at %s", to, v.Name, storage, storage, v.Name)}, false
 		}
 	}
 	var out []lifecycle.Advice
@@ -152,10 +159,7 @@ func stepBack(live *apiextensionsv1.CustomResourceDefinition, crd, storage, to s
 	case !lv.Served:
 		out = append(out, lifecycle.Advise(&lifecycle.Step{Op: lifecycle.OpRollback, CRD: crd, Version: storage}, "serve %s again", to))
 	}
-	return append(out,
-		lifecycle.Advise(lifecycle.SwitchStorageBack(crd, storage), "make %s the storage version, checked %s→%s→%s on every object (undone on a loss)", to, storage, to, storage),
-		lifecycle.Advise(lifecycle.Migrate(crd), "re-store every object at %s and prune %s from storedVersions", to, storage),
-		lifecycle.Advise(nil, "then apply this manifest"))
+	return append(out, lifecycle.Advise(lifecycle.SwitchStorageBack(crd, storage), "make %s the storage version, checked %s→%s→%s on every object (undone on a loss)", to, storage, to, storage)), true
 }
 
 // removedMaybeStored flags, without a cluster, each version the new CRD
