@@ -58,9 +58,11 @@ const crdPoll = 500 * time.Millisecond
 // read shows where to watch from again.
 func watchGeneration(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, from string, log logr.Logger) (context.Context, context.CancelFunc) {
 	wctx, cancel := context.WithCancelCause(ctx)
+	// Writes stop before the line is logged: whoever reads "no further
+	// write" may count on it.
 	g := generationWatch{crd: crd, cancel: func(c CRDChanged) {
-		log.Info("CRD changed: no further write", "from", c.From, "to", c.To, "what", c.What)
 		cancel(c)
+		log.Info("CRD changed: no further write", "from", c.From, "to", c.To, "what", c.What)
 	}}
 	go g.run(wctx, client, from)
 	return wctx, func() { cancel(nil) }
