@@ -195,7 +195,7 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 		against = "files"
 		findings = check.Consequence(check.CheckFiles(o.oldCRDs.CRDs, o.newCRDs.CRDs), nil, o.Policy)
 	} else {
-		contexts, err := fleet(o.configFlags, o.contexts, o.AllContexts)
+		contexts, err := fleetContexts(o.configFlags, o.contexts, o.AllContexts)
 		if err != nil {
 			return err
 		}

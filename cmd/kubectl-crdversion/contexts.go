@@ -28,14 +28,21 @@ func wrapContexts(fs *pflag.FlagSet) *contextsFlag {
 	return c
 }
 
-// fleet is the contexts a command runs on: every one of the kubeconfig's
-// with all, else those given with --context when more than one.
-func fleet(flags *genericclioptions.ConfigFlags, given *contextsFlag, all bool) ([]string, error) {
+// fleetContexts is the contexts a command runs on: every one of the kubeconfig's
+// with all, else those given with --context when more than one, in the
+// order given, each once.
+func fleetContexts(flags *genericclioptions.ConfigFlags, given *contextsFlag, all bool) ([]string, error) {
 	if !all {
 		if given == nil || len(given.all) < 2 {
 			return nil, nil
 		}
-		return slices.Compact(slices.Clone(given.all)), nil
+		var names []string
+		for _, n := range given.all {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		return names, nil
 	}
 	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {

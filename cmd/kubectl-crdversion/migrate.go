@@ -27,6 +27,10 @@ type MigrateOptions struct {
 	FailuresFile       string
 	CleanManagedFields bool
 	Via                string
+	// AllContexts and --context given more than once make a fleet run.
+	AllContexts bool
+	Parallel    int
+	contexts    *contextsFlag
 }
 
 // The two ways to re-store objects.
@@ -36,11 +40,12 @@ const (
 )
 
 // NewCmdMigrate builds `kubectl crdversion migrate`.
-func NewCmdMigrate(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &MigrateOptions{migrationOptions: migrationOptions{configFlags: flags, IOStreams: streams}}
+func NewCmdMigrate(flags *genericclioptions.ConfigFlags, contexts *contextsFlag, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &MigrateOptions{migrationOptions: migrationOptions{configFlags: flags, IOStreams: streams}, contexts: contexts}
 	cmd := &cobra.Command{
-		Use:   "migrate CRD ... | --all",
-		Short: "Re-store every object at the storage version, then prune storedVersions when proven safe",
+		Use:         "migrate CRD ... | --all",
+		Annotations: map[string]string{takesFleet: "true"},
+		Short:       "Re-store every object at the storage version, then prune storedVersions when proven safe",
 		Long: `Re-store every object of the CRDs at their storage version, then prune
 status.storedVersions down to it — only when that is proven safe.
 
@@ -66,8 +71,15 @@ the objects instead, after the same checks: a StorageVersionMigration is created
 no count and no failed object, and prunes storedVersions itself when it
 succeeds (1.36+); where it does not, the same guarded prune follows.
 
+On a fleet (--context given more than once, in that order, or --all-contexts,
+the current context first) the first cluster is a canary: it runs alone, and
+the rest only once it is done, --parallel at a time. Once a cluster is not
+done (refused, failed, not pruned, unreachable), no further cluster is
+written; the table at the end says, per cluster, what was done and why not.
+
 Exit status is 3 when an object failed or would lose data, the cluster's
-migration failed, or storedVersions could not be pruned.`,
+migration failed, storedVersions could not be pruned, or (on a fleet) any
+cluster is not done.`,
 		Example: `  # Right after a helm upgrade that switched the storage version
   kubectl crdversion migrate certificates.pki.example.com
 
@@ -76,6 +88,12 @@ migration failed, or storedVersions could not be pruned.`,
 
   # Let the cluster's own migrator do the writing, and follow it
   kubectl crdversion migrate certificates.pki.example.com --via=cluster
+
+  # Every cluster of the kubeconfig: the current one first, as a canary
+  kubectl crdversion migrate --all --all-contexts
+
+  # A canary, then two production clusters side by side
+  kubectl crdversion migrate widgets.example.com --context staging --context prod-eu --context prod-us --parallel 2
 
   # Preflight: which objects would the new storage version reject? (writes nothing)
   kubectl crdversion migrate widgets.example.com --dry-run=server`,
@@ -88,6 +106,8 @@ migration failed, or storedVersions could not be pruned.`,
 	cmd.Flags().StringVar(&o.FailuresFile, "failures-file", "", "Write every failed object as a JSON line to this file")
 	cmd.Flags().StringVar(&o.Via, "via", viaPlugin, `Who re-stores the objects: "plugin" (this command's own pass, with a report of every object) or "cluster" (a StorageVersionMigration for kube-controller-manager's migrator, followed to the end)`)
 	completeValues(cmd, "via", viaPlugin, viaCluster)
+	cmd.Flags().BoolVar(&o.AllContexts, "all-contexts", false, "Migrate on every context of the kubeconfig, the current one first as a canary; --context given more than once migrates those, in that order")
+	cmd.Flags().IntVar(&o.Parallel, "parallel", 1, "On a fleet, how many clusters after the canary are migrated at once")
 	cmd.Flags().BoolVar(&o.CleanManagedFields, "clean-managed-fields", false, "Also drop managedFields entries recorded at versions no longer served (they break server-side apply once the version is removed)")
 	return cmd
 }
@@ -101,14 +121,26 @@ func (o *MigrateOptions) Validate() error {
 		return fmt.Errorf(`--via must be "plugin" or "cluster", not %q`, o.Via)
 	case o.Via == viaCluster && o.CleanManagedFields:
 		return errors.New("--clean-managed-fields needs the plugin's own pass: not with --via=cluster")
+	case o.Parallel < 1:
+		return fmt.Errorf("--parallel must be at least 1, not %d", o.Parallel)
 	case o.Via == viaCluster && !o.Prune:
 		return errors.New("--prune=false is not possible with --via=cluster: the cluster's migrator prunes storedVersions itself when it succeeds")
 	}
 	return o.migrationOptions.Validate()
 }
 
-// Run migrates the CRDs one after the other.
+// Run migrates the CRDs one after the other, on one cluster or a fleet.
 func (o *MigrateOptions) Run(ctx context.Context) error {
+	contexts, err := o.fleet()
+	if err != nil {
+		return err
+	}
+	if len(contexts) > 0 {
+		return o.runFleet(ctx, contexts)
+	}
+	if err := o.connect(); err != nil {
+		return err
+	}
 	crds, err := o.targets(ctx)
 	if err != nil {
 		return err
@@ -131,15 +163,23 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 		return err
 	}
 	defer closeFailures()
-	prune := o.Prune && o.dryRun == migrate.DryRunNone
-	return o.run(ctx, crds, prune, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*results.Result, error) {
+	return o.run(ctx, crds, o.pruning(), o.migration(failures))
+}
+
+// pruning: storedVersions is pruned where the flags ask and it is no dry
+// run.
+func (o *MigrateOptions) pruning() bool { return o.Prune && o.dryRun == migrate.DryRunNone }
+
+// migration is the library's migration of one CRD, as the flags ask.
+func (o *MigrateOptions) migration(failures func(cluster, crd string, f results.Failure)) migration {
+	return func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*results.Result, error) {
 		opts.CleanManagedFields = o.CleanManagedFields
-		opts.Restore.OnFailure = func(f results.Failure) { failures(crd.Name, f) }
+		opts.Restore.OnFailure = func(f results.Failure) { failures(o.cluster, crd.Name, f) }
 		if o.Via == viaCluster {
 			return migrate.MigrateViaCluster(ctx, o.clients, crd.Name, opts)
 		}
 		return migrate.Migrate(ctx, o.clients, crd.Name, opts)
-	})
+	}
 }
 
 // targets are the named CRDs, or with --all every CRD with a migration
@@ -177,9 +217,9 @@ func (o *MigrateOptions) targets(ctx context.Context) ([]*apiextensionsv1.Custom
 }
 
 // failuresSink writes failures as JSON lines to --failures-file.
-func (o *MigrateOptions) failuresSink() (func(string, results.Failure), func(), error) {
+func (o *MigrateOptions) failuresSink() (func(string, string, results.Failure), func(), error) {
 	if o.FailuresFile == "" {
-		return func(string, results.Failure) {}, func() {}, nil
+		return func(string, string, results.Failure) {}, func() {}, nil
 	}
 	f, err := os.Create(o.FailuresFile)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,10 @@ type migrationOptions struct {
 	clients   cluster.Clients
 	list      *clients
 	sightings *migrate.Sightings
+	// cluster names the context in a fleet run; manyAtOnce: clusters run
+	// side by side, so no terminal bar (they would write over each other).
+	cluster    string
+	manyAtOnce bool
 }
 
 // addFlags adds the flags of a pass over objects.
@@ -64,7 +69,7 @@ func (o *migrationOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
 	o.oneConnection.addFlag(cmd)
 }
 
-// Complete builds clients with the rate limit asked for.
+// Complete reads the flags; each command connects once it knows where.
 func (o *migrationOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Names = args
 	var err error
@@ -74,6 +79,12 @@ func (o *migrationOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.format, err = parseOutput(o.Output); err != nil {
 		return err
 	}
+	o.sightings = newSightings(o.configFlags)
+	return nil
+}
+
+// connect builds the clients of o's cluster, with the rate limit asked for.
+func (o *migrationOptions) connect() error {
 	cfg, err := restConfig(o.configFlags)
 	if err != nil {
 		return err
@@ -83,8 +94,7 @@ func (o *migrationOptions) Complete(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	o.clients = o.list.Clients
-	o.sightings = newSightings(o.configFlags)
-	return err
+	return nil
 }
 
 // Validate checks the flags before anything is sent.
@@ -104,20 +114,53 @@ func (o *migrationOptions) Validate() error {
 	return nil
 }
 
-// run runs one migration per CRD, one after the other, with progress on
-// stderr, and reports them all; an interrupt names every CRD not reached.
-// A CRD that fails does not stop the others: each is reported, its error
-// among them, and the command ends with the worst (an error before needs
-// attention).
-func (o *migrationOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*results.Result, error)) error {
-	var (
-		reports []*results.Result
-		failed  []error
-	)
-	attention := false
+// migration is one migration per CRD, as the library gives it.
+type migration func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*results.Result, error)
+
+// run runs one migration per CRD and reports them all (see migrateEach).
+func (o *migrationOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one migration) error {
+	m := o.migrateEach(ctx, crds, prune, one)
+	if len(crds) == 1 && m.first != nil {
+		return m.first
+	}
+	if err := report.WriteMigrate(o.Out, o.format, m.reports, o.dryRun == migrate.DryRunServer); err != nil {
+		return err
+	}
+	return m.err(len(crds))
+}
+
+// migrated is what migrations of a cluster's CRDs gave.
+type migrated struct {
+	reports []*results.Result
+	// failed are the CRDs whose migration ended in an error, each named;
+	// first is the first error as it came.
+	failed    []error
+	first     error
+	attention bool
+}
+
+// err ends the command as the worst of the migrations: an error before
+// needs attention.
+func (m migrated) err(crds int) error {
+	switch {
+	case len(m.failed) == 1:
+		return m.failed[0]
+	case len(m.failed) > 1:
+		return fmt.Errorf("%d of %d CRDs failed (each is reported above); the first, %w", len(m.failed), crds, m.failed[0])
+	case m.attention:
+		return errAttention
+	}
+	return nil
+}
+
+// migrateEach runs one migration per CRD, one after the other, with
+// progress on stderr; an interrupt names every CRD not reached. A CRD that
+// fails does not stop the others: each is reported, its error among them.
+func (o *migrationOptions) migrateEach(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one migration) migrated {
+	var m migrated
 	if !o.Quiet {
 		if n, err := cluster.APIServers(ctx, o.clients.Dynamic); err == nil && n > 0 {
-			fmt.Fprintln(o.ErrOut, report.Connections(o.clients.Connections, n))
+			o.say(report.Connections(o.clients.Connections, n))
 		}
 	}
 	for i, crd := range crds {
@@ -126,33 +169,29 @@ func (o *migrationOptions) run(ctx context.Context, crds []*apiextensionsv1.Cust
 			for _, c := range crds[i:] {
 				names = append(names, c.Name)
 			}
-			fmt.Fprintf(o.ErrOut, "interrupted: not migrated: %s\n", strings.Join(names, ", "))
-			attention = true
+			o.say("interrupted: not migrated: " + strings.Join(names, ", "))
+			m.attention = true
 			break
 		}
 		res, err := o.runOne(ctx, crd, prune, one)
-		if err != nil && len(crds) == 1 {
-			return err
-		}
 		if err != nil {
-			failed = append(failed, fmt.Errorf("%s: %w", crd.Name, err))
+			m.first = cmp.Or(m.first, err)
+			m.failed = append(m.failed, fmt.Errorf("%s: %w", crd.Name, err))
 			res = erred(crd, err)
 		}
-		reports = append(reports, res)
-		attention = attention || res.NeedsAttention(prune)
+		res.Cluster = o.cluster
+		m.reports = append(m.reports, res)
+		m.attention = m.attention || res.NeedsAttention(prune)
 	}
-	if err := report.WriteMigrate(o.Out, o.format, reports, o.dryRun == migrate.DryRunServer); err != nil {
-		return err
+	return m
+}
+
+// say writes a line for people on stderr; in a fleet it names the cluster.
+func (o *migrationOptions) say(line string) {
+	if o.cluster != "" {
+		line = o.cluster + ": " + line
 	}
-	switch {
-	case len(failed) == 1:
-		return failed[0]
-	case len(failed) > 1:
-		return fmt.Errorf("%d of %d CRDs failed (each is reported above); the first, %w", len(failed), len(crds), failed[0])
-	case attention:
-		return errAttention
-	}
-	return nil
+	fmt.Fprintln(o.ErrOut, line)
 }
 
 // erred is the result of a CRD whose migration ended in err: nothing is
@@ -167,8 +206,12 @@ func erred(crd *apiextensionsv1.CustomResourceDefinition, err error) *results.Re
 		PruneReason: results.PruneIncomplete, PruneSkipped: "the migration ended in an error"}
 }
 
-func (o *migrationOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, prune bool, one func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*results.Result, error)) (*results.Result, error) {
-	bar := report.NewProgress(o.ErrOut, "migrate "+crd.Name, isTerminal(o.ErrOut), o.Quiet)
+func (o *migrationOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, prune bool, one migration) (*results.Result, error) {
+	title := "migrate " + crd.Name
+	if o.cluster != "" {
+		title = o.cluster + ": " + title
+	}
+	bar := report.NewProgress(o.ErrOut, title, isTerminal(o.ErrOut) && !o.manyAtOnce, o.Quiet)
 	defer bar.Finish()
 	return one(ctx, crd, migrate.Options{
 		Restore: migrate.RestoreOptions{
@@ -185,7 +228,7 @@ func (o *migrationOptions) runOne(ctx context.Context, crd *apiextensionsv1.Cust
 		SwitchGrace:        o.switchGrace(),
 		AcceptLoss:         o.AcceptLoss,
 		Sightings:          o.sightings,
-		Notify:             func(msg string) { fmt.Fprintln(o.ErrOut, msg) },
+		Notify:             o.say,
 		Countdown:          o.countdown(),
 	})
 }
@@ -193,9 +236,9 @@ func (o *migrationOptions) runOne(ctx context.Context, crd *apiextensionsv1.Cust
 // countdown shows the switch grace running out, after saying how to skip
 // it: the library knows no flags.
 func (o *migrationOptions) countdown() func(string, time.Time) func() {
-	show := report.Countdown(o.ErrOut, isTerminal(o.ErrOut), o.Quiet)
+	show := report.Countdown(o.ErrOut, isTerminal(o.ErrOut) && !o.manyAtOnce, o.Quiet)
 	return func(what string, until time.Time) func() {
-		fmt.Fprintln(o.ErrOut, report.SkipTheGrace)
+		o.say(report.SkipTheGrace)
 		return show(what, until)
 	}
 }

@@ -46,6 +46,9 @@ checks as migrate. --i-have-migrated skips the pass on your word.`,
 
 // Run proves and prunes, or prunes on your word.
 func (o *PruneOptions) Run(ctx context.Context) error {
+	if err := o.connect(); err != nil {
+		return err
+	}
 	crds, err := o.list.selectCRDs(ctx, "", o.Names...)
 	if err != nil {
 		return err

@@ -15,7 +15,8 @@ func TestRefuseRepeated(t *testing.T) {
 		args []string
 		want string // "" for taken
 	}{
-		{[]string{"migrate", "--all", "--context", "canary", "--context", "prod"}, "--context given 2 values (canary, prod): kubectl crdversion migrate takes one (status and check take several"},
+		{[]string{"verify", "widgets", "--context", "canary", "--context", "prod"}, "--context given 2 values (canary, prod): kubectl crdversion verify takes one (status, check and migrate take several"},
+		{[]string{"migrate", "--all", "--context", "canary", "--context", "prod"}, ""},
 		{[]string{"status", "--context", "canary", "--context", "prod"}, ""},
 		{[]string{"check", "-f", "new.yaml", "--context", "a", "--context", "b"}, ""},
 		{[]string{"promote", "widgets", "v1", "--to", "bridge", "--to", "deprecated"}, "--to given 2 values (bridge, deprecated)"},

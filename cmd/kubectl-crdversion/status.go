@@ -123,7 +123,7 @@ func (o *StatusOptions) Validate() error {
 // Run lists the CRDs once, assesses them and prints the report.
 func (o *StatusOptions) Run(ctx context.Context) error {
 	var items []report.StatusItem
-	contexts, err := fleet(o.configFlags, o.contexts, o.AllContexts && len(o.Filenames) == 0)
+	contexts, err := fleetContexts(o.configFlags, o.contexts, o.AllContexts && len(o.Filenames) == 0)
 	if err != nil {
 		return err
 	}

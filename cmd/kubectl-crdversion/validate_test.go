@@ -18,7 +18,7 @@ func TestValidate(t *testing.T) {
 		return migrationOptions{Concurrency: 8, PageSize: 500, WaitTimeout: time.Minute, SwitchGrace: time.Minute}
 	}
 	migrateWith := func(edit func(*MigrateOptions)) *MigrateOptions {
-		o := &MigrateOptions{migrationOptions: pass(), All: true, Prune: true, Via: viaPlugin}
+		o := &MigrateOptions{migrationOptions: pass(), All: true, Prune: true, Via: viaPlugin, Parallel: 1}
 		edit(o)
 		return o
 	}
@@ -36,6 +36,7 @@ func TestValidate(t *testing.T) {
 		{"migrate: --dry-run=client", migrateWith(func(o *MigrateOptions) { o.dryRun = migrate.DryRunClient }), `use "server"`},
 		{"migrate: --concurrency 0", migrateWith(func(o *MigrateOptions) { o.Concurrency = 0 }), "--concurrency must be between 1 and"},
 		{"migrate: --concurrency past the bound", migrateWith(func(o *MigrateOptions) { o.Concurrency = migrate.MaxConcurrency + 1 }), "--concurrency must be between 1 and"},
+		{"migrate: --parallel 0", migrateWith(func(o *MigrateOptions) { o.Parallel = 0 }), "--parallel must be at least 1"},
 		{"migrate: --page-size 0", migrateWith(func(o *MigrateOptions) { o.PageSize = 0 }), "--page-size must be at least 1"},
 		{"migrate: a negative --switch-grace", migrateWith(func(o *MigrateOptions) { o.SwitchGrace = -time.Second }), "must not be negative"},
 		{"migrate: a negative --qps", migrateWith(func(o *MigrateOptions) { o.QPS = -1 }), "--qps and --burst must not be negative"},

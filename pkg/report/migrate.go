@@ -17,6 +17,8 @@ type MigrateReport struct {
 	APIVersion string            `json:"apiVersion"`
 	Kind       string            `json:"kind"`
 	Items      []*results.Result `json:"items"`
+	// Clusters are a fleet run's clusters, in the order they were taken.
+	Clusters []ClusterRun `json:"clusters,omitempty"`
 }
 
 // WriteMigrate renders migrations: a line per CRD with what was done and
@@ -222,17 +224,19 @@ func WriteManagedFields(w, errOut io.Writer, mf *results.RestoreResult) error {
 }
 
 // FailuresFile writes every failed object as a JSON line (with the CRD's
-// name), as it happens; safe for concurrent calls.
-func FailuresFile(w io.Writer) func(crd string, f results.Failure) {
+// name, and in a fleet its cluster's), as it happens; safe for concurrent
+// calls.
+func FailuresFile(w io.Writer) func(cluster, crd string, f results.Failure) {
 	var mu sync.Mutex
 	enc := json.NewEncoder(w)
-	return func(crd string, f results.Failure) {
+	return func(cluster, crd string, f results.Failure) {
 		mu.Lock()
 		defer mu.Unlock()
 		_ = enc.Encode(struct {
-			CRD string `json:"crd"`
+			Cluster string `json:"cluster,omitempty"`
+			CRD     string `json:"crd"`
 			results.Failure
-		}{crd, f})
+		}{cluster, crd, f})
 	}
 }
 

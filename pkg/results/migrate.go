@@ -4,6 +4,8 @@ import "time"
 
 // Result is what a migration of one CRD did.
 type Result struct {
+	// Cluster is the kubeconfig context the CRD is on, in a fleet run.
+	Cluster        string   `json:"cluster,omitempty"`
 	CRD            string   `json:"crd"`
 	Storage        string   `json:"storage"`
 	StoredVersions []string `json:"storedVersions"`

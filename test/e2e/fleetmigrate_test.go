@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/plugintest"
+)
+
+const certificatesCRD = "certificates.pki.example.com"
+
+// narrowV1 gives the certificates' v1 a schema with spec.commonName alone:
+// each object stored at v1alpha2 loses the rest of its spec at v1.
+const narrowV1 = `[{"op":"replace","path":"/spec/versions/1/schema/openAPIV3Schema","value":{"type":"object","properties":{"spec":{"type":"object","properties":{"commonName":{"type":"string"}}},"status":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}}]`
+
+// openV1 puts v1's schema back as the demo ships it.
+const openV1 = `[{"op":"replace","path":"/spec/versions/1/schema/openAPIV3Schema","value":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}]`
+
+// A fleet migrated canary first, through kubectl. The canary's objects
+// would lose fields: it is not done, so the two clusters after it are not
+// written at all, and the command exits 3 naming it. Once the canary is
+// fixed, one command migrates all three, two at a time after the canary.
+// A context nobody answers at is a row, not a hang.
+func TestMigrateAFleetCanaryFirst(t *testing.T) {
+	canary, b, c := newEnv(t, demoObjects), newEnv(t, demoObjects), newEnv(t, demoObjects)
+	canary.kubectl("patch", "crd", certificatesCRD, "--type=json", "-p", narrowV1).mustCode(t, 0)
+	kubeconfig := fleetKubeconfig(t, map[string]*env{"canary": canary, "b": b, "c": c})
+	home := t.TempDir()
+	run := func(args ...string) plugintest.Result {
+		t.Helper()
+		r, err := plugintest.Kubectl(t.Context(), kubeconfig, home, "", append([]string{"crdversion", "migrate", certificatesCRD, "--switch-grace=0", "-q"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	untouched := map[string]map[string]string{"b": b.crdVersions(), "c": c.crdVersions()}
+
+	r := run("--context", "canary", "--context", "b", "--context", "c")
+	if r.Code != 3 {
+		t.Fatalf("exit %d, want 3 (the canary loses data)\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for cluster, state := range map[string]string{"canary": "attention", "b": "not started", "c": "not started"} {
+		if !hasRow(r.Stdout, cluster, state) {
+			t.Errorf("no row %q %q:\n%s", cluster, state, r.Stdout)
+		}
+	}
+	contains(t, "the refused canary", r.Stdout, "cluster canary:", "loses data", `the canary "canary" is not done`)
+	for name, e := range map[string]*env{"b": b, "c": c} {
+		if now := e.crdVersions(); !maps.Equal(now, untouched[name]) {
+			t.Errorf("cluster %s was written after the canary was not done", name)
+		}
+	}
+	if got := canary.crd(certificatesCRD).Status.StoredVersions; len(got) != 2 {
+		t.Errorf("the canary's storedVersions were pruned over objects left as they are: %v", got)
+	}
+
+	// The canary fixed: one command does the fleet, one document says so.
+	canary.kubectl("patch", "crd", certificatesCRD, "--type=json", "-p", openV1).mustCode(t, 0)
+	r = run("--context", "canary", "--context", "b", "--context", "c", "--parallel", "2", "-o", "json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	var doc report.MigrateReport
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("not one JSON document: %v\n%s", err, r.Stdout)
+	}
+	var order []string
+	for _, cl := range doc.Clusters {
+		order = append(order, cl.Cluster)
+		if cl.Result != "done" || cl.CRDs != 1 {
+			t.Errorf("cluster %s: %s (%s), %d CRDs; want done, 1", cl.Cluster, cl.Result, cl.Why, cl.CRDs)
+		}
+	}
+	if !slices.Equal(order, []string{"canary", "b", "c"}) || len(doc.Items) != 3 {
+		t.Errorf("clusters %v and %d results, want canary, b, c in order, one result each", order, len(doc.Items))
+	}
+	for name, e := range map[string]*env{"canary": canary, "b": b, "c": c} {
+		if got := e.crd(certificatesCRD).Status.StoredVersions; !slices.Equal(got, []string{"v1"}) {
+			t.Errorf("cluster %s: storedVersions %v, want [v1]", name, got)
+		}
+	}
+
+	// A cluster that does not answer ends as a row; the exit says not done.
+	r = run("--context", "b", "--context", "gone")
+	if r.Code != 3 || !hasRow(r.Stdout, "b", "done") || !hasRow(r.Stdout, "gone", "error") {
+		t.Errorf("with an unreachable context: exit %d, want 3, b done, gone an error row\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// Named once, --context keeps its meaning: one cluster, no fleet.
+	if r = run("--context", "c"); r.Code != 0 || strings.Contains(r.Stdout, "CLUSTER") {
+		t.Errorf("one --context: exit %d, want 0 and no fleet table\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// hasRow tells a line of the fleet table: the cluster, then its result.
+func hasRow(out, cluster, result string) bool {
+	for line := range strings.Lines(out) {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == cluster && strings.HasPrefix(strings.Join(f[1:], " "), result) {
+			return true
+		}
+	}
+	return false
+}
