@@ -20,6 +20,14 @@ func (c *contextsFlag) Set(s string) error {
 	return c.Value.Set(s)
 }
 
+// given is every --context given, each once it was set.
+func (c *contextsFlag) given() []string {
+	if c == nil {
+		return nil
+	}
+	return c.all
+}
+
 // wrapContexts makes the --context flag of fs remember every value.
 func wrapContexts(fs *pflag.FlagSet) *contextsFlag {
 	f := fs.Lookup("context")

@@ -85,18 +85,7 @@ func execute(ctx context.Context, cmd *cobra.Command, streams genericiooptions.I
 	msg, hint, _ := strings.Cut(report.ErrorMessage(err), usageHint)
 	// cobra's "Did you mean this?" goes under the error, as kubectl prints it.
 	msg, suggestions, _ := strings.Cut(msg, didYouMean)
-	// A refused step ends with the one to take instead, as a command line.
-	var refusal *lifecycle.Refusal
-	var unknown *lifecycle.UnknownVersionError
-	switch {
-	case errors.As(err, &refusal) && refusal.Instead != nil && errors.As(err, &unknown):
-		msg += "; to introduce " + unknown.Version + ": " + report.Command(*refusal.Instead)
-	case errors.As(err, &refusal) && refusal.Instead != nil:
-		msg += "; run: " + report.Command(*refusal.Instead)
-	}
-	if h := hintFor(err); h != "" {
-		msg += " (" + h + ")"
-	}
+	msg = withAdvice(msg, err)
 	fmt.Fprintf(streams.ErrOut, "error: %s\n", report.Printable(strings.Join(strings.Fields(msg), " ")))
 	if suggestions != "" {
 		fmt.Fprintf(streams.ErrOut, "%s%s\n", strings.TrimPrefix(didYouMean, "\n"), strings.TrimRight(suggestions, "\n"))
@@ -108,6 +97,24 @@ func execute(ctx context.Context, cmd *cobra.Command, streams genericiooptions.I
 		return exitAttention
 	}
 	return exitError
+}
+
+// withAdvice adds to msg what the command line has to say of err: a
+// refused step ends with the one to take instead, as a command line, and
+// a library error with its hint.
+func withAdvice(msg string, err error) string {
+	var refusal *lifecycle.Refusal
+	var unknown *lifecycle.UnknownVersionError
+	switch {
+	case errors.As(err, &refusal) && refusal.Instead != nil && errors.As(err, &unknown):
+		msg += "; to introduce " + unknown.Version + ": " + report.Command(*refusal.Instead)
+	case errors.As(err, &refusal) && refusal.Instead != nil:
+		msg += "; run: " + report.Command(*refusal.Instead)
+	}
+	if h := hintFor(err); h != "" {
+		msg += " (" + h + ")"
+	}
+	return msg
 }
 
 // hintFor is what the command line adds to an error of the library: the

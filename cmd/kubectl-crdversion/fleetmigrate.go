@@ -3,44 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fleet"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
-
-// reachTimeout bounds the first read of each cluster of a fleet: a context
-// that does not answer is a row of the table, never a hang. Past that read
-// the pass's own request timeouts and retry budget hold.
-const reachTimeout = 30 * time.Second
-
-// fleet is the clusters to migrate, canary first: --context given more
-// than once, in that order; --all-contexts, the current context (or the
-// one --context names) first, then the rest by name.
-func (o *MigrateOptions) fleet() ([]string, error) {
-	contexts, err := fleetContexts(o.configFlags, o.contexts, o.AllContexts)
-	if err != nil || !o.AllContexts {
-		return contexts, err
-	}
-	raw, err := o.configFlags.ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
-		return nil, err
-	}
-	canary := raw.CurrentContext
-	if c := o.configFlags.Context; c != nil && *c != "" {
-		canary = *c
-	}
-	if i := slices.Index(contexts, canary); i > 0 {
-		contexts = append([]string{canary}, slices.Delete(contexts, i, i+1)...)
-	}
-	return contexts, nil
-}
 
 // runFleet migrates on each cluster, the canary alone first, and reports
 // every cluster: exit 0 only when each is done.
@@ -75,14 +44,11 @@ func (o *MigrateOptions) runFleet(ctx context.Context, contexts []string) error 
 
 // onCluster migrates o's cluster and says where it ended.
 func (o *MigrateOptions) onCluster(ctx context.Context, failures func(string, string, results.Failure)) (migrated, fleet.State, string) {
+	if err := reach(ctx, o.configFlags); err != nil {
+		return migrated{}, fleet.Failed, "unreachable: " + report.ErrorMessage(err)
+	}
 	if err := o.connect(); err != nil {
 		return migrated{}, fleet.Failed, report.ErrorMessage(err)
-	}
-	reach, cancel := context.WithTimeout(ctx, reachTimeout)
-	_, err := o.clients.CRDs.ApiextensionsV1().CustomResourceDefinitions().List(reach, metav1.ListOptions{Limit: 1})
-	cancel()
-	if err != nil {
-		return migrated{}, fleet.Failed, "unreachable: " + report.ErrorMessage(err)
 	}
 	crds, err := o.targets(ctx)
 	if err != nil {

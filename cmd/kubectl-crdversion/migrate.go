@@ -27,10 +27,7 @@ type MigrateOptions struct {
 	FailuresFile       string
 	CleanManagedFields bool
 	Via                string
-	// AllContexts and --context given more than once make a fleet run.
-	AllContexts bool
-	Parallel    int
-	contexts    *contextsFlag
+	fleetFlags
 }
 
 // The two ways to re-store objects.
@@ -41,11 +38,10 @@ const (
 
 // NewCmdMigrate builds `kubectl crdversion migrate`.
 func NewCmdMigrate(flags *genericclioptions.ConfigFlags, contexts *contextsFlag, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &MigrateOptions{migrationOptions: migrationOptions{configFlags: flags, IOStreams: streams}, contexts: contexts}
+	o := &MigrateOptions{migrationOptions: migrationOptions{configFlags: flags, IOStreams: streams}}
 	cmd := &cobra.Command{
-		Use:         "migrate CRD ... | --all",
-		Annotations: map[string]string{takesFleet: "true"},
-		Short:       "Re-store every object at the storage version, then prune storedVersions when proven safe",
+		Use:   "migrate CRD ... | --all",
+		Short: "Re-store every object at the storage version, then prune storedVersions when proven safe",
 		Long: `Re-store every object of the CRDs at their storage version, then prune
 status.storedVersions down to it — only when that is proven safe.
 
@@ -106,8 +102,7 @@ cluster is not done.`,
 	cmd.Flags().StringVar(&o.FailuresFile, "failures-file", "", "Write every failed object as a JSON line to this file")
 	cmd.Flags().StringVar(&o.Via, "via", viaPlugin, `Who re-stores the objects: "plugin" (this command's own pass, with a report of every object) or "cluster" (a StorageVersionMigration for kube-controller-manager's migrator, followed to the end)`)
 	completeValues(cmd, "via", viaPlugin, viaCluster)
-	cmd.Flags().BoolVar(&o.AllContexts, "all-contexts", false, "Migrate on every context of the kubeconfig, the current one first as a canary; --context given more than once migrates those, in that order")
-	cmd.Flags().IntVar(&o.Parallel, "parallel", 1, "On a fleet, how many clusters after the canary are migrated at once")
+	o.addFleetFlags(cmd, contexts, "Migrate")
 	cmd.Flags().BoolVar(&o.CleanManagedFields, "clean-managed-fields", false, "Also drop managedFields entries recorded at versions no longer served (they break server-side apply once the version is removed)")
 	return cmd
 }
@@ -121,17 +116,18 @@ func (o *MigrateOptions) Validate() error {
 		return fmt.Errorf(`--via must be "plugin" or "cluster", not %q`, o.Via)
 	case o.Via == viaCluster && o.CleanManagedFields:
 		return errors.New("--clean-managed-fields needs the plugin's own pass: not with --via=cluster")
-	case o.Parallel < 1:
-		return fmt.Errorf("--parallel must be at least 1, not %d", o.Parallel)
 	case o.Via == viaCluster && !o.Prune:
 		return errors.New("--prune=false is not possible with --via=cluster: the cluster's migrator prunes storedVersions itself when it succeeds")
+	}
+	if err := o.fleetFlags.validate(); err != nil {
+		return err
 	}
 	return o.migrationOptions.Validate()
 }
 
 // Run migrates the CRDs one after the other, on one cluster or a fleet.
 func (o *MigrateOptions) Run(ctx context.Context) error {
-	contexts, err := o.fleet()
+	contexts, err := o.clusters(o.configFlags)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ type PromoteOptions struct {
 }
 
 // NewCmdPromote builds `kubectl crdversion promote`.
-func NewCmdPromote(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+func NewCmdPromote(flags *genericclioptions.ConfigFlags, contexts *contextsFlag, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &PromoteOptions{stepOptions: stepOptions{configFlags: flags, IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:   "promote CRD [VERSION] [--to STAGE]",
@@ -66,6 +66,7 @@ next one is refused. VERSION defaults to the one version in flight.`,
 		RunE:              runE(o),
 	}
 	o.addFlags(cmd)
+	o.addFleetFlags(cmd, contexts, "Take the step")
 	cmd.Flags().StringVar(&o.To, "to", "", "Stage to move to: "+strings.Join(stageNames(), "|")+" (default: the next one)")
 	completeValues(cmd, "to", stageNames()...)
 	cmd.Flags().StringVar(&o.FromFile, "from-file", "", "CRD manifest holding the new version's schema (for introduced)")
@@ -125,6 +126,13 @@ func (o *PromoteOptions) Validate() error {
 // Run takes the step on the file, or on the cluster with its checks
 // (pkg/migrate.Promote), and reports what each found.
 func (o *PromoteOptions) Run(ctx context.Context) error {
+	if len(o.fleet) > 0 {
+		return o.onFleet(ctx, func(ctx context.Context, aimed stepOptions) error {
+			one := *o
+			one.stepOptions = aimed
+			return one.Run(ctx)
+		})
+	}
 	if o.Filename != "" {
 		return o.runOffline(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
 			return lifecycle.PlanPromote(crd, version, lifecycle.Stage(o.To), lifecycle.PromoteOptions{Manifest: o.manifestFor(crd.Name), DeprecationWarning: o.DeprecationWarning, Offline: true})

@@ -62,7 +62,7 @@ func refuseRepeated(c *cobra.Command) error {
 		}
 		err = fmt.Errorf("--%s given %d values (%s): %s takes one", f.Name, len(o.given), strings.Join(o.given, ", "), c.CommandPath())
 		if f.Name == "context" {
-			err = fmt.Errorf("%w (status, check and migrate take several: a fleet)", err)
+			err = fmt.Errorf("%w (status, check, migrate, verify, promote and rollback take several: a fleet)", err)
 		}
 	})
 	return err

@@ -15,7 +15,8 @@ func TestRefuseRepeated(t *testing.T) {
 		args []string
 		want string // "" for taken
 	}{
-		{[]string{"verify", "widgets", "--context", "canary", "--context", "prod"}, "--context given 2 values (canary, prod): kubectl crdversion verify takes one (status, check and migrate take several"},
+		{[]string{"prune", "widgets", "--context", "canary", "--context", "prod"}, "--context given 2 values (canary, prod): kubectl crdversion prune takes one (status, check, migrate, verify, promote and rollback take several"},
+		{[]string{"verify", "widgets", "--context", "canary", "--context", "prod"}, ""},
 		{[]string{"migrate", "--all", "--context", "canary", "--context", "prod"}, ""},
 		{[]string{"status", "--context", "canary", "--context", "prod"}, ""},
 		{[]string{"check", "-f", "new.yaml", "--context", "a", "--context", "b"}, ""},

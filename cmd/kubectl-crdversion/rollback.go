@@ -21,7 +21,7 @@ type RollbackOptions struct {
 }
 
 // NewCmdRollback builds `kubectl crdversion rollback`.
-func NewCmdRollback(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+func NewCmdRollback(flags *genericclioptions.ConfigFlags, contexts *contextsFlag, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &RollbackOptions{stepOptions: stepOptions{configFlags: flags, IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:   "rollback CRD [VERSION]",
@@ -54,6 +54,7 @@ With -f, the record is in the file, and the file comes back byte for byte.`,
 		RunE:              runE(o),
 	}
 	o.addFlags(cmd)
+	o.addFleetFlags(cmd, contexts, "Take the step back")
 	cmd.Flags().BoolVar(&o.SwitchStorage, "switch-storage", false, "Make the old version of the pair the storage version again even where no step of the plugin switched it away (a downgrade, another tool's step); every object stored at the newer version is checked newer→old→newer right after, and the switch undone on a loss")
 	return cmd
 }
@@ -61,6 +62,13 @@ With -f, the record is in the file, and the file comes back byte for byte.`,
 // Run takes the step back on the file, or on the cluster with the check a
 // switch back needs (pkg/migrate.Rollback), and reports what it found.
 func (o *RollbackOptions) Run(ctx context.Context) error {
+	if len(o.fleet) > 0 {
+		return o.onFleet(ctx, func(ctx context.Context, aimed stepOptions) error {
+			one := *o
+			one.stepOptions = aimed
+			return one.Run(ctx)
+		})
+	}
 	if o.Filename != "" {
 		return o.runOffline(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
 			return lifecycle.PlanRollback(crd, version, lifecycle.RollbackOptions{Offline: true, SwitchStorage: o.SwitchStorage})

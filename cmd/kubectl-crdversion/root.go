@@ -56,9 +56,9 @@ status.storedVersions.`,
 	addLogFlags(cmd)
 	cmd.AddCommand(
 		NewCmdStatus(flags, contexts, streams),
-		NewCmdPromote(flags, streams),
-		NewCmdRollback(flags, streams),
-		NewCmdVerify(flags, streams),
+		NewCmdPromote(flags, contexts, streams),
+		NewCmdRollback(flags, contexts, streams),
+		NewCmdVerify(flags, contexts, streams),
 		NewCmdCheck(flags, contexts, streams),
 		NewCmdUsage(flags, streams),
 		NewCmdConvert(flags, streams),

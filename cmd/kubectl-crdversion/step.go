@@ -41,7 +41,10 @@ type stepOptions struct {
 	// effect on every API server.
 	WaitTimeout time.Duration
 	oneConnection
+	fleetFlags
 
+	// fleet is the clusters a fleet run takes, canary first; none: one.
+	fleet []string
 	// held is the GitOps tool that kept this step off the live CRD: it
 	// was planned only, for its manifest.
 	held    *lifecycle.GitOps
@@ -85,8 +88,25 @@ func (o *stepOptions) Complete(cmd *cobra.Command, args []string) error {
 	if len(args) > 1 {
 		o.Version = args[1]
 	}
+	if o.fleet, err = o.clusters(o.configFlags); err != nil || len(o.fleet) > 0 {
+		return err
+	}
 	o.clients, err = newClients(o.configFlags, o.oneConnection)
 	return err
+}
+
+// onFleet runs the step on each cluster of the fleet, canary first: run
+// is the command's own Run, with these options aimed at one cluster.
+func (o *stepOptions) onFleet(ctx context.Context, run func(context.Context, stepOptions) error) error {
+	return runOnFleet(ctx, o.IOStreams, o.configFlags, o.fleetFlags, o.fleet, o.format, func(ctx context.Context, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, format report.Format) error {
+		one := *o
+		one.configFlags, one.IOStreams, one.format, one.fleet = flags, streams, format, nil
+		var err error
+		if one.clients, err = newClients(flags, o.oneConnection); err != nil {
+			return err
+		}
+		return run(ctx, one)
+	})
 }
 
 // Validate checks the flags before anything is sent.
@@ -96,8 +116,10 @@ func (o *stepOptions) Validate() error {
 		return errors.New("--dry-run=server needs a cluster: with -f use --dry-run=client")
 	case o.WaitTimeout < 0:
 		return errors.New("--wait-timeout must not be negative")
+	case o.Filename != "" && (o.AllContexts || len(o.contexts.given()) > 1):
+		return errors.New("-f edits a file: no fleet (--all-contexts, several --context) with it")
 	}
-	return nil
+	return o.fleetFlags.validate()
 }
 
 // target resolves the CRD argument on the cluster.

@@ -18,10 +18,11 @@ func TestValidate(t *testing.T) {
 		return migrationOptions{Concurrency: 8, PageSize: 500, WaitTimeout: time.Minute, SwitchGrace: time.Minute}
 	}
 	migrateWith := func(edit func(*MigrateOptions)) *MigrateOptions {
-		o := &MigrateOptions{migrationOptions: pass(), All: true, Prune: true, Via: viaPlugin, Parallel: 1}
+		o := &MigrateOptions{migrationOptions: pass(), All: true, Prune: true, Via: viaPlugin, fleetFlags: fleetFlags{Parallel: 1}}
 		edit(o)
 		return o
 	}
+	oneCluster := stepOptions{fleetFlags: fleetFlags{Parallel: 1}}
 	for _, tc := range []struct {
 		name string
 		o    interface{ Validate() error }
@@ -40,11 +41,12 @@ func TestValidate(t *testing.T) {
 		{"migrate: --page-size 0", migrateWith(func(o *MigrateOptions) { o.PageSize = 0 }), "--page-size must be at least 1"},
 		{"migrate: a negative --switch-grace", migrateWith(func(o *MigrateOptions) { o.SwitchGrace = -time.Second }), "must not be negative"},
 		{"migrate: a negative --qps", migrateWith(func(o *MigrateOptions) { o.QPS = -1 }), "--qps and --burst must not be negative"},
-		{"promote: --conversion-from-file alone", &PromoteOptions{ConversionFromFile: true}, "--conversion-from-file needs --from-file"},
-		{"promote: an unknown stage", &PromoteOptions{To: "gone"}, `unknown stage "gone"`},
+		{"promote: --conversion-from-file alone", &PromoteOptions{stepOptions: oneCluster, ConversionFromFile: true}, "--conversion-from-file needs --from-file"},
+		{"promote: an unknown stage", &PromoteOptions{stepOptions: oneCluster, To: "gone"}, `unknown stage "gone"`},
 		{"promote: -f with --dry-run=server", &PromoteOptions{stepOptions: stepOptions{Filename: "crd.yaml", dryRun: migrate.DryRunServer}}, "--dry-run=server needs a cluster"},
 		{"promote: a negative --wait-timeout", &PromoteOptions{stepOptions: stepOptions{WaitTimeout: -time.Second}}, "--wait-timeout must not be negative"},
-		{"rollback: the defaults", &RollbackOptions{stepOptions: stepOptions{WaitTimeout: time.Minute}}, ""},
+		{"rollback: -f on a fleet", &RollbackOptions{stepOptions: stepOptions{Filename: "crd.yaml", fleetFlags: fleetFlags{Parallel: 1, AllContexts: true}}}, "-f edits a file: no fleet"},
+		{"rollback: the defaults", &RollbackOptions{stepOptions: stepOptions{WaitTimeout: time.Minute, fleetFlags: fleetFlags{Parallel: 1}}}, ""},
 		{"status: an invalid selector", &StatusOptions{Selector: "a in (b"}, "invalid selector"},
 		{"status: -o wide of files", &StatusOptions{Filenames: []string{"crd.yaml"}, format: report.FormatWide}, "-o wide counts objects on a cluster"},
 		{"verify: --concurrency 0", &VerifyOptions{}, "--concurrency must be between 1 and"},

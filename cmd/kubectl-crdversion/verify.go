@@ -24,13 +24,16 @@ type VerifyOptions struct {
 	Concurrency int
 	Gentle      bool
 	oneConnection
+	fleetFlags
 
+	// fleet is the clusters a fleet run takes, canary first; none: one.
+	fleet   []string
 	format  report.Format
 	clients *clients
 }
 
 // NewCmdVerify builds `kubectl crdversion verify`.
-func NewCmdVerify(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+func NewCmdVerify(flags *genericclioptions.ConfigFlags, contexts *contextsFlag, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &VerifyOptions{configFlags: flags, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "verify CRD [VERSION ...]",
@@ -50,9 +53,16 @@ only once VERSION is the storage version: verify says how it is known (the
 schemas may prove it) or when it is checked (promote --to deprecated, right
 after the switch; migrate, before re-storing).
 
+On a fleet (--context given more than once, or --all-contexts) the first
+cluster is a canary: the rest are checked only once it passes, and none after
+a cluster that does not.
+
 Exit status is 0 when every object round-trips, 3 when some do not.`,
 		Example: `  kubectl crdversion verify widgets.example.com
-  kubectl crdversion verify widgets.example.com v2 -o json`,
+  kubectl crdversion verify widgets.example.com v2 -o json
+
+  # Staging first, then every production cluster two at a time
+  kubectl crdversion verify widgets.example.com --context staging --context prod-eu --context prod-us --parallel 2`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeCRDThenVersions(flags, 0),
 		RunE:              runE(o),
@@ -61,14 +71,18 @@ Exit status is 0 when every object round-trips, 3 when some do not.`,
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", verify.DefaultConcurrency, "Most checks in flight: the check adapts below it to what the API server takes")
 	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Pace the checks so the API server's tail latency stays close to what it was when idle (slower)")
 	o.oneConnection.addFlag(cmd)
+	o.addFleetFlags(cmd, contexts, "Verify")
 	return cmd
 }
 
-// Complete builds the clients.
+// Complete reads the flags and, for one cluster, builds the clients.
 func (o *VerifyOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.CRD, o.Versions = args[0], args[1:]
 	var err error
 	if o.format, err = parseOutput(o.Output); err != nil {
+		return err
+	}
+	if o.fleet, err = o.clusters(o.configFlags); err != nil || len(o.fleet) > 0 {
 		return err
 	}
 	o.clients, err = newClients(o.configFlags, o.oneConnection)
@@ -81,11 +95,23 @@ func (o *VerifyOptions) Validate() error {
 	case o.Concurrency < 1 || o.Concurrency > verify.MaxConcurrency:
 		return fmt.Errorf("--concurrency must be between 1 and %d, not %d", verify.MaxConcurrency, o.Concurrency)
 	}
-	return nil
+	return o.fleetFlags.validate()
 }
 
-// Run checks every object and reports what did not come back intact.
+// Run checks every object and reports what did not come back intact, on
+// one cluster or each of a fleet.
 func (o *VerifyOptions) Run(ctx context.Context) error {
+	if len(o.fleet) > 0 {
+		return runOnFleet(ctx, o.IOStreams, o.configFlags, o.fleetFlags, o.fleet, o.format, func(ctx context.Context, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, format report.Format) error {
+			one := *o
+			one.configFlags, one.IOStreams, one.format, one.fleet = flags, streams, format, nil
+			var err error
+			if one.clients, err = newClients(flags, o.oneConnection); err != nil {
+				return err
+			}
+			return one.Run(ctx)
+		})
+	}
 	crds, err := o.clients.selectCRDs(ctx, "", o.CRD)
 	if err != nil {
 		return err

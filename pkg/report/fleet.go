@@ -1,8 +1,11 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -15,8 +18,9 @@ type ClusterRun struct {
 	// "error" (it could not run) or "not started" (nothing was sent).
 	Result string `json:"result"`
 	// Why says what stopped it; empty when done.
-	Why      string        `json:"why,omitempty"`
-	CRDs     int           `json:"crds"`
+	Why string `json:"why,omitempty"`
+	// CRDs is how many CRDs the run took up (migrate).
+	CRDs     int           `json:"crds,omitempty"`
 	Duration time.Duration `json:"duration"`
 }
 
@@ -50,21 +54,72 @@ func WriteFleetMigrate(w io.Writer, f Format, runs []ClusterRun, rs []*results.R
 			return err
 		}
 	}
-	return writeClusterRuns(w, runs)
+	return writeClusterRuns(w, runs, true)
 }
 
 // writeClusterRuns is the fleet's table: a row per cluster, in the order
 // they were taken.
-func writeClusterRuns(w io.Writer, runs []ClusterRun) error {
-	t := newTable(w, "CLUSTER", "RESULT", "CRDS", "TOOK", "WHY")
+func writeClusterRuns(w io.Writer, runs []ClusterRun, crds bool) error {
+	header := []string{"CLUSTER", "RESULT", "CRDS", "TOOK", "WHY"}
+	if !crds {
+		header = slices.Delete(header, 2, 3)
+	}
+	t := newTable(w, header...)
 	for _, r := range runs {
-		crds, took := fmt.Sprint(r.CRDs), r.Duration.Round(time.Millisecond).String()
+		n, took := fmt.Sprint(r.CRDs), r.Duration.Round(time.Millisecond).String()
 		if r.Result == "not started" {
-			crds, took = "-", "-"
+			n, took = "-", "-"
 		}
-		if err := t.Append(r.Cluster, r.Result, crds, took, r.Why); err != nil {
+		row := []string{r.Cluster, r.Result, n, took, r.Why}
+		if !crds {
+			row = slices.Delete(row, 2, 3)
+		}
+		if err := t.Append(row...); err != nil {
 			return err
 		}
 	}
 	return t.Render()
+}
+
+// FleetReport is a fleet run's document: each cluster's own document, as
+// the command prints it on one cluster.
+type FleetReport struct {
+	APIVersion string      `json:"apiVersion"`
+	Kind       string      `json:"kind"`
+	Items      []FleetItem `json:"items"`
+}
+
+// FleetItem is one cluster of a FleetReport.
+type FleetItem struct {
+	ClusterRun
+	// Report is the cluster's own document; absent where none was printed
+	// (not started, unreachable, refused before a report).
+	Report json.RawMessage `json:"report,omitempty"`
+}
+
+// WriteFleet renders a fleet run: each cluster's output under its name,
+// then a row per cluster; or one FleetReport.
+func WriteFleet(w io.Writer, f Format, runs []ClusterRun, outputs [][]byte) error {
+	if f.Document() {
+		items := make([]FleetItem, len(runs))
+		for i, r := range runs {
+			items[i].ClusterRun = r
+			if json.Valid(outputs[i]) {
+				items[i].Report = bytes.TrimSpace(outputs[i])
+			}
+		}
+		return writeDocument(w, f, FleetReport{APIVersion: APIVersion, Kind: "FleetReport", Items: items})
+	}
+	for i, r := range runs {
+		if len(bytes.TrimSpace(outputs[i])) == 0 {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "cluster %s:\n%s\n", r.Cluster, bytes.TrimRight(outputs[i], "\n")); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
+	return writeClusterRuns(w, runs, false)
 }

@@ -105,3 +105,66 @@ func hasRow(out, cluster, result string) bool {
 	}
 	return false
 }
+
+// verify, promote and rollback take a fleet the same way: the canary alone
+// first, nothing after a cluster that is not done, one document for -o
+// json with each cluster's own.
+func TestStepAFleetCanaryFirst(t *testing.T) {
+	canary, b := newEnv(t, demoObjects), newEnv(t, demoObjects)
+	canary.kubectl("patch", "crd", certificatesCRD, "--type=json", "-p", narrowV1).mustCode(t, 0)
+	kubeconfig := fleetKubeconfig(t, map[string]*env{"canary": canary, "b": b})
+	home := t.TempDir()
+	run := func(args ...string) plugintest.Result {
+		t.Helper()
+		r, err := plugintest.Kubectl(t.Context(), kubeconfig, home, "", append([]string{"crdversion"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	fleet := []string{"--context", "canary", "--context", "b"}
+
+	// The canary's objects do not round-trip v1alpha2→v1→v1alpha2: b is
+	// not looked at.
+	r := run(append([]string{"verify", certificatesCRD, "v1alpha2"}, fleet...)...)
+	if r.Code != 3 || !hasRow(r.Stdout, "canary", "attention") || !hasRow(r.Stdout, "b", "not started") {
+		t.Fatalf("verify on a fleet with a lossy canary: exit %d, want 3, canary attention, b not started\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	contains(t, "verify's own report under the canary", r.Stdout, "cluster canary:", "spec.dnsNames")
+	canary.kubectl("patch", "crd", certificatesCRD, "--type=json", "-p", openV1).mustCode(t, 0)
+	if r = run(append([]string{"verify", certificatesCRD, "v1alpha2"}, fleet...)...); r.Code != 0 || !hasRow(r.Stdout, "b", "done") {
+		t.Fatalf("verify on the fixed fleet: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+
+	// promote's step on each cluster, one document: each cluster's CRD.
+	backups := map[string]string{"canary": canary.crdVersions()["backups.storage.example.com"], "b": b.crdVersions()["backups.storage.example.com"]}
+	r = run(append([]string{"promote", "backups", "v1", "-o", "json"}, fleet...)...)
+	if r.Code != 0 {
+		t.Fatalf("promote on a fleet: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	var doc report.FleetReport
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || doc.Kind != "FleetReport" || len(doc.Items) != 2 {
+		t.Fatalf("not one FleetReport of two clusters: %v\n%s", err, r.Stdout)
+	}
+	for _, it := range doc.Items {
+		var crd struct {
+			Metadata struct{ Name string } `json:"metadata"`
+		}
+		if err := json.Unmarshal(it.Report, &crd); err != nil || crd.Metadata.Name != "backups.storage.example.com" || it.Result != "done" {
+			t.Errorf("cluster %s: %s, report %s (%v)", it.Cluster, it.Result, it.Report, err)
+		}
+	}
+	for name, e := range map[string]*env{"canary": canary, "b": b} {
+		if e.crdVersions()["backups.storage.example.com"] == backups[name] {
+			t.Errorf("promote did not step backups on %s", name)
+		}
+	}
+	// And back, on both.
+	if r = run(append([]string{"rollback", "backups"}, fleet...)...); r.Code != 0 || !hasRow(r.Stdout, "canary", "done") || !hasRow(r.Stdout, "b", "done") {
+		t.Errorf("rollback on a fleet: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// -f edits one file: no fleet with it.
+	if r = run("promote", "-f", "crd.yaml", "--all-contexts"); r.Code != 1 || !strings.Contains(r.Stderr, "error: -f edits a file: no fleet") {
+		t.Errorf("promote -f on a fleet: exit %d, want 1\n%s", r.Code, r.Stderr)
+	}
+}
