@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 )
 
 // PromoteOptions holds what `kubectl crdversion promote` needs.
@@ -136,7 +137,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	if o.Filename != "" {
 		return o.runOffline(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
 			return lifecycle.PlanPromote(crd, version, lifecycle.Stage(o.To), lifecycle.PromoteOptions{Manifest: o.manifestFor(crd.Name), DeprecationWarning: o.DeprecationWarning, Offline: true})
-		})
+		}, o.offlineGate)
 	}
 	crd, err := o.target(ctx)
 	if err != nil {
@@ -154,12 +155,9 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	bars.Finish()
 	var inUse *migrate.ClientsInUse
 	if errors.As(err, &inUse) {
-		return attention(fmt.Errorf("%w; nothing was changed: once they use the storage version instead, run this again, or stop serving it anyway: %s --despite-clients=%s",
-			inUse, report.Command(*lifecycle.PromoteTo(crd.Name, o.Version, lifecycle.StageBlocked)), strings.Join(append(slices.Clone(o.DespiteClients), inUse.Names()...), ",")))
+		return o.inUse(inUse, *lifecycle.PromoteTo(crd.Name, o.Version, lifecycle.StageBlocked))
 	}
-	for _, cl := range res.Overridden {
-		fmt.Fprintf(o.ErrOut, "warning: stopped serving despite %s: %s\n", cl.Name, cl.Evidence)
-	}
+	o.despite(res.Overridden)
 	if errors.Is(err, migrate.ErrNotBridgeable) {
 		if werr := report.WriteVerify(o.prose(), report.FormatTable, crd.Name, res.Verify); werr != nil {
 			return werr
@@ -195,6 +193,44 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 		return report.ManagedFieldsLeft(p.CRD, res.ManagedFields.Stopped)
 	}
 	return err
+}
+
+// inUse refuses a step that would stop serving a version clients use,
+// with the command that takes it anyway.
+func (o *PromoteOptions) inUse(err *migrate.ClientsInUse, step lifecycle.Step) error {
+	return attention(fmt.Errorf("%w; nothing was changed: once they use the storage version instead, run this again, or stop serving it anyway: %s --despite-clients=%s",
+		err, report.Command(step), strings.Join(append(slices.Clone(o.DespiteClients), err.Names()...), ",")))
+}
+
+// despite warns of each client a step stopped serving a version to.
+func (o *PromoteOptions) despite(let []usage.Client) {
+	for _, cl := range let {
+		fmt.Fprintf(o.ErrOut, "warning: stopped serving despite %s: %s\n", cl.Name, cl.Evidence)
+	}
+}
+
+// offlineGate checks a step on a file that stops serving a version
+// (blocked, removed) against the clients of the cluster --context or
+// --kubeconfig names, as the step on that cluster is checked: the file is
+// what that cluster gets next.
+func (o *PromoteOptions) offlineGate(ctx context.Context, p *lifecycle.Plan) error {
+	if !o.clusterNamed || (p.To != lifecycle.StageBlocked && p.To != lifecycle.StageRemoved) {
+		return nil
+	}
+	c, err := newClients(o.configFlags, o.oneConnection)
+	if err != nil {
+		return err
+	}
+	let, err := migrate.ClientsInUseFor(ctx, c.Clients, p, migrate.PromoteOptions{DespiteClients: o.DespiteClients, Own: ownRecords(o.configFlags)})
+	var inUse *migrate.ClientsInUse
+	switch {
+	case errors.As(err, &inUse):
+		return o.inUse(inUse, *lifecycle.PromoteTo(p.CRD, p.Pair.New, p.To).InFile(o.Filename))
+	case err != nil:
+		return fmt.Errorf("check who uses %s on the cluster: %w", p.CRD, err)
+	}
+	o.despite(let)
+	return nil
 }
 
 func stageNames() []string {

@@ -72,7 +72,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	if o.Filename != "" {
 		return o.runOffline(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
 			return lifecycle.PlanRollback(crd, version, lifecycle.RollbackOptions{Offline: true, SwitchStorage: o.SwitchStorage})
-		})
+		}, nil)
 	}
 	crd, err := o.target(ctx)
 	if err != nil {

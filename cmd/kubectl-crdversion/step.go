@@ -45,6 +45,10 @@ type stepOptions struct {
 
 	// fleet is the clusters a fleet run takes, canary first; none: one.
 	fleet []string
+	// clusterNamed: with -f, --context or --kubeconfig named a cluster,
+	// whose clients a step that stops serving a version is checked
+	// against.
+	clusterNamed bool
 	// held is the GitOps tool that kept this step off the live CRD: it
 	// was planned only, for its manifest.
 	held    *lifecycle.GitOps
@@ -79,6 +83,7 @@ func (o *stepOptions) Complete(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if o.Filename != "" {
+		o.clusterNamed = cmd.Flags().Changed("context") || cmd.Flags().Changed("kubeconfig")
 		return nil
 	}
 	if len(args) == 0 {
@@ -205,8 +210,9 @@ func (o *stepOptions) prose() io.Writer {
 	return o.Out
 }
 
-// runOffline plans on the CRD in the file and edits the file in place.
-func (o *stepOptions) runOffline(ctx context.Context, plan stepPlanner) error {
+// runOffline plans on the CRD in the file and edits the file in place,
+// once gate (if any) lets the plan through.
+func (o *stepOptions) runOffline(ctx context.Context, plan stepPlanner, gate func(context.Context, *lifecycle.Plan) error) error {
 	crds, err := manifest.ReadEditable(ctx, o.Filename)
 	if err != nil {
 		return err
@@ -221,6 +227,11 @@ func (o *stepOptions) runOffline(ctx context.Context, plan stepPlanner) error {
 	p, err := plan(crd.Obj, version)
 	if err != nil {
 		return err
+	}
+	if gate != nil {
+		if err := gate(ctx, p); err != nil {
+			return err
+		}
 	}
 	if err := crd.Apply(p); err != nil {
 		return err

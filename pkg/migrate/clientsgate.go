@@ -8,6 +8,8 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
@@ -99,4 +101,20 @@ func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 		return let, &ClientsInUse{CRD: crd.Name, Versions: versions, Clients: found}
 	}
 	return let, nil
+}
+
+// ClientsInUseFor is promote's gate for a step planned on a manifest file
+// (blocked, removed): who but this plugin still uses, on the cluster c
+// reaches, a version the live CRD serves and p's CRD does not. A cluster
+// without the CRD has no client of it. Those opts.DespiteClients names are
+// let through and returned; any other is a *ClientsInUse.
+func ClientsInUseFor(ctx context.Context, c cluster.Clients, p *lifecycle.Plan, opts PromoteOptions) ([]usage.Client, error) {
+	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, p.CRD, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return clientsGate(ctx, c, crd, p, opts)
 }

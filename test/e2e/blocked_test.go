@@ -59,6 +59,25 @@ func TestBlockedWaitsForTheClients(t *testing.T) {
 	oneError(t, r, "still in use by requests:")
 	sameCRDs(t, before, e.crdVersions())
 
+	// The same step on the manifest, where a cluster is named, meets the
+	// same gate: the file is what that cluster gets next. The file is
+	// left as it was until the override.
+	file := filepath.Join(t.TempDir(), "backups.yaml")
+	manifest := e.kubectl("get", "crd", backups, "-o", "yaml").mustCode(t, 0).stdout
+	if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = e.plugin("promote", "-f", file, "backups", "v1", "--to", "blocked", "--kubeconfig", e.sb.KubeconfigPath()).mustCode(t, 3)
+	oneError(t, r, "still in use by requests:", "-f "+file, "--despite-clients=requests")
+	if got, _ := os.ReadFile(file); string(got) != manifest {
+		t.Error("the refused step on the file changed the file")
+	}
+	e.plugin("promote", "-f", file, "backups", "v1", "--to", "blocked", "--kubeconfig", e.sb.KubeconfigPath(), "--despite-clients=requests").mustCode(t, 0)
+	if got, _ := os.ReadFile(file); !contains1(string(got), "served: false") {
+		t.Errorf("the step with the override did not edit the file:\n%s", got)
+	}
+	sameCRDs(t, before, e.crdVersions())
+
 	r = e.plugin("promote", "backups", "v1", "--to", "blocked", "--despite-clients=requests").mustCode(t, 0)
 	contains(t, "the override said", r.stderr, "warning: stopped serving despite requests: the API server counted requests to v1beta1")
 	if v := specVersion(e.crd(backups), "v1beta1"); v == nil || v.Served {
