@@ -108,7 +108,7 @@ e2e:
 	$(TESTMOD) $(GO) test -count=1 -timeout 20m -v ./e2e/
 
 bench: ## benchmarks: migrate vs the rest on the in-process API server at BENCH_RTT=0,10ms,50ms,100ms (BENCH_N=10000, BENCH_RUNS=3, BENCH_ONLY=substring,=exact name,...), status and check on BENCH_CRDS=500, convert of one file of 500, 1000 and 2000 objects, the real in-tree migrator on kube-apiserver (BENCH_N), and migrate over one connection and spread over several through two kube-apiservers behind a balancer (BENCH_HA_N)
-	$(TESTMOD) BENCH=1 $(GO) test -count=1 -v -run TestBenchTable -timeout 90m ./bench/ | grep -v '^{"level"'
+	$(TESTMOD) BENCH=1 $(GO) test -count=1 -v -run 'TestBenchTable|TestBenchFleet' -timeout 90m ./bench/ | grep -v '^{"level"'
 	$(MAKE) fullsandbox
 	$(TESTMOD) BENCH=1 CRDVERSION_FULLSANDBOX=$(FULLSANDBOX) $(GO) test -count=1 -v -run "TestBenchInTreeController|TestBenchAPIServers" -timeout 60m ./bench/ | grep -v '^{"level"'
 	$(TESTMOD) $(GO) test -run '^$$' -bench . -benchtime 5x -timeout 30m ./bench/
