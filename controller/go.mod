@@ -4,13 +4,12 @@ go 1.26.0
 
 toolchain go1.26.8
 
-// The plugin's module, from this tree: the controller ships with the engine
-// it drives.
-replace github.com/kubectl-crdversion/kubectl-crdversion => ../
-
+// The plugin's module at the release this module is tagged with
+// (controller/vX.Y.Z requires vX.Y.Z): no replace, which a dependent would
+// ignore. In this tree go.work builds both from their directories.
 require (
 	github.com/go-logr/logr v1.4.3
-	github.com/kubectl-crdversion/kubectl-crdversion v0.0.0
+	github.com/kubectl-crdversion/kubectl-crdversion v0.1.0
 	github.com/prometheus/client_golang v1.24.0
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.2

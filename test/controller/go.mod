@@ -16,7 +16,7 @@ replace (
 
 require (
 	github.com/go-logr/logr v1.4.3
-	github.com/kubectl-crdversion/kubectl-crdversion v0.0.0
+	github.com/kubectl-crdversion/kubectl-crdversion v0.1.0
 	github.com/kubectl-crdversion/kubectl-crdversion/controller v0.0.0-00010101000000-000000000000
 	github.com/kubectl-crdversion/kubectl-crdversion/test v0.0.0-00010101000000-000000000000
 	k8s.io/api v0.37.2
