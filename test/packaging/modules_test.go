@@ -163,3 +163,22 @@ func mustWrite(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// A release names its version in three places, which must agree: the
+// Makefile's VERSION (the archives), action.yml's default version (the
+// action runs its own release) and the plugin's version the controller's
+// go.mod requires (the two modules are tagged together).
+func TestReleaseVersionsAgree(t *testing.T) {
+	want := makefileVersion(t)
+	if got := requiredPluginVersion(t); got != want {
+		t.Errorf("controller/go.mod requires the plugin at %s, the Makefile's VERSION is %s", got, want)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^  version:\n(?:    .*\n)*?    default: (\S+)$`).FindSubmatch(raw)
+	if m == nil || string(m[1]) != want {
+		t.Errorf("action.yml's default version is %q, the Makefile's VERSION is %s", m, want)
+	}
+}
