@@ -8,12 +8,12 @@ BIN     := bin
 LDFLAGS := -s -w -X main.version=$(VERSION) -buildid=
 GOFLAGS_BUILD := -trimpath -ldflags "$(LDFLAGS)"
 
-.PHONY: all build kubectl sandbox fullsandbox fullsandbox-shell demo sandbox-shell test unit race e2e lint fuzz dist krew-manifest bench bench-scale clean
+.PHONY: all build kubectl sandbox fullsandbox fullsandbox-shell demo sandbox-shell test unit race e2e lint fuzz dist image krew-manifest bench bench-scale clean
 
 all: build
 
 build: ## the plugin binary, bin/kubectl-crdversion
-	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $(BIN)/kubectl-crdversion ./cmd/kubectl-crdversion
+	CGO_ENABLED=0 GOWORK=off $(GO) build $(GOFLAGS_BUILD) -o $(BIN)/kubectl-crdversion ./cmd/kubectl-crdversion
 
 # The tests, the sandbox and the bench live in a module of their own, test/,
 # so the plugin's module requires only what the plugin links.
@@ -126,6 +126,18 @@ DIST ?= dist
 dist: ## release archives and checksums.txt in dist/, and plugins.yaml, the krew manifest naming them
 	VERSION=$(VERSION) DIST=$(DIST) ./hack/dist.sh
 	@$(MAKE) --no-print-directory krew-manifest
+
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+
+image: ## the plugin's container image, an OCI image layout in DIST/image: FROM scratch, static, non-root, one image per IMAGE_PLATFORMS
+	@rm -rf $(DIST)/image-bin
+	@for p in $(IMAGE_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+		GOTOOLCHAIN=$$(sed -n 's/^toolchain //p' go.mod) CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOWORK=off $(GO) build -trimpath \
+			-ldflags "-s -w -X main.version=$(VERSION) -buildid=" -o $(DIST)/image-bin/$$os-$$arch/kubectl-crdversion ./cmd/kubectl-crdversion || exit 1; \
+	done
+	$(GO) run ./hack/image -version $(VERSION) -bin $(DIST)/image-bin -out $(DIST)/image $(IMAGE_PLATFORMS)
+	@rm -rf $(DIST)/image-bin
+	@echo "image: $(DIST)/image (OCI layout) for $(IMAGE_PLATFORMS)"
 
 # The release workflow publishes what this writes: its sums are those of
 # the archives beside it (and of checksums.txt), its version the tag's.

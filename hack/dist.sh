@@ -17,6 +17,9 @@ DIST="${DIST:-dist}"
 # release: build with the one go.mod pins (fetched like a module if absent).
 GOTOOLCHAIN="$(sed -n 's/^toolchain //p' go.mod)"
 export GOTOOLCHAIN
+# The plugin's own go.mod decides every version, as go install's build
+# does: not the workspace of this tree's modules.
+export GOWORK=off
 
 [[ "$VERSION" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] || { echo "error: VERSION $VERSION is not semver with a leading v" >&2; exit 1; }
 [ -f LICENSE ] || { echo "error: LICENSE is missing" >&2; exit 1; }

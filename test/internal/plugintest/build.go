@@ -31,6 +31,8 @@ func Build(dir, version string) error {
 	goBuild := func(out, pkg string, args ...string) error {
 		cmd := exec.Command("go", append(append([]string{"build", "-o", filepath.Join(dir, out)}, args...), pkg)...)
 		cmd.Dir = root
+		// Its own go.mod decides the versions, not the tree's workspace.
+		cmd.Env = append(os.Environ(), "GOWORK=off")
 		if strings.HasPrefix(pkg, "./test/") {
 			cmd.Dir, pkg = filepath.Join(root, "test"), "./"+strings.TrimPrefix(pkg, "./test/")
 		}
