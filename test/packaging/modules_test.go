@@ -164,10 +164,11 @@ func mustWrite(t *testing.T, path, content string) {
 	}
 }
 
-// A release names its version in three places, which must agree: the
+// A release names its version in four places, which must agree: the
 // Makefile's VERSION (the archives), action.yml's default version (the
-// action runs its own release) and the plugin's version the controller's
-// go.mod requires (the two modules are tagged together).
+// action runs its own release), the plugin's version the controller's
+// go.mod requires (the two modules are tagged together) and the chart's
+// version and appVersion (the image it runs).
 func TestReleaseVersionsAgree(t *testing.T) {
 	want := makefileVersion(t)
 	if got := requiredPluginVersion(t); got != want {
@@ -180,5 +181,14 @@ func TestReleaseVersionsAgree(t *testing.T) {
 	m := regexp.MustCompile(`(?m)^  version:\n(?:    .*\n)*?    default: (\S+)$`).FindSubmatch(raw)
 	if m == nil || string(m[1]) != want {
 		t.Errorf("action.yml's default version is %q, the Makefile's VERSION is %s", m, want)
+	}
+	chart, err := os.ReadFile(filepath.Join(root, "deploy", "chart", "crdversion-migrate", "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"version: " + strings.TrimPrefix(want, "v"), "appVersion: " + want} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(line) + `$`).Match(chart) {
+			t.Errorf("the chart's Chart.yaml lacks %q (the Makefile's VERSION is %s)", line, want)
+		}
 	}
 }
