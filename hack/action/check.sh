@@ -39,6 +39,7 @@ read -r -a manifests <<<"$CRDVERSION_MANIFESTS"
 read -r -a extra <<<"${CRDVERSION_ARGS:-}"
 args=(check -R -o markdown)
 for m in "${manifests[@]}"; do
+	m=${m%/} # BASE:dir/ names no object
 	args+=(-f "$m")
 	# A path the base lacks is new in the pull request: nothing to compare.
 	if git cat-file -e "$CRDVERSION_BASE:$m" 2>/dev/null; then
@@ -48,7 +49,8 @@ done
 args+=(--against-file "$work/base")
 
 code=0
-"$plugin" "${args[@]}" "${extra[@]}" >"$work/report.md" || code=$?
+# ${extra[@]+...}: bash 3.2 (macOS runners) takes an empty array for unset.
+"$plugin" "${args[@]}" ${extra[@]+"${extra[@]}"} >"$work/report.md" || code=$?
 cat "$work/report.md"
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
 	cat "$work/report.md" >>"$GITHUB_STEP_SUMMARY"

@@ -48,7 +48,8 @@ func TestActionGatesAPullRequest(t *testing.T) {
 	base := commitCRDs(old)
 	head := commitCRDs(next)
 
-	summary, out, code := runAction(t, repo, map[string]string{"manifests": "config/crds", "base": base, "version": ""})
+	// A directory given with its slash is the same directory.
+	summary, out, code := runAction(t, repo, map[string]string{"manifests": "config/crds/", "base": base, "version": ""})
 	if code != 3 {
 		t.Fatalf("the gate on a version removed: exit %d, want 3\n%s", code, out)
 	}
