@@ -74,11 +74,20 @@ func TestMigrateStopsWhenStorageIsSwitchedBackMidPass(t *testing.T) {
 	if err := s.fx.SwitchStorageInEffect(t.Context(), s.crd, "v1"); err != nil {
 		t.Fatal(err)
 	}
-	for i := range n {
-		w := widget(i)
-		if _, err := s.fx.Dynamic.Resource(s.gvr).Namespace(w.Namespace).Patch(t.Context(), w.Name, types.MergePatchType, []byte(`{"spec":{"extra":"only-at-v1"}}`), metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
+	// Discovery shows the switch a moment before every handler of the
+	// server stores by it: the objects are patched until etcd holds
+	// spec.extra in each (the test's premise, not the plugin's).
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		for i := range n {
+			w := widget(i)
+			if _, err := s.fx.Dynamic.Resource(s.gvr).Namespace(w.Namespace).Patch(ctx, w.Name, types.MergePatchType, []byte(`{"spec":{"extra":"only-at-v1"}}`), metav1.PatchOptions{}); err != nil {
+				return false, err
+			}
 		}
+		return s.etcdHolding(t, "extra") == n, nil
+	})
+	if err != nil {
+		t.Fatalf("the objects do not hold spec.extra at v1: %v", err)
 	}
 	res := midPass(t, s, func() {
 		if err := s.fx.SwitchStorageInEffect(t.Context(), s.crd, "v1beta1"); err != nil {
