@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -42,10 +43,15 @@ func (f *fleetFlags) clusters(flags *genericclioptions.ConfigFlags) ([]string, e
 	canary := raw.CurrentContext
 	if c := flags.Context; c != nil && *c != "" {
 		canary = *c
+		if !slices.Contains(contexts, canary) {
+			return nil, fmt.Errorf("context %q is not in the kubeconfig: --context names the canary of --all-contexts", canary)
+		}
 	}
-	if i := slices.Index(contexts, canary); i > 0 {
-		contexts = append([]string{canary}, slices.Delete(contexts, i, i+1)...)
+	i := slices.Index(contexts, canary)
+	if i < 0 {
+		return nil, errors.New("--all-contexts: the kubeconfig has no current context to take as the canary: name it with --context")
 	}
+	contexts = append([]string{canary}, slices.Delete(contexts, i, i+1)...)
 	return contexts, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fleet"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
@@ -56,12 +57,16 @@ func runOnFleet(ctx context.Context, streams genericiooptions.IOStreams, flags *
 	}
 	var mu sync.Mutex // stderr, one line at a time
 	rows := fleet.Run(ctx, contexts, f.Parallel, func(ctx context.Context, name string) ([]byte, fleet.State, string) {
+		errOut := &linesLed{w: streams.ErrOut, mu: &mu, by: name}
 		aimed := inContext(flags, name)
+		aimed.WrapConfigFn = warningsTo(errOut, flags.WrapConfigFn)
 		if err := reach(ctx, aimed); err != nil {
+			if ctx.Err() != nil {
+				return nil, fleet.Failed, "interrupted before it was reached"
+			}
 			return nil, fleet.Failed, "unreachable: " + report.ErrorMessage(err)
 		}
 		var out bytes.Buffer
-		errOut := &linesLed{w: streams.ErrOut, mu: &mu, by: name}
 		err := run(ctx, aimed, genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut}, own)
 		errOut.flush()
 		st, why := stateOf(err)
@@ -80,6 +85,20 @@ func runOnFleet(ctx context.Context, streams genericiooptions.IOStreams, flags *
 		return errAttention
 	}
 	return nil
+}
+
+// warningsTo makes the API server's warnings to a cluster's clients go to
+// w, led by its name as its other lines are, and not to the process-wide
+// handler that names no cluster.
+func warningsTo(w io.Writer, wrap func(*rest.Config) *rest.Config) func(*rest.Config) *rest.Config {
+	handler := rest.NewWarningWriter(w, rest.WarningWriterOptions{Deduplicate: true})
+	return func(c *rest.Config) *rest.Config {
+		if wrap != nil {
+			c = wrap(c)
+		}
+		c.WarningHandler = handler
+		return c
+	}
 }
 
 // stateOf is where a cluster's run ended, by the error that ended it.

@@ -198,8 +198,8 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 // inUse refuses a step that would stop serving a version clients use,
 // with the command that takes it anyway.
 func (o *PromoteOptions) inUse(err *migrate.ClientsInUse, step lifecycle.Step) error {
-	return attention(fmt.Errorf("%w; nothing was changed: once they use the storage version instead, run this again, or stop serving it anyway: %s --despite-clients=%s",
-		err, report.Command(step), strings.Join(append(slices.Clone(o.DespiteClients), err.Names()...), ",")))
+	return attention(fmt.Errorf("%w; nothing was changed: once they use the storage version instead, run this again, or stop serving it anyway: %s%s --despite-clients=%s",
+		err, report.Command(step), clusterArgs(o.configFlags), strings.Join(append(slices.Clone(o.DespiteClients), err.Names()...), ",")))
 }
 
 // despite warns of each client a step stopped serving a version to.

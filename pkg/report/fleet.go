@@ -95,6 +95,8 @@ type FleetItem struct {
 	// Report is the cluster's own document; absent where none was printed
 	// (not started, unreachable, refused before a report).
 	Report json.RawMessage `json:"report,omitempty"`
+	// Output is what the cluster printed where it printed no document.
+	Output string `json:"output,omitempty"`
 }
 
 // WriteFleet renders a fleet run: each cluster's output under its name,
@@ -104,8 +106,12 @@ func WriteFleet(w io.Writer, f Format, runs []ClusterRun, outputs [][]byte) erro
 		items := make([]FleetItem, len(runs))
 		for i, r := range runs {
 			items[i].ClusterRun = r
-			if json.Valid(outputs[i]) {
-				items[i].Report = bytes.TrimSpace(outputs[i])
+			switch out := bytes.TrimSpace(outputs[i]); {
+			case len(out) == 0:
+			case json.Valid(out):
+				items[i].Report = out
+			default:
+				items[i].Output = string(out)
 			}
 		}
 		return writeDocument(w, f, FleetReport{APIVersion: APIVersion, Kind: "FleetReport", Items: items})

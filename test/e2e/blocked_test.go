@@ -68,7 +68,7 @@ func TestBlockedWaitsForTheClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = e.plugin("promote", "-f", file, "backups", "v1", "--to", "blocked", "--kubeconfig", e.sb.KubeconfigPath()).mustCode(t, 3)
-	oneError(t, r, "still in use by requests:", "-f "+file, "--despite-clients=requests")
+	oneError(t, r, "still in use by requests:", "-f "+file, "--kubeconfig "+e.sb.KubeconfigPath()+" --despite-clients=requests")
 	if got, _ := os.ReadFile(file); string(got) != manifest {
 		t.Error("the refused step on the file changed the file")
 	}

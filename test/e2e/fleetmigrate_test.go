@@ -3,9 +3,14 @@ package e2e
 import (
 	"encoding/json"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/plugintest"
@@ -137,7 +142,7 @@ func TestStepAFleetCanaryFirst(t *testing.T) {
 	}
 
 	// promote's step on each cluster, one document: each cluster's CRD.
-	backups := map[string]string{"canary": canary.crdVersions()["backups.storage.example.com"], "b": b.crdVersions()["backups.storage.example.com"]}
+	backupsAt := map[string]string{"canary": canary.crdVersions()["backups.storage.example.com"], "b": b.crdVersions()["backups.storage.example.com"]}
 	r = run(append([]string{"promote", "backups", "v1", "-o", "json"}, fleet...)...)
 	if r.Code != 0 {
 		t.Fatalf("promote on a fleet: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
@@ -155,7 +160,7 @@ func TestStepAFleetCanaryFirst(t *testing.T) {
 		}
 	}
 	for name, e := range map[string]*env{"canary": canary, "b": b} {
-		if e.crdVersions()["backups.storage.example.com"] == backups[name] {
+		if e.crdVersions()["backups.storage.example.com"] == backupsAt[name] {
 			t.Errorf("promote did not step backups on %s", name)
 		}
 	}
@@ -163,8 +168,68 @@ func TestStepAFleetCanaryFirst(t *testing.T) {
 	if r = run(append([]string{"rollback", "backups"}, fleet...)...); r.Code != 0 || !hasRow(r.Stdout, "canary", "done") || !hasRow(r.Stdout, "b", "done") {
 		t.Errorf("rollback on a fleet: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
+	// A version still used on the canary: blocked is refused there, and
+	// the way past it names the canary's context, so that pasted as
+	// printed it overrides on that cluster and no other.
+	for range 2 { // bridge, deprecated
+		run(append([]string{"promote", "backups", "v1"}, fleet...)...)
+	}
+	if r = run(append([]string{"migrate", "backups", "--switch-grace=0", "-q"}, fleet...)...); r.Code != 0 {
+		t.Fatalf("migrate backups on the fleet: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	pastSecondOf(t, prunedAt(t, canary.crd(backups)))
+	stale := filepath.Join(t.TempDir(), "backup.yaml")
+	if err := os.WriteFile(stale, []byte("apiVersion: storage.example.com/v1beta1\nkind: Backup\nmetadata:\n  name: team-a-latest\n  namespace: team-a\nspec:\n  schedule: '0 5 * * *'\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	canary.kubectl("apply", "--server-side", "--field-manager=team-a-controller", "-f", stale).mustCode(t, 0)
+	r = run(append([]string{"promote", "backups", "v1", "--to", "blocked"}, fleet...)...)
+	if r.Code != 3 || !hasRow(r.Stdout, "canary", "attention") || !hasRow(r.Stdout, "b", "not started") {
+		t.Fatalf("blocked on a fleet whose canary has a client: exit %d, want 3\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	contains(t, "the canary's way past the gate", r.Stdout, "team-a-controller", "--to blocked --context canary --despite-clients=")
+	if v := specVersion(canary.crd(backups), "v1beta1"); v == nil || !v.Served {
+		t.Errorf("the refused canary stopped serving v1beta1: %+v", v)
+	}
+
 	// -f edits one file: no fleet with it.
 	if r = run("promote", "-f", "crd.yaml", "--all-contexts"); r.Code != 1 || !strings.Contains(r.Stderr, "error: -f edits a file: no fleet") {
 		t.Errorf("promote -f on a fleet: exit %d, want 1\n%s", r.Code, r.Stderr)
+	}
+}
+
+// Which clusters a fleet takes is never guessed: a canary the kubeconfig
+// does not have, no current context to take as the canary, --context
+// listed beside --all-contexts, and a flag that would aim every context at
+// one server or identity are each refused before any cluster is reached.
+func TestAFleetIsNamedNotGuessed(t *testing.T) {
+	cfg := clientcmdapi.NewConfig()
+	for _, name := range []string{"a", "b"} {
+		cfg.Clusters[name] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+		cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: "none"}
+		cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "no-current.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"migrate", "--all", "--all-contexts"}, "no current context to take as the canary: name it with --context"},
+		{[]string{"promote", "backups", "--all-contexts", "--context", "nowhere"}, `context "nowhere" is not in the kubeconfig`},
+		{[]string{"verify", "backups", "--all-contexts", "--context", "a", "--context", "b"}, "--all-contexts takes every context: give --context once at most"},
+		{[]string{"rollback", "backups", "--context", "a", "--context", "b", "--token", "t"}, "--token name one cluster or identity"},
+		{[]string{"status", "--all-contexts", "--server", "https://127.0.0.1:2", "--user", "a"}, "--server, --user name one cluster or identity"},
+	} {
+		r, err := plugintest.Kubectl(t.Context(), kubeconfig, home, "", append([]string{"crdversion"}, c.args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Code != 1 || r.Stdout != "" || !strings.HasPrefix(r.Stderr, "error: ") || !strings.Contains(r.Stderr, c.want) || strings.Count(r.Stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, want 1 and one error line with %q\nstdout: %s\nstderr: %s", c.args, r.Code, c.want, r.Stdout, r.Stderr)
+		}
 	}
 }
