@@ -35,7 +35,7 @@ type PromoteOptions struct {
 
 // NewCmdPromote builds `kubectl crdversion promote`.
 func NewCmdPromote(flags *genericclioptions.ConfigFlags, contexts *contextsFlag, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &PromoteOptions{stepOptions: stepOptions{configFlags: flags, IOStreams: streams}}
+	o := &PromoteOptions{stepOptions: stepOptions{clusterTarget: clusterTarget{configFlags: flags, IOStreams: streams}}}
 	cmd := &cobra.Command{
 		Use:   "promote CRD [VERSION] [--to STAGE]",
 		Short: "Move a version one stage along introduced → bridge → deprecated → blocked → removed",
@@ -128,9 +128,9 @@ func (o *PromoteOptions) Validate() error {
 // (pkg/migrate.Promote), and reports what each found.
 func (o *PromoteOptions) Run(ctx context.Context) error {
 	if len(o.fleet) > 0 {
-		return o.onFleet(ctx, func(ctx context.Context, aimed stepOptions) error {
+		return o.onFleet(ctx, func(ctx context.Context, aimed clusterTarget) error {
 			one := *o
-			one.stepOptions = aimed
+			one.clusterTarget = aimed
 			return one.Run(ctx)
 		})
 	}

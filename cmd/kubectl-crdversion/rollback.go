@@ -22,7 +22,7 @@ type RollbackOptions struct {
 
 // NewCmdRollback builds `kubectl crdversion rollback`.
 func NewCmdRollback(flags *genericclioptions.ConfigFlags, contexts *contextsFlag, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &RollbackOptions{stepOptions: stepOptions{configFlags: flags, IOStreams: streams}}
+	o := &RollbackOptions{stepOptions: stepOptions{clusterTarget: clusterTarget{configFlags: flags, IOStreams: streams}}}
 	cmd := &cobra.Command{
 		Use:   "rollback CRD [VERSION]",
 		Short: "Move the version in flight one stage back",
@@ -63,9 +63,9 @@ With -f, the record is in the file, and the file comes back byte for byte.`,
 // switch back needs (pkg/migrate.Rollback), and reports what it found.
 func (o *RollbackOptions) Run(ctx context.Context) error {
 	if len(o.fleet) > 0 {
-		return o.onFleet(ctx, func(ctx context.Context, aimed stepOptions) error {
+		return o.onFleet(ctx, func(ctx context.Context, aimed clusterTarget) error {
 			one := *o
-			one.stepOptions = aimed
+			one.clusterTarget = aimed
 			return one.Run(ctx)
 		})
 	}

@@ -9,8 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
@@ -24,8 +22,7 @@ import (
 // step planned from a fresh read, written with optimistic concurrency — or,
 // with -f, planned on a manifest file and written into it.
 type stepOptions struct {
-	configFlags *genericclioptions.ConfigFlags
-	genericiooptions.IOStreams
+	clusterTarget
 
 	CRD      string
 	Version  string
@@ -40,22 +37,16 @@ type stepOptions struct {
 	// WaitTimeout bounds the wait for a switch, or its undo, to be in
 	// effect on every API server.
 	WaitTimeout time.Duration
-	oneConnection
-	fleetFlags
 
-	// fleet is the clusters a fleet run takes, canary first; none: one.
-	fleet []string
 	// clusterNamed: with -f, --context or --kubeconfig named a cluster,
 	// whose clients a step that stops serving a version is checked
 	// against.
 	clusterNamed bool
 	// held is the GitOps tool that kept this step off the live CRD: it
 	// was planned only, for its manifest.
-	held    *lifecycle.GitOps
-	args    []string
-	dryRun  migrate.DryRun
-	format  report.Format
-	clients *clients
+	held   *lifecycle.GitOps
+	args   []string
+	dryRun migrate.DryRun
 }
 
 // stepPlanner plans the step for a CRD and a version ("" for the one in
@@ -93,25 +84,7 @@ func (o *stepOptions) Complete(cmd *cobra.Command, args []string) error {
 	if len(args) > 1 {
 		o.Version = args[1]
 	}
-	if o.fleet, err = o.clusters(o.configFlags); err != nil || len(o.fleet) > 0 {
-		return err
-	}
-	o.clients, err = newClients(o.configFlags, o.oneConnection)
-	return err
-}
-
-// onFleet runs the step on each cluster of the fleet, canary first: run
-// is the command's own Run, with these options aimed at one cluster.
-func (o *stepOptions) onFleet(ctx context.Context, run func(context.Context, stepOptions) error) error {
-	return runOnFleet(ctx, o.IOStreams, o.configFlags, o.fleetFlags, o.fleet, o.format, func(ctx context.Context, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, format report.Format) error {
-		one := *o
-		one.configFlags, one.IOStreams, one.format, one.fleet = flags, streams, format, nil
-		var err error
-		if one.clients, err = newClients(flags, o.oneConnection); err != nil {
-			return err
-		}
-		return run(ctx, one)
-	})
+	return o.aim()
 }
 
 // Validate checks the flags before anything is sent.

@@ -22,7 +22,7 @@ func TestValidate(t *testing.T) {
 		edit(o)
 		return o
 	}
-	oneCluster := stepOptions{fleetFlags: fleetFlags{Parallel: 1}}
+	oneCluster := stepOptions{clusterTarget: clusterTarget{fleetFlags: fleetFlags{Parallel: 1}}}
 	for _, tc := range []struct {
 		name string
 		o    interface{ Validate() error }
@@ -45,8 +45,8 @@ func TestValidate(t *testing.T) {
 		{"promote: an unknown stage", &PromoteOptions{stepOptions: oneCluster, To: "gone"}, `unknown stage "gone"`},
 		{"promote: -f with --dry-run=server", &PromoteOptions{stepOptions: stepOptions{Filename: "crd.yaml", dryRun: migrate.DryRunServer}}, "--dry-run=server needs a cluster"},
 		{"promote: a negative --wait-timeout", &PromoteOptions{stepOptions: stepOptions{WaitTimeout: -time.Second}}, "--wait-timeout must not be negative"},
-		{"rollback: -f on a fleet", &RollbackOptions{stepOptions: stepOptions{Filename: "crd.yaml", fleetFlags: fleetFlags{Parallel: 1, AllContexts: true}}}, "-f edits a file: no fleet"},
-		{"rollback: the defaults", &RollbackOptions{stepOptions: stepOptions{WaitTimeout: time.Minute, fleetFlags: fleetFlags{Parallel: 1}}}, ""},
+		{"rollback: -f on a fleet", &RollbackOptions{stepOptions: stepOptions{Filename: "crd.yaml", clusterTarget: clusterTarget{fleetFlags: fleetFlags{Parallel: 1, AllContexts: true}}}}, "-f edits a file: no fleet"},
+		{"rollback: the defaults", &RollbackOptions{stepOptions: stepOptions{WaitTimeout: time.Minute, clusterTarget: clusterTarget{fleetFlags: fleetFlags{Parallel: 1}}}}, ""},
 		{"status: an invalid selector", &StatusOptions{Selector: "a in (b"}, "invalid selector"},
 		{"status: -o wide of files", &StatusOptions{Filenames: []string{"crd.yaml"}, format: report.FormatWide}, "-o wide counts objects on a cluster"},
 		{"verify: --concurrency 0", &VerifyOptions{}, "--concurrency must be between 1 and"},

@@ -15,26 +15,18 @@ import (
 
 // VerifyOptions holds what `kubectl crdversion verify` needs.
 type VerifyOptions struct {
-	configFlags *genericclioptions.ConfigFlags
-	genericiooptions.IOStreams
+	clusterTarget
 
 	CRD         string
 	Versions    []string
 	Output      string
 	Concurrency int
 	Gentle      bool
-	oneConnection
-	fleetFlags
-
-	// fleet is the clusters a fleet run takes, canary first; none: one.
-	fleet   []string
-	format  report.Format
-	clients *clients
 }
 
 // NewCmdVerify builds `kubectl crdversion verify`.
 func NewCmdVerify(flags *genericclioptions.ConfigFlags, contexts *contextsFlag, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &VerifyOptions{configFlags: flags, IOStreams: streams}
+	o := &VerifyOptions{clusterTarget: clusterTarget{configFlags: flags, IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:   "verify CRD [VERSION ...]",
 		Short: "Check that every object round-trips through each served version without loss",
@@ -82,11 +74,7 @@ func (o *VerifyOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.format, err = parseOutput(o.Output); err != nil {
 		return err
 	}
-	if o.fleet, err = o.clusters(o.configFlags); err != nil || len(o.fleet) > 0 {
-		return err
-	}
-	o.clients, err = newClients(o.configFlags, o.oneConnection)
-	return err
+	return o.aim()
 }
 
 // Validate checks the flags before anything is sent.
@@ -102,13 +90,9 @@ func (o *VerifyOptions) Validate() error {
 // one cluster or each of a fleet.
 func (o *VerifyOptions) Run(ctx context.Context) error {
 	if len(o.fleet) > 0 {
-		return runOnFleet(ctx, o.IOStreams, o.configFlags, o.fleetFlags, o.fleet, o.format, func(ctx context.Context, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, format report.Format) error {
+		return o.onFleet(ctx, func(ctx context.Context, aimed clusterTarget) error {
 			one := *o
-			one.configFlags, one.IOStreams, one.format, one.fleet = flags, streams, format, nil
-			var err error
-			if one.clients, err = newClients(flags, o.oneConnection); err != nil {
-				return err
-			}
+			one.clusterTarget = aimed
 			return one.Run(ctx)
 		})
 	}
