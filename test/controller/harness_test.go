@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/controller"
+	"github.com/kubectl-crdversion/kubectl-crdversion/controller/crdmigrator"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fullsandbox"
 )
@@ -217,7 +217,7 @@ type replica struct {
 
 // startReplica starts a manager that elects its leader on lease, with a
 // Migrator given opts, until the test ends.
-func (e *env) startReplica(name, lease string, opts controller.Options) *replica {
+func (e *env) startReplica(name, lease string, opts crdmigrator.Options) *replica {
 	e.t.Helper()
 	cfg, err := e.c.RestConfig()
 	if err != nil {
@@ -228,7 +228,7 @@ func (e *env) startReplica(name, lease string, opts controller.Options) *replica
 
 // startReplicaAs is startReplica with the identity cfg holds. The replica
 // stops when the test ends or stop is called.
-func (e *env) startReplicaAs(cfg *rest.Config, name, lease string, opts controller.Options) *replica {
+func (e *env) startReplicaAs(cfg *rest.Config, name, lease string, opts crdmigrator.Options) *replica {
 	e.t.Helper()
 	var err error
 	r := &replica{name: name, log: &lines{}}
@@ -248,7 +248,7 @@ func (e *env) startReplicaAs(cfg *rest.Config, name, lease string, opts controll
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	m, err := controller.NewMigrator(r.mgr, opts)
+	m, err := crdmigrator.New(r.mgr, opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}

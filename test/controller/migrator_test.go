@@ -14,15 +14,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/controller"
+	"github.com/kubectl-crdversion/kubectl-crdversion/controller/crdmigrator"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
 
 // options migrate the test's CRD. The storage switch here is the test's
 // own, with nothing else writing: the switch grace is tested in
 // test/migrate.
-func options(w widgets) controller.Options {
-	return controller.Options{
+func options(w widgets) crdmigrator.Options {
+	return crdmigrator.Options{
 		CRDs:       []string{w.name()},
 		Migrate:    migrate.Options{SwitchGrace: migrate.NoSwitchGrace},
 		MinBackoff: 200 * time.Millisecond,

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/controller"
+	"github.com/kubectl-crdversion/kubectl-crdversion/controller/crdmigrator"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
 
@@ -52,7 +52,7 @@ func main() {
 
 	// The Migrator: it runs on the leader only, at start and on every
 	// change of the CRDs named.
-	migrator, err := controller.NewMigrator(mgr, controller.Options{
+	migrator, err := crdmigrator.New(mgr, crdmigrator.Options{
 		CRDs:    crds,
 		Migrate: migrate.Options{SwitchGrace: switchGrace(*grace)},
 	})

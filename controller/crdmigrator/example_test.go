@@ -1,22 +1,22 @@
-package controller_test
+package crdmigrator_test
 
 import (
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/controller"
+	"github.com/kubectl-crdversion/kubectl-crdversion/controller/crdmigrator"
 )
 
 // An operator adds the Migrator to its manager: on the leader, it
 // migrates the operator's CRDs at start and at each change of them, and
 // prunes storedVersions once every object is proven at the storage
 // version. docs/controller.md says what it decides, and when.
-func ExampleNewMigrator() {
+func ExampleNew() {
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{LeaderElection: true, LeaderElectionID: "widgets-operator"})
 	if err != nil {
 		panic(err)
 	}
-	migrator, err := controller.NewMigrator(mgr, controller.Options{
+	migrator, err := crdmigrator.New(mgr, crdmigrator.Options{
 		CRDs: []string{"widgets.example.com"},
 	})
 	if err != nil {
@@ -32,5 +32,5 @@ func ExampleNewMigrator() {
 
 // The CRDs may be chosen by label rather than by name.
 func ExampleOptions_selector() {
-	_ = controller.Options{Selector: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/part-of": "widgets-operator"})}
+	_ = crdmigrator.Options{Selector: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/part-of": "widgets-operator"})}
 }

@@ -1,4 +1,4 @@
-// Package controller runs pkg/migrate inside an operator: a
+// Package crdmigrator runs pkg/migrate inside an operator: a
 // controller-runtime Runnable that, on the leader only, re-stores every
 // object of the operator's CRDs at the storage version with the per-object
 // proof, then prunes status.storedVersions — at start and whenever one of
@@ -6,7 +6,7 @@
 // on every cluster the operator runs on, without an admin running the
 // plugin.
 //
-// It is a module of its own so that the plugin's module never requires
+// Its module (controller/) is one of its own so that the plugin's module never requires
 // controller-runtime. The few lines an operator adds are in docs/controller.md
 // and the package example.
-package controller
+package crdmigrator

@@ -1,4 +1,4 @@
-package controller
+package crdmigrator
 
 import (
 	"context"
@@ -41,10 +41,10 @@ var (
 // ErrNoCRDs: Options name no CRD and give no selector.
 var ErrNoCRDs = errors.New("name the operator's CRDs or give a label selector")
 
-// NewMigrator builds a Migrator on the manager's config, logger and Event
+// New builds a Migrator on the manager's config, logger and Event
 // recorder. The CRDs are read through an informer of its own, so the
 // manager's scheme and cache need not know CustomResourceDefinitions.
-func NewMigrator(mgr manager.Manager, opts Options) (*Migrator, error) {
+func New(mgr manager.Manager, opts Options) (*Migrator, error) {
 	if len(opts.CRDs) == 0 && opts.Selector == nil {
 		return nil, ErrNoCRDs
 	}
