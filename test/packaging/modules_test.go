@@ -2,6 +2,7 @@ package packaging
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,8 +41,12 @@ func TestControllerModuleResolvesFromAProxy(t *testing.T) {
 	mustWrite(t, filepath.Join(op, "go.mod"), "module example.com/operator\n\ngo 1.26.0\n")
 	mustWrite(t, filepath.Join(op, "main.go"), operatorFrom(t, docLines(t)))
 	upstream := strings.TrimSpace(goEnv(t, "GOPROXY"))
+	forgetServed(t)
 	// Not in the checksum database: it has never seen these versions.
-	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=file://"+filepath.ToSlash(proxy)+","+upstream, "GONOSUMDB="+pluginModule)
+	// goindex=0: the go command's index of a module in the cache outlives
+	// the files forgetServed removes (a cached version never changes, it
+	// holds), and would describe the packages of an earlier checkout.
+	env := append(os.Environ(), "GODEBUG=goindex=0", "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=file://"+filepath.ToSlash(proxy)+","+upstream, "GONOSUMDB="+pluginModule)
 	for _, args := range [][]string{{"get", controllerModule + "@" + version}, {"build", "./..."}} {
 		cmd := exec.CommandContext(t.Context(), "go", args...)
 		cmd.Dir, cmd.Env = op, env
@@ -146,6 +151,27 @@ func operatorFrom(t *testing.T, lines string) string {
 	}
 	return "package main\n\nimport (\n\t" + strings.Join(imports, "\n\t") + "\n\t\"sigs.k8s.io/controller-runtime/pkg/manager\"\n)\n\n" +
 		"func setup(mgr manager.Manager) error {\n" + strings.Join(body, "") + "\treturn nil\n}\n\nfunc main() { _ = setup }\n"
+}
+
+// forgetServed removes the plugin's modules from the module cache: it keeps
+// the first checkout it was served at a version, and would build that one,
+// not HEAD. Only this test puts them there (they are never published from
+// here); the rest of the cache, and what it saves, stays.
+func forgetServed(t *testing.T) {
+	t.Helper()
+	cache := strings.TrimSpace(goEnv(t, "GOMODCACHE"))
+	for _, dir := range []string{filepath.Join(cache, pluginModule), filepath.Join(cache, "cache", "download", pluginModule)} {
+		dir = filepath.Dir(dir) // the owner: the plugin's module and every one under its path
+		_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				err = os.Chmod(path, 0o755)
+			}
+			return err
+		})
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func goEnv(t *testing.T, name string) string {
