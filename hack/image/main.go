@@ -91,12 +91,10 @@ func write(out, bin, version string, platforms []string) error {
 		}
 		images = append(images, d)
 	}
-	index, err := l.blob(mediaIndex, map[string]any{"schemaVersion": 2, "mediaType": mediaIndex, "manifests": images})
-	if err != nil {
-		return err
-	}
-	index.Annotations = map[string]string{"org.opencontainers.image.ref.name": version}
-	if err := l.file("index.json", map[string]any{"schemaVersion": 2, "mediaType": mediaIndex, "manifests": []descriptor{index}}); err != nil {
+	// index.json lists the platform images themselves: crane push --index
+	// pushes it as the release's index, and a node resolves its platform
+	// there. An index of an index would leave it no platform to match.
+	if err := l.file("index.json", map[string]any{"schemaVersion": 2, "mediaType": mediaIndex, "manifests": images}); err != nil {
 		return err
 	}
 	if err := l.file("oci-layout", map[string]string{"imageLayoutVersion": "1.0.0"}); err != nil {

@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"errors"
 	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -22,8 +27,10 @@ import (
 // make image writes an OCI image layout (no registry, no Docker), read here
 // with go-containerregistry: an index of linux/amd64 and linux/arm64, each
 // image non-root, HOME a directory its layer holds, the static binary its
-// entrypoint. The linux/amd64 binary, taken from its layer, runs: version,
-// and migrate --all against the in-process API server.
+// entrypoint. Pushed with the release's own command to a registry served
+// here, each platform's node resolves its own image. The linux/amd64
+// binary, taken from its layer, runs: version, and migrate --all against
+// the in-process API server.
 func TestMakeImage(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skip("runs the linux/amd64 binary of the image")
@@ -37,15 +44,7 @@ func TestMakeImage(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make image: %v\n%s", err, out)
 	}
-	top, err := layout.ImageIndexFromPath(filepath.Join(dist, "image"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	outer, err := top.IndexManifest()
-	if err != nil || len(outer.Manifests) != 1 {
-		t.Fatalf("index.json: %v, %+v", err, outer)
-	}
-	idx, err := top.ImageIndex(outer.Manifests[0].Digest)
+	idx, err := layout.ImageIndexFromPath(filepath.Join(dist, "image"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +96,8 @@ func TestMakeImage(t *testing.T) {
 		t.Errorf("platforms %v, want linux/amd64 and linux/arm64", platforms)
 	}
 
+	pushedAsTheReleaseDoes(t, filepath.Join(dist, "image"), im.Manifests)
+
 	out, err := exec.Command(exe, "version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "v0.1.0") {
 		t.Errorf("the image's binary: version: %v\n%s", err, out)
@@ -117,6 +118,62 @@ func TestMakeImage(t *testing.T) {
 	crd, err := fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), "certificates.pki.example.com", metav1.GetOptions{})
 	if err != nil || len(crd.Status.StoredVersions) != 1 {
 		t.Errorf("after the image's migrate: %v, storedVersions %v", err, crd.Status.StoredVersions)
+	}
+}
+
+// pushedAsTheReleaseDoes pushes the layout with the release's own command
+// (crane push --index, .github/workflows/release.yml) to a registry served
+// here, and pulls it back as a node does, by platform: each platform
+// resolves to its image of the layout, and crane digest names the index.
+func pushedAsTheReleaseDoes(t *testing.T, layoutDir string, images []v1.Descriptor) {
+	t.Helper()
+	workflow, err := os.ReadFile(filepath.Join(root, ".github", "workflows", "release.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const push, pinned = `$CRANE push --index dist/image "$ref"`, "github.com/google/go-containerregistry/cmd/crane@"
+	i := strings.Index(string(workflow), pinned)
+	if i < 0 || !strings.Contains(string(workflow), push) {
+		t.Fatalf("release.yml no longer pushes with %s...: %q", pinned, push)
+	}
+	crane := strings.Fields(string(workflow[i:]))[0]
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+	ref := strings.TrimPrefix(reg.URL, "http://") + "/kubectl-crdversion/kubectl-crdversion:v0.1.0"
+	craneRun := func(args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), "go", append([]string{"run", crane}, args...)...)
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("crane %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	craneRun("push", "--index", layoutDir, ref)
+	digest := craneRun("digest", ref)
+
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := remote.Get(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc.Digest.String() != digest || !desc.MediaType.IsIndex() {
+		t.Errorf("the pushed %s is %s %s; crane digest says %s", ref, desc.MediaType, desc.Digest, digest)
+	}
+	for _, want := range images {
+		p := *want.Platform
+		img, err := remote.Image(r, remote.WithPlatform(p))
+		if err != nil {
+			t.Errorf("a %s node pulling %s: %v", p, ref, err)
+			continue
+		}
+		if got, err := img.Digest(); err != nil || got != want.Digest {
+			t.Errorf("a %s node pulling %s gets %s (%v), want the layout's %s", p, ref, got, err, want.Digest)
+		}
 	}
 }
 
