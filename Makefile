@@ -102,7 +102,7 @@ race: ## the per-object passes against the API server under the race detector: c
 fuzz: ## fuzz the manifest readers, the offline editor and the file writer, FUZZTIME each (default 2m)
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $$t for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -parallel 2 ./pkg/manifest || exit 1; \
+		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -parallel 2 ./internal/manifest || exit 1; \
 	done
 
 unit: ## the plugin module's own tests: pure logic, no API server, with the race detector

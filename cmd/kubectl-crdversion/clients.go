@@ -15,10 +15,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/transport"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/transport"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 )
 
 // restConfig returns the client config the global flags describe. It sets
@@ -37,7 +37,7 @@ func restConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// clients are what the commands talk to a cluster with: pkg/cluster's
+// clients are what the commands talk to a cluster with: internal/cluster's
 // bundle, and the mapper that resolves what kubectl accepts for a resource.
 type clients struct {
 	cluster.Clients

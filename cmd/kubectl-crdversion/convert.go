@@ -11,8 +11,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/convert"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/convert"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )

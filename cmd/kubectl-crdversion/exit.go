@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 )
 
 // errInterrupted ends a command that edits files, stopped by Ctrl-C or

@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"

@@ -10,9 +10,9 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 )
 
 // UsageOptions holds what `kubectl crdversion usage` needs.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )

@@ -11,9 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 )
 
 // ClientsInUse refuses the step that stops serving versions while someone

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 )
 
 // The zero value of every option is its default: an operator that imports

@@ -19,17 +19,17 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
 // NewClients builds every client a migration needs from one config, with
 // no client-side rate limit unless the config sets one: the bundle of
-// pkg/cluster, which every package of the plugin shares.
+// internal/cluster, which every package of the plugin shares.
 func NewClients(cfg *rest.Config) (cluster.Clients, error) { return cluster.NewClients(cfg) }
 
 // newRestoreRun is a pass over objects through c, tuned by opts.

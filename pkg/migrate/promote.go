@@ -11,12 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
 // PromoteOptions say which step Promote takes and how its passes over

@@ -19,11 +19,11 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
 // RestoreOptions tune the rewrite pass. The zero value is the default.

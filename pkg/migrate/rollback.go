@@ -9,10 +9,10 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 )
 
 // RollbackOptions say which step Rollback takes back and how the check

@@ -8,7 +8,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/crdnotes"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/crdnotes"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 

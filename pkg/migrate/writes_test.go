@@ -37,7 +37,7 @@ func TestEveryWriteIsInTheSafetyDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	var found []string
-	for _, dir := range []string{".", "../verify", "../cluster", "../check"} {
+	for _, dir := range []string{".", "../../internal/verify", "../../internal/cluster", "../../internal/check"} {
 		for _, w := range writes(t, dir) {
 			found = append(found, w)
 			row, ok := documented[w]

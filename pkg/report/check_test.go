@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/check"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 

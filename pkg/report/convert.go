@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 )
 
 // Requested is what the deprecated-API metric says about a version.

@@ -1,8 +1,8 @@
 package results
 
 import (
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
 // Loss is an object that did not come back as it was read.

@@ -30,7 +30,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"

@@ -9,7 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/check"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 )

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"

@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"

@@ -9,10 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"

@@ -9,9 +9,9 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/check"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )

@@ -17,8 +17,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/plugintest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
 )
 
 // viaWebhook sends the objects to the CRD's converter in batches, and each

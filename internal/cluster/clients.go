@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/transport"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/transport"
 )
 
 // FieldManager is the name the plugin's writes are recorded under in

@@ -11,8 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/transport"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/transport"
 )
 
 // requestTimeout bounds one attempt of a request, beyond the 60 s the API

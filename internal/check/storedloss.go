@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/usage"
 )
 
 // storedFieldsLost reads the objects that may be stored at each old

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/crvalidation"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/crvalidation"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
 )
 
 // schemas holds the structural schema of each version of one CRD: what the

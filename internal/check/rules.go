@@ -8,8 +8,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
 // FindingKind groups what `check` finds by what it means for the upgrade.

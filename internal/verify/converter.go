@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
 var (

@@ -1,7 +1,7 @@
 package check
 
 import (
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/crdtest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/crdtest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 

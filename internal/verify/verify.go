@@ -13,11 +13,11 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/schemacompat"
 )
 
 // The defaults of a check are those of every pass over objects (migrate's

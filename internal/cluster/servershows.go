@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/transport"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/transport"
 )
 
 // StorageVersionHash asks the API server behind route (its own discovery,

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/internal/crdnotes"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/crdnotes"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
