@@ -14,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
@@ -54,9 +55,9 @@ type migrationOptions struct {
 
 // addFlags adds the flags of a pass over objects.
 func (o *migrationOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
-	cmd.Flags().IntVar(&o.Concurrency, "concurrency", migrate.DefaultConcurrency, "Most requests in flight: the pass adapts below it to what the API server takes, growing while throughput grows and backing off on 429")
+	cmd.Flags().IntVar(&o.Concurrency, "concurrency", pass.DefaultConcurrency, "Most requests in flight: the pass adapts below it to what the API server takes, growing while throughput grows and backing off on 429")
 	cmd.Flags().BoolVar(&o.Gentle, "gentle", false, "Pace the writes so the API server's tail latency, which every other client waits in, stays close to what it was when idle (slower; docs/commands.md#migrate)")
-	cmd.Flags().Int64Var(&o.PageSize, "page-size", migrate.DefaultPageSize, "Objects listed per request")
+	cmd.Flags().Int64Var(&o.PageSize, "page-size", pass.DefaultPageSize, "Objects listed per request")
 	cmd.Flags().Float32Var(&o.QPS, "qps", 0, "Client-side cap on requests per second; 0: none, the pass adapts to what the API server takes and backs off on its 429s")
 	cmd.Flags().IntVar(&o.Burst, "burst", 1000, "Client-side burst of requests, with --qps")
 	addDryRunFlag(cmd, &o.DryRun, dryRunHelp, "none", "server")
@@ -102,8 +103,8 @@ func (o *migrationOptions) Validate() error {
 	switch {
 	case o.dryRun == migrate.DryRunClient:
 		return errors.New(`--dry-run=client would show nothing: use "server" to have the API server check every write`)
-	case o.Concurrency < 1 || o.Concurrency > migrate.MaxConcurrency:
-		return fmt.Errorf("--concurrency must be between 1 and %d, not %d", migrate.MaxConcurrency, o.Concurrency)
+	case o.Concurrency < 1 || o.Concurrency > pass.MaxConcurrency:
+		return fmt.Errorf("--concurrency must be between 1 and %d, not %d", pass.MaxConcurrency, o.Concurrency)
 	case o.PageSize < 1:
 		return errors.New("--page-size must be at least 1")
 	case o.WaitTimeout < 0 || o.SwitchGrace < 0:

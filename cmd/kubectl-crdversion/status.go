@@ -19,8 +19,8 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -213,7 +213,7 @@ func (o *StatusOptions) staleManagedFields(ctx context.Context, crds []*apiexten
 			continue
 		}
 		g.Go(func() error {
-			stale[i], listed[i], errs[i] = cluster.StaleManagedFields(ctx, o.clients.Metadata, crd, migrate.DefaultPageSize)
+			stale[i], listed[i], errs[i] = cluster.StaleManagedFields(ctx, o.clients.Metadata, crd, pass.DefaultPageSize)
 			return nil
 		})
 	}

@@ -10,8 +10,8 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -68,7 +68,7 @@ before blocking or removing it), 1 the command failed.`,
 		RunE:              runE(o),
 	}
 	addOutputFlag(cmd, &o.Output)
-	cmd.Flags().Int64Var(&o.PageSize, "page-size", migrate.DefaultPageSize, "Objects listed per request")
+	cmd.Flags().Int64Var(&o.PageSize, "page-size", pass.DefaultPageSize, "Objects listed per request")
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
@@ -14,11 +15,11 @@ import (
 // in words that name the flag, before anything is sent; and lets through
 // what its defaults make.
 func TestValidate(t *testing.T) {
-	pass := func() migrationOptions {
+	valid := func() migrationOptions {
 		return migrationOptions{Concurrency: 8, PageSize: 500, WaitTimeout: time.Minute, SwitchGrace: time.Minute}
 	}
 	migrateWith := func(edit func(*MigrateOptions)) *MigrateOptions {
-		o := &MigrateOptions{migrationOptions: pass(), All: true, Prune: true, Via: viaPlugin, fleetFlags: fleetFlags{Parallel: 1}}
+		o := &MigrateOptions{migrationOptions: valid(), All: true, Prune: true, Via: viaPlugin, fleetFlags: fleetFlags{Parallel: 1}}
 		edit(o)
 		return o
 	}
@@ -36,7 +37,7 @@ func TestValidate(t *testing.T) {
 		{"migrate: --via=cluster always prunes", migrateWith(func(o *MigrateOptions) { o.Via, o.Prune = viaCluster, false }), "--prune=false is not possible with --via=cluster"},
 		{"migrate: --dry-run=client", migrateWith(func(o *MigrateOptions) { o.dryRun = migrate.DryRunClient }), `use "server"`},
 		{"migrate: --concurrency 0", migrateWith(func(o *MigrateOptions) { o.Concurrency = 0 }), "--concurrency must be between 1 and"},
-		{"migrate: --concurrency past the bound", migrateWith(func(o *MigrateOptions) { o.Concurrency = migrate.MaxConcurrency + 1 }), "--concurrency must be between 1 and"},
+		{"migrate: --concurrency past the bound", migrateWith(func(o *MigrateOptions) { o.Concurrency = pass.MaxConcurrency + 1 }), "--concurrency must be between 1 and"},
 		{"migrate: --parallel 0", migrateWith(func(o *MigrateOptions) { o.Parallel = 0 }), "--parallel must be at least 1"},
 		{"migrate: --page-size 0", migrateWith(func(o *MigrateOptions) { o.PageSize = 0 }), "--page-size must be at least 1"},
 		{"migrate: a negative --switch-grace", migrateWith(func(o *MigrateOptions) { o.SwitchGrace = -time.Second }), "must not be negative"},

@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -173,7 +172,7 @@ type pending struct {
 	crd  *apiextensionsv1.CustomResourceDefinition
 	row  int
 	want map[string]any
-	lost []schemacompat.FieldDiff
+	lost []results.FieldDiff
 	// refused says why the converter's answer leaves it as it is.
 	refused string
 	// schemas are its CRD's.

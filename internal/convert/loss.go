@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/crvalidation"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // schemas holds the structural schema of each version of one CRD: what the
@@ -89,7 +90,7 @@ func (s *schemas) prune(obj map[string]any, version string) map[string]any {
 // dropped lists the fields of obj that version's schema drops and the
 // other version's (when the CRD still has it) keeps: what moving the
 // object to version loses by the schemas alone.
-func (s *schemas) dropped(obj map[string]any, version, from string) []schemacompat.FieldDiff {
+func (s *schemas) dropped(obj map[string]any, version, from string) []results.FieldDiff {
 	lost := schemacompat.DiffFields("", obj, s.prune(obj, version), nil)
 	if !s.has(from) {
 		return lost
@@ -98,7 +99,7 @@ func (s *schemas) dropped(obj map[string]any, version, from string) []schemacomp
 	for _, d := range schemacompat.DiffFields("", obj, s.prune(obj, from), nil) {
 		already[d.Path] = true
 	}
-	var out []schemacompat.FieldDiff
+	var out []results.FieldDiff
 	for _, d := range lost {
 		if !already[d.Path] {
 			out = append(out, d)
@@ -111,10 +112,10 @@ func (s *schemas) dropped(obj map[string]any, version, from string) []schemacomp
 // not bring back: every field of the original (as the old version keeps
 // it) missing or different after old→new→old. A field the trip adds is
 // not a loss.
-func (s *schemas) changedOnTheWayBack(original, back map[string]any, from string) []schemacompat.FieldDiff {
-	var out []schemacompat.FieldDiff
+func (s *schemas) changedOnTheWayBack(original, back map[string]any, from string) []results.FieldDiff {
+	var out []results.FieldDiff
 	for _, d := range schemacompat.DiffFields("", s.prune(original, from), s.prune(back, from), nil) {
-		if d.Before != schemacompat.Absent {
+		if d.Before != results.Absent {
 			out = append(out, d)
 		}
 	}

@@ -11,19 +11,9 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
-
-// FieldDiff is one field that differs between two forms of an object: its
-// JSONPath-style path (spec.containers[3].image, metadata.annotations['a.b/c'])
-// and both values as JSON, in full; "<absent>" where one side lacks it.
-type FieldDiff struct {
-	Path   string `json:"path"`
-	Before string `json:"before"`
-	After  string `json:"after"`
-}
-
-// Absent stands for a value one side of a diff lacks.
-const Absent = "<absent>"
 
 // DiffFields walks two decoded JSON values and lists every leaf that
 // differs: into objects by key and into lists by index, or, where the
@@ -31,11 +21,11 @@ const Absent = "<absent>"
 // (spec.containers[name=web].image), so one changed image among twenty
 // containers is one line, not the whole list twice. s is the schema at
 // path, or nil.
-func DiffFields(path string, a, b any, s *apiextensionsv1.JSONSchemaProps) []FieldDiff {
+func DiffFields(path string, a, b any, s *apiextensionsv1.JSONSchemaProps) []results.FieldDiff {
 	am, aok := a.(map[string]any)
 	bm, bok := b.(map[string]any)
 	if aok && bok {
-		var out []FieldDiff
+		var out []results.FieldDiff
 		keys := slices.Sorted(maps.Keys(am))
 		for k := range bm {
 			if _, ok := am[k]; !ok {
@@ -54,7 +44,7 @@ func DiffFields(path string, a, b any, s *apiextensionsv1.JSONSchemaProps) []Fie
 		if s != nil && s.XListType != nil && *s.XListType == "map" && len(s.XListMapKeys) > 0 {
 			return diffByKeys(path, al, bl, s)
 		}
-		var out []FieldDiff
+		var out []results.FieldDiff
 		for i := range max(len(al), len(bl)) {
 			out = append(out, DiffFields(fmt.Sprintf("%s[%d]", path, i), index(al, i), index(bl, i), items(s))...)
 		}
@@ -63,7 +53,7 @@ func DiffFields(path string, a, b any, s *apiextensionsv1.JSONSchemaProps) []Fie
 	if sameValue(a, b) {
 		return nil
 	}
-	return []FieldDiff{{Path: path, Before: show(a), After: show(b)}}
+	return []results.FieldDiff{{Path: path, Before: show(a), After: show(b)}}
 }
 
 // sameValue compares two leaves as the API server sees them: numbers by
@@ -98,7 +88,7 @@ func number(v any) (*big.Rat, bool) {
 }
 
 // diffByKeys pairs the elements of two map-type lists by their keys.
-func diffByKeys(path string, a, b []any, s *apiextensionsv1.JSONSchemaProps) []FieldDiff {
+func diffByKeys(path string, a, b []any, s *apiextensionsv1.JSONSchemaProps) []results.FieldDiff {
 	keyOf := func(e any) string {
 		m, _ := e.(map[string]any)
 		parts := make([]string, len(s.XListMapKeys))
@@ -111,7 +101,7 @@ func diffByKeys(path string, a, b []any, s *apiextensionsv1.JSONSchemaProps) []F
 	for _, e := range b {
 		byKey[keyOf(e)] = e
 	}
-	var out []FieldDiff
+	var out []results.FieldDiff
 	seen := map[string]bool{}
 	for _, e := range a {
 		k := keyOf(e)
@@ -168,7 +158,7 @@ func index(l []any, i int) any {
 
 func show(v any) string {
 	if _, ok := v.(absent); ok {
-		return Absent
+		return results.Absent
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 func TestDiffFields(t *testing.T) {
@@ -32,16 +34,16 @@ func TestDiffFields(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, a, b string
-		want       []FieldDiff
+		want       []results.FieldDiff
 	}{
 		{"equal", `{"a":1}`, `{"a":1}`, nil},
 		{"one image among twenty containers", containers(-1), containers(3),
-			[]FieldDiff{{Path: "spec.containers[3].image", Before: `"registry.example.com/app-3:v1"`, After: `"registry.example.com/app:v2"`}}},
-		{"a field gone", `{"spec":{"legacy":"keep","host":"h"}}`, `{"spec":{"host":"h"}}`, []FieldDiff{{Path: "spec.legacy", Before: `"keep"`, After: Absent}}},
-		{"a list grown", `{"l":[1]}`, `{"l":[1,2]}`, []FieldDiff{{Path: "l[1]", Before: Absent, After: "2"}}},
+			[]results.FieldDiff{{Path: "spec.containers[3].image", Before: `"registry.example.com/app-3:v1"`, After: `"registry.example.com/app:v2"`}}},
+		{"a field gone", `{"spec":{"legacy":"keep","host":"h"}}`, `{"spec":{"host":"h"}}`, []results.FieldDiff{{Path: "spec.legacy", Before: `"keep"`, After: results.Absent}}},
+		{"a list grown", `{"l":[1]}`, `{"l":[1,2]}`, []results.FieldDiff{{Path: "l[1]", Before: results.Absent, After: "2"}}},
 		{"keys with dots and slashes", `{"metadata":{"annotations":{"a.b/c":"x"}}}`, `{"metadata":{"annotations":{"a.b/c":"y"}}}`,
-			[]FieldDiff{{Path: "metadata.annotations['a.b/c']", Before: `"x"`, After: `"y"`}}},
-		{"a type change shows whole values", `{"s":{"a":1}}`, `{"s":"x"}`, []FieldDiff{{Path: "s", Before: `{"a":1}`, After: `"x"`}}},
+			[]results.FieldDiff{{Path: "metadata.annotations['a.b/c']", Before: `"x"`, After: `"y"`}}},
+		{"a type change shows whole values", `{"s":{"a":1}}`, `{"s":"x"}`, []results.FieldDiff{{Path: "s", Before: `{"a":1}`, After: `"x"`}}},
 	} {
 		got := DiffFields("", parse(tc.a), parse(tc.b), nil)
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
@@ -60,7 +62,7 @@ func TestDiffFieldsByListMapKeys(t *testing.T) {
 	a := map[string]any{"ports": []any{map[string]any{"name": "http", "port": 80.0}, map[string]any{"name": "https", "port": 443.0}}}
 	b := map[string]any{"ports": []any{map[string]any{"name": "https", "port": 8443.0}, map[string]any{"name": "http", "port": 80.0}}}
 	got := DiffFields("", a, b, s)
-	want := []FieldDiff{{Path: "ports[name=https].port", Before: "443", After: "8443"}}
+	want := []results.FieldDiff{{Path: "ports[name=https].port", Before: "443", After: "8443"}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %v, want %v", got, want)
 	}

@@ -16,12 +16,10 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 var (
-	// ErrWebhookUnavailable: the conversion webhook did not answer;
-	// nothing was written.
-	ErrWebhookUnavailable = errors.New("the conversion webhook does not answer")
 	// ErrConverterUnproven: no object could show that the conversion
 	// webhook converts between two versions: none exists, and the smallest
 	// one the schema seems to allow was refused before any conversion.
@@ -43,7 +41,7 @@ func ProveConverter(ctx context.Context, dyn dynamic.Interface, crd *apiextensio
 	storage := lifecycle.StorageVersion(crd)
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
 	failed := func(how string, err error) error {
-		return fmt.Errorf("%w: %s: %s at %s, converted to %s and back, failed: %v", ErrWebhookUnavailable, crd.Name, how, v, storage, err)
+		return fmt.Errorf("%w: %s: %s at %s, converted to %s and back, failed: %v", results.ErrWebhookUnavailable, crd.Name, how, v, storage, err)
 	}
 	probe := &unstructured.Unstructured{Object: schemacompat.MinimalObject(crd, v, "crdversion-probe-"+rand.String(8), metav1.NamespaceDefault)}
 	r := dyn.Resource(gvr).Namespace(probe.GetNamespace())

@@ -47,7 +47,7 @@ func (e *ClientsInUse) Names() []string {
 // write at the version counts.
 func prunedAt(crd *apiextensionsv1.CustomResourceDefinition) time.Time {
 	for _, mf := range crd.ManagedFields {
-		if mf.Manager == FieldManager && mf.Subresource == "status" && mf.Time != nil && mf.FieldsV1 != nil &&
+		if mf.Manager == cluster.FieldManager && mf.Subresource == "status" && mf.Time != nil && mf.FieldsV1 != nil &&
 			strings.Contains(string(mf.FieldsV1.GetRawBytes()), `"f:storedVersions"`) {
 			return mf.Time.Time
 		}

@@ -5,29 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 )
 
-// The zero value of every option is its default: an operator that imports
-// the package gets what `kubectl crdversion migrate` does. A pass over
-// objects has the defaults of every pass (verify's too).
-const (
-	// DefaultConcurrency bounds the requests a pass keeps in flight; the
-	// pass adapts below it (see RestoreOptions.Concurrency).
-	DefaultConcurrency = pass.DefaultConcurrency
-	// MaxConcurrency bounds Concurrency: four times the default.
-	MaxConcurrency = pass.MaxConcurrency
-	// DefaultPageSize is objects listed per request, metadata only.
-	DefaultPageSize = pass.DefaultPageSize
-	// DefaultSwitchTimeout bounds the wait for a storage switch: an API
-	// server sees a CRD update within seconds; minutes mean something is
-	// wrong.
-	DefaultSwitchTimeout = 2 * time.Minute
-	// DefaultRetryFor bounds how long one write is retried while the server
-	// is busy or restarting.
-	DefaultRetryFor = pass.DefaultRetryFor
-)
+// DefaultSwitchTimeout bounds the wait for a storage switch: an API server
+// sees a CRD update within seconds; minutes mean something is wrong.
+const DefaultSwitchTimeout = 2 * time.Minute
 
 // Errors a caller can branch on (errors.Is) and put into a condition.
 var (
@@ -41,9 +25,6 @@ var (
 	// ErrSwitchNotInEffect: discovery did not report the new storage
 	// version within the timeout; nothing was written.
 	ErrSwitchNotInEffect = errors.New("the storage version switch is not in effect")
-	// ErrWebhookUnavailable: the conversion webhook did not answer;
-	// nothing was written (verify.ErrWebhookUnavailable, the same error).
-	ErrWebhookUnavailable = verify.ErrWebhookUnavailable
 	// ErrClientDryRun: dry-run=client sends nothing, so a pass over
 	// objects or a prune has nothing to show; refused.
 	ErrClientDryRun = errors.New(`dry run "client" sends nothing: use "server"`)
@@ -58,17 +39,17 @@ var (
 
 func (o RestoreOptions) withDefaults() RestoreOptions {
 	if o.Concurrency <= 0 {
-		o.Concurrency = DefaultConcurrency
+		o.Concurrency = pass.DefaultConcurrency
 	}
-	o.Concurrency = min(o.Concurrency, MaxConcurrency)
+	o.Concurrency = min(o.Concurrency, pass.MaxConcurrency)
 	if o.PageSize <= 0 {
-		o.PageSize = DefaultPageSize
+		o.PageSize = pass.DefaultPageSize
 	}
 	if o.RetryFor <= 0 {
-		o.RetryFor = DefaultRetryFor
+		o.RetryFor = pass.DefaultRetryFor
 	}
 	if o.FieldManager == "" {
-		o.FieldManager = FieldManager
+		o.FieldManager = cluster.FieldManager
 	}
 	return o
 }

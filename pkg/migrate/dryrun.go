@@ -30,10 +30,6 @@ func ParseDryRun(s string) (DryRun, error) {
 	return "", fmt.Errorf(`invalid dry-run value (%s): must be "none", "server", or "client"`, s)
 }
 
-// FieldManager is the name the plugin's writes are recorded under in
-// managedFields.
-const FieldManager = cluster.FieldManager
-
 // ErrInvalidDryRun: a DryRun that is none of none, client, server (or ""):
 // refused before anything is sent, since it is unclear whether the caller
 // meant a write.
@@ -68,7 +64,7 @@ func (d DryRun) sent() []string {
 // updateOptions name the update's field manager ("" for the default).
 func (d DryRun) updateOptions(fieldManager string) metav1.UpdateOptions {
 	if fieldManager == "" {
-		fieldManager = FieldManager
+		fieldManager = cluster.FieldManager
 	}
 	return metav1.UpdateOptions{FieldManager: fieldManager, DryRun: d.sent()}
 }

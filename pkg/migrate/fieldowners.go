@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -32,7 +33,7 @@ func returnFields(ctx context.Context, client apiextensionsclient.Interface, bef
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	cur := after
 	for try := 0; ; try++ {
-		managed, changed, err := fieldsReturned(before.ManagedFields, cur.ManagedFields, FieldManager)
+		managed, changed, err := fieldsReturned(before.ManagedFields, cur.ManagedFields, cluster.FieldManager)
 		if err != nil || !changed {
 			return cur, err
 		}
@@ -43,12 +44,12 @@ func returnFields(ctx context.Context, client apiextensionsclient.Interface, bef
 			// then keeps what it has: one empty entry clears them.
 			sent.ManagedFields = []metav1.ManagedFieldsEntry{{}}
 		}
-		back, err := crds.Update(ctx, sent, metav1.UpdateOptions{FieldManager: FieldManager})
+		back, err := crds.Update(ctx, sent, metav1.UpdateOptions{FieldManager: cluster.FieldManager})
 		switch {
 		case err == nil:
 			// Only the answer tells: a server may keep managedFields it
 			// could not decode.
-			if _, still, err := fieldsReturned(before.ManagedFields, back.ManagedFields, FieldManager); err != nil || still {
+			if _, still, err := fieldsReturned(before.ManagedFields, back.ManagedFields, cluster.FieldManager); err != nil || still {
 				return back, fmt.Errorf("return spec fields of %s to their owners: the API server kept them the plugin's", after.Name)
 			}
 			return back, nil

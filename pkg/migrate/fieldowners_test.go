@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -32,32 +33,32 @@ func TestFieldsReturned(t *testing.T) {
 	}{{
 		name:    "the owner's spec.versions goes back; the record of steps is let go, a verification kept",
 		before:  []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll)},
-		now:     []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(FieldManager, update, recordAndV)},
-		want:    []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll), entry(FieldManager, update, verified)},
+		now:     []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(cluster.FieldManager, update, recordAndV)},
+		want:    []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll), entry(cluster.FieldManager, update, verified)},
 		changed: true,
 	}, {
 		name:    "an owner the update emptied is put back",
 		before:  []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry("helm", update, versions)},
-		now:     []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(FieldManager, update, versions)},
+		now:     []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(cluster.FieldManager, update, versions)},
 		want:    []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry("helm", update, versions)},
 		changed: true,
 	}, {
 		name:    "every manager that shared the field gets it back",
 		before:  []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll), entry("kustomize-controller", apply, versions)},
-		now:     []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(FieldManager, update, recordAndV)},
-		want:    []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll), entry(FieldManager, update, verified), entry("kustomize-controller", apply, versions)},
+		now:     []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(cluster.FieldManager, update, recordAndV)},
+		want:    []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll), entry(cluster.FieldManager, update, verified), entry("kustomize-controller", apply, versions)},
 		changed: true,
 	}, {
 		name:    "a spec field nobody else held is let go: the plugin owns no spec",
-		before:  []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(FieldManager, update, versions)},
-		now:     []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(FieldManager, update, recordAndV)},
-		want:    []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(FieldManager, update, verified)},
+		before:  []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(cluster.FieldManager, update, versions)},
+		now:     []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(cluster.FieldManager, update, recordAndV)},
+		want:    []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(cluster.FieldManager, update, verified)},
 		changed: true,
 	}, {
 		name:   "annotations alone: nothing to return",
 		before: []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll)},
-		now:    []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll), entry(FieldManager, update, verified)},
-		want:   []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll), entry(FieldManager, update, verified)},
+		now:    []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll), entry(cluster.FieldManager, update, verified)},
+		want:   []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll), entry(cluster.FieldManager, update, verified)},
 	}, {
 		name:   "no entry of the plugin's (another writer took the fields meanwhile)",
 		before: []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll)},
@@ -66,13 +67,13 @@ func TestFieldsReturned(t *testing.T) {
 	}, {
 		name:    "status is another subresource's: left alone",
 		before:  []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll)},
-		now:     []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(FieldManager, update, versions), withSub(entry(FieldManager, update, `{"f:status":{"f:storedVersions":{}}}`), "status")},
-		want:    []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll), withSub(entry(FieldManager, update, `{"f:status":{"f:storedVersions":{}}}`), "status")},
+		now:     []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(cluster.FieldManager, update, versions), withSub(entry(cluster.FieldManager, update, `{"f:status":{"f:storedVersions":{}}}`), "status")},
+		want:    []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll), withSub(entry(cluster.FieldManager, update, `{"f:status":{"f:storedVersions":{}}}`), "status")},
 		changed: true,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, changed, err := fieldsReturned(tt.before, tt.now, FieldManager)
+			got, changed, err := fieldsReturned(tt.before, tt.now, cluster.FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}

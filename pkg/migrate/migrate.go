@@ -504,7 +504,7 @@ func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensi
 			}
 			continue
 		}
-		return fmt.Errorf("%w: %s (reading at %s: %v): nothing was written", ErrWebhookUnavailable, crd.Name, v.Name, err)
+		return fmt.Errorf("%w: %s (reading at %s: %v): nothing was written", results.ErrWebhookUnavailable, crd.Name, v.Name, err)
 	}
 	return nil
 }
@@ -550,7 +550,7 @@ func prune(ctx context.Context, client apiextensionsclient.Interface, started *a
 		return nil, err
 	}
 	if opts.FieldManager == "" {
-		opts.FieldManager = FieldManager
+		opts.FieldManager = cluster.FieldManager
 	}
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	storage := lifecycle.StorageVersion(started)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
@@ -204,7 +205,7 @@ func recordedCheck(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.
 	}
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: version, Resource: crd.Spec.Names.Plural}
 	if pageSize <= 0 {
-		pageSize = DefaultPageSize
+		pageSize = pass.DefaultPageSize
 	}
 	set, err := cluster.ObjectSetOf(ctx, c.Metadata, gvr, pageSize)
 	return rec, err == nil && set == rec.ObjectSet

@@ -28,7 +28,7 @@ import (
 
 // RestoreOptions tune the rewrite pass. The zero value is the default.
 type RestoreOptions struct {
-	// Concurrency bounds the requests in flight (0: DefaultConcurrency).
+	// Concurrency bounds the requests in flight (0: 256; at most 1024).
 	// Below it the pass adapts the number to what the path to the API
 	// server and the server itself take: it grows while throughput grows
 	// and backs off when the server answers 429.
@@ -41,7 +41,7 @@ type RestoreOptions struct {
 	// flight (the progress line shows it). Calls may come from many
 	// goroutines.
 	OnLimit func(limit int)
-	// PageSize is objects listed per request (0: DefaultPageSize).
+	// PageSize is objects listed per request (0: 500).
 	PageSize int64
 	// DryRun "server" sends every write with dryRun=All; "client" is
 	// refused (nothing would be sent).
@@ -57,7 +57,7 @@ type RestoreOptions struct {
 	// from many goroutines, one at a time, outside any lock of the pass.
 	OnFailure func(results.Failure)
 	// RetryFor bounds how long one write is retried while the server is
-	// busy or unreachable (0: DefaultRetryFor); past it the run stops.
+	// busy or unreachable (0: 30 s); past it the run stops.
 	RetryFor time.Duration
 }
 

@@ -112,7 +112,7 @@ func MigrateViaCluster(ctx context.Context, c cluster.Clients, name string, opts
 	created, err := c.Migrations.StorageVersionMigrations().Create(ctx, &svmv1.StorageVersionMigration{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: crd.Name + "-",
-			Labels:       map[string]string{ClusterMigrationLabel: FieldManager},
+			Labels:       map[string]string{ClusterMigrationLabel: cluster.FieldManager},
 		},
 		Spec: svmv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}},
 	}, metav1.CreateOptions{DryRun: opts.Restore.DryRun.sent(), FieldManager: opts.Restore.FieldManager})

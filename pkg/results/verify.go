@@ -1,7 +1,6 @@
 package results
 
 import (
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -47,8 +46,14 @@ func (r *VerifyResult) Verification() lifecycle.Verification {
 	return lifecycle.Verification{From: r.Storage, Objects: r.Objects}
 }
 
-// FieldDiff is one field that differs between two forms of an object.
-type FieldDiff = schemacompat.FieldDiff
+// FieldDiff is one field that differs between two forms of an object: its
+// JSONPath-style path (spec.containers[3].image, metadata.annotations['a.b/c'])
+// and both values as JSON, in full; Absent where one side lacks it.
+type FieldDiff struct {
+	Path   string `json:"path"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
 
 // Absent stands for a value one side of a diff lacks.
-const Absent = schemacompat.Absent
+const Absent = "<absent>"

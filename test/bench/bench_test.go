@@ -31,6 +31,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -512,7 +513,7 @@ func ceiling(ctx context.Context, c conn, tg *target) (time.Duration, error) {
 // know the objects before it lists them.
 func listedLoop(ctx context.Context, c conn, tg *target) (time.Duration, error) {
 	return noOpLoop(ctx, c, tg, func(work chan<- metav1.PartialObjectMetadata) error {
-		_, err := cluster.ListPages(ctx, c.meta, tg.gvr(), migrate.DefaultPageSize, func(p cluster.Page) error {
+		_, err := cluster.ListPages(ctx, c.meta, tg.gvr(), pass.DefaultPageSize, func(p cluster.Page) error {
 			for _, o := range p.Items {
 				work <- o
 			}

@@ -267,7 +267,7 @@ func TestMigrateWithConversionWebhookDown(t *testing.T) {
 	before := s.stored(t)
 
 	wh.SetMode(convwebhook.Failing)
-	if _, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts()); !errors.Is(err, migrate.ErrWebhookUnavailable) || !strings.Contains(err.Error(), "widgets.example.com") {
+	if _, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts()); !errors.Is(err, results.ErrWebhookUnavailable) || !strings.Contains(err.Error(), "widgets.example.com") {
 		t.Fatalf("migrate with the webhook down: %v", err)
 	}
 	if after := s.stored(t); fmt.Sprint(after) != fmt.Sprint(before) {
