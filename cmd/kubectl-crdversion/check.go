@@ -141,7 +141,7 @@ func (o *CheckOptions) checkCluster(ctx context.Context, flags *genericclioption
 // progress shows the live objects validated on one cluster; CRDs are
 // checked several at a time, and the bar shows their sum.
 func (o *CheckOptions) progress() (func(string, int64, int64), func()) {
-	bar := report.NewProgress(o.ErrOut, "validate live objects", isTerminal(o.ErrOut), false)
+	bar := newProgressBar(o.ErrOut, "validate live objects", isTerminal(o.ErrOut), false)
 	var mu sync.Mutex
 	per := map[string][2]int64{}
 	return func(crd string, done, total int64) {

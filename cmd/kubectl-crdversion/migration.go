@@ -212,7 +212,7 @@ func (o *migrationOptions) runOne(ctx context.Context, crd *apiextensionsv1.Cust
 	if o.cluster != "" {
 		title = o.cluster + ": " + title
 	}
-	bar := report.NewProgress(o.ErrOut, title, isTerminal(o.ErrOut) && !o.manyAtOnce, o.Quiet)
+	bar := newProgressBar(o.ErrOut, title, isTerminal(o.ErrOut) && !o.manyAtOnce, o.Quiet)
 	defer bar.Finish()
 	return one(ctx, crd, migrate.Options{
 		Restore: migrate.RestoreOptions{
@@ -237,9 +237,9 @@ func (o *migrationOptions) runOne(ctx context.Context, crd *apiextensionsv1.Cust
 // countdown shows the switch grace running out, after saying how to skip
 // it: the library knows no flags.
 func (o *migrationOptions) countdown() func(string, time.Time) func() {
-	show := report.Countdown(o.ErrOut, isTerminal(o.ErrOut) && !o.manyAtOnce, o.Quiet)
+	show := countdownTo(o.ErrOut, isTerminal(o.ErrOut) && !o.manyAtOnce, o.Quiet)
 	return func(what string, until time.Time) func() {
-		o.say(report.SkipTheGrace)
+		o.say(skipTheGrace)
 		return show(what, until)
 	}
 }

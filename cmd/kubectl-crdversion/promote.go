@@ -146,7 +146,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	// A step that cannot be planned is refused with its reason by the step.
 	target, _ := lifecycle.PromoteTarget(crd, o.Version, lifecycle.Stage(o.To), false)
 	o.holdFor(crd, target.Next.EditsVersions())
-	bars := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
+	bars := newTaskBars(o.ErrOut, isTerminal(o.ErrOut))
 	res, err := migrate.Promote(ctx, o.clients.Clients, crd.Name, migrate.PromoteOptions{
 		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifestFor(crd.Name), ConversionFromFile: o.ConversionFromFile, DeprecationWarning: o.DeprecationWarning,
 		DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update,
@@ -162,13 +162,13 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 		if werr := report.WriteVerify(o.prose(), report.FormatTable, crd.Name, res.Verify); werr != nil {
 			return werr
 		}
-		return report.NotBridged(res.Verify.Versions[0], len(res.Verify.Losses))
+		return notBridged(res.Verify.Versions[0], len(res.Verify.Losses))
 	}
 	if res.StepResult == nil {
 		return err
 	}
 	if r := res.Reused; r != nil {
-		fmt.Fprintln(o.ErrOut, report.ReusedCheck(crd.Name, r))
+		fmt.Fprintln(o.ErrOut, reusedCheck(crd.Name, r))
 	}
 	o.sawStep(res.StepResult)
 	if werr := o.reportStep(crd.Name, res.StepResult); werr != nil {
@@ -188,9 +188,9 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	}
 	switch {
 	case errors.Is(err, migrate.ErrSwitchedBack):
-		return report.SwitchedBack(p)
+		return switchedBack(p)
 	case errors.Is(err, migrate.ErrManagedFieldsLeft):
-		return report.ManagedFieldsLeft(p.CRD, res.ManagedFields.Stopped)
+		return managedFieldsLeft(p.CRD, res.ManagedFields.Stopped)
 	}
 	return err
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -59,7 +58,7 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 		})
 	}
 	return o.run(ctx, crds, o.dryRun == migrate.DryRunNone, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*results.Result, error) {
-		fmt.Fprintln(o.ErrOut, report.PruneOnYourWord(crd.Name, lifecycle.StorageVersion(crd)))
+		fmt.Fprintln(o.ErrOut, pruneOnYourWord(crd.Name, lifecycle.StorageVersion(crd)))
 		return migrate.PruneUnproven(ctx, o.clients, crd.Name, opts)
 	})
 }

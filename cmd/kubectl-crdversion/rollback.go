@@ -79,7 +79,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 		return err
 	}
 	o.holdFor(crd, true)
-	bars := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
+	bars := newTaskBars(o.ErrOut, isTerminal(o.ErrOut))
 	res, err := migrate.Rollback(ctx, o.clients.Clients, crd.Name, migrate.RollbackOptions{Version: o.Version, SwitchStorage: o.SwitchStorage, DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update})
 	bars.Finish()
 	if res.StepResult == nil {
@@ -94,7 +94,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	}
 	p := res.Plan
 	if errors.Is(err, migrate.ErrRollbackUndone) {
-		return report.RollbackUndone(p)
+		return rollbackUndone(p)
 	}
 	if err != nil {
 		return err

@@ -148,7 +148,7 @@ func (o *stepOptions) sawStep(res *results.StepResult) {
 // reportStep reports a step taken on the cluster.
 func (o *stepOptions) reportStep(name string, res *results.StepResult) error {
 	if res.Replans > 0 {
-		fmt.Fprintln(o.ErrOut, report.Replanned(name, res.Replans))
+		fmt.Fprintln(o.ErrOut, replanned(name, res.Replans))
 	}
 	if w := lifecycle.OwnersWarning(lifecycle.VersionsOwners(res.Before, cluster.FieldManager)); w != nil {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", report.Advice(*w))

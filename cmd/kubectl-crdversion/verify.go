@@ -100,7 +100,7 @@ func (o *VerifyOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	bar := report.NewTasks(o.ErrOut, isTerminal(o.ErrOut))
+	bar := newTaskBars(o.ErrOut, isTerminal(o.ErrOut))
 	result, err := verify.Verify(ctx, o.clients.Clients, crds[0], verify.Options{Versions: o.Versions, Concurrency: o.Concurrency, Gentle: o.Gentle, Record: true, Progress: bar.Update})
 	bar.Finish()
 	if err != nil {

@@ -1,4 +1,4 @@
-package report
+package main
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 // rate from its own start, not from the first pass's: no "0/s, ETA 20m".
 func TestProgressRestartsWithANewPass(t *testing.T) {
 	var out bytes.Buffer
-	p := NewProgress(&out, "migrate widgets", false, false)
+	p := newProgressBar(&out, "migrate widgets", false, false)
 	p.interval = 0
 	p.Update(150, 150)
 	p.start = time.Now().Add(-10 * time.Second) // the first pass, then a wait
@@ -26,7 +26,7 @@ func TestProgressRestartsWithANewPass(t *testing.T) {
 // width of its own: not an empty one.
 func TestProgressBarHasAWidthWhereTheTerminalReportsNone(t *testing.T) {
 	var out bytes.Buffer
-	p := NewProgress(&out, "migrate widgets", true, false)
+	p := newProgressBar(&out, "migrate widgets", true, false)
 	p.Update(0, 10)
 	if got := out.String(); !strings.Contains(got, "|"+strings.Repeat(" ", defaultBarWidth)+"|") {
 		t.Errorf("the bar: %q, want %d columns wide", got, defaultBarWidth)

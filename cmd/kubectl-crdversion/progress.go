@@ -1,4 +1,4 @@
-package report
+package main
 
 import (
 	"fmt"
@@ -11,10 +11,10 @@ import (
 	"golang.org/x/term"
 )
 
-// Progress shows a long run on stderr: a bar with count/total, rate and
+// progressBar shows a long run on stderr: a bar with count/total, rate and
 // ETA on a terminal, a line every few seconds elsewhere (logs, CI), nothing
 // when quiet. Results never go through it.
-type Progress struct {
+type progressBar struct {
 	mu       sync.Mutex
 	bar      *progressbar.ProgressBar
 	w        io.Writer
@@ -26,9 +26,9 @@ type Progress struct {
 	interval time.Duration
 }
 
-// NewProgress starts showing progress for title.
-func NewProgress(w io.Writer, title string, terminal, quiet bool) *Progress {
-	p := &Progress{title: title, start: time.Now(), interval: 5 * time.Second}
+// newProgressBar starts showing progress for title.
+func newProgressBar(w io.Writer, title string, terminal, quiet bool) *progressBar {
+	p := &progressBar{title: title, start: time.Now(), interval: 5 * time.Second}
 	switch {
 	case quiet:
 	case terminal:
@@ -66,7 +66,7 @@ func barWidth(w io.Writer) progressbar.Option {
 const defaultBarWidth = 30
 
 // Update reports done objects of an estimated total.
-func (p *Progress) Update(done, total int64) {
+func (p *progressBar) Update(done, total int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -102,7 +102,7 @@ func (p *Progress) Update(done, total int64) {
 }
 
 // SetLimit shows the adaptive limit of requests in flight.
-func (p *Progress) SetLimit(n int) {
+func (p *progressBar) SetLimit(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.limit = n
@@ -112,7 +112,7 @@ func (p *Progress) SetLimit(n int) {
 }
 
 // Finish removes the bar.
-func (p *Progress) Finish() {
+func (p *progressBar) Finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar != nil {
@@ -120,29 +120,29 @@ func (p *Progress) Finish() {
 	}
 }
 
-// Tasks shows the progress of passes that run one after another, each
+// taskBars shows the progress of passes that run one after another, each
 // under its own title: a new title finishes the bar before it.
-type Tasks struct {
+type taskBars struct {
 	mu       sync.Mutex
 	w        io.Writer
 	terminal bool
 	title    string
-	current  *Progress
+	current  *progressBar
 }
 
-// NewTasks shows the progress of a sequence of passes on w.
-func NewTasks(w io.Writer, terminal bool) *Tasks {
-	return &Tasks{w: w, terminal: terminal}
+// newTaskBars shows the progress of a sequence of passes on w.
+func newTaskBars(w io.Writer, terminal bool) *taskBars {
+	return &taskBars{w: w, terminal: terminal}
 }
 
 // Update reports done objects of an estimated total for the task title.
-func (t *Tasks) Update(title string, done, total int64) {
+func (t *taskBars) Update(title string, done, total int64) {
 	t.mu.Lock()
 	if title != t.title || t.current == nil {
 		if t.current != nil {
 			t.current.Finish()
 		}
-		t.title, t.current = title, NewProgress(t.w, title, t.terminal, false)
+		t.title, t.current = title, newProgressBar(t.w, title, t.terminal, false)
 	}
 	p := t.current
 	t.mu.Unlock()
@@ -150,7 +150,7 @@ func (t *Tasks) Update(title string, done, total int64) {
 }
 
 // Finish removes the last bar.
-func (t *Tasks) Finish() {
+func (t *taskBars) Finish() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.current != nil {

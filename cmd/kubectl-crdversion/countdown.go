@@ -1,4 +1,4 @@
-package report
+package main
 
 import (
 	"fmt"
@@ -11,11 +11,11 @@ import (
 // enough not to fill a log.
 const countdownEvery = 10 * time.Second
 
-// Countdown shows the time left of a wait on w: one line rewritten each
+// countdownTo shows the time left of a wait on w: one line rewritten each
 // second on a terminal, a line every countdownEvery elsewhere, nothing when
 // quiet. The wait's start and end are said by its caller; stop ends the
 // countdown and leaves no line of it behind on a terminal.
-func Countdown(w io.Writer, terminal, quiet bool) func(what string, until time.Time) (stop func()) {
+func countdownTo(w io.Writer, terminal, quiet bool) func(what string, until time.Time) (stop func()) {
 	return func(what string, until time.Time) func() {
 		if quiet {
 			return func() {}
