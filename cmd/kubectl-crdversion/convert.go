@@ -85,8 +85,8 @@ The CRDs come from the cluster, or from --crd-file without one.`,
 // Complete reads the files and the CRDs.
 func (o *ConvertOptions) Complete(cmd *cobra.Command, _ []string) error {
 	var err error
-	if o.format, err = report.ParseFormat(o.Output); err != nil {
-		return err
+	if o.format, err = report.ParseFormat(o.Output); err != nil || (o.format != report.FormatYAML && o.format != report.FormatJSON) {
+		return noPrinter(o.Output, []string{"yaml", "json"})
 	}
 	if len(o.Filenames) == 0 || o.To == "" {
 		return errors.New("convert needs -f FILE|DIR|- and --to VERSION")
@@ -132,8 +132,6 @@ func (o *ConvertOptions) Complete(cmd *cobra.Command, _ []string) error {
 // Validate checks the flags before anything is read or sent.
 func (o *ConvertOptions) Validate() error {
 	switch {
-	case o.format != report.FormatYAML && o.format != report.FormatJSON:
-		return fmt.Errorf("-o %s is not supported here: use yaml or json", o.Output)
 	case o.InPlace && o.format == report.FormatJSON:
 		return errors.New("--in-place writes the files as they are (YAML): -o json is for printing")
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,8 +47,13 @@ func parseOutput(value string, extra ...report.Format) (report.Format, error) {
 	switch {
 	case err == nil && (f == report.FormatTable || f.Document() || slices.Contains(extra, f)):
 		return f, nil
-	case err != nil && strings.Contains(value, "="):
+	case err != nil && !errors.Is(err, report.ErrUnknownFormat):
 		return "", err // a template format without its template
 	}
-	return "", fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", value, strings.Join(outputNames(extra), ","))
+	return "", noPrinter(value, outputNames(extra))
+}
+
+// noPrinter refuses an -o value in kubectl's words, naming the ones taken.
+func noPrinter(value string, taken []string) error {
+	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", value, strings.Join(taken, ","))
 }

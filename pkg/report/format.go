@@ -27,9 +27,6 @@ const (
 	FormatMarkdown Format = "markdown"
 )
 
-// Formats lists the accepted -o values, for the error that refuses another.
-var Formats = []string{"table", "wide", "json", "yaml", "name", "markdown", "jsonpath=...", "jsonpath-as-json=...", "jsonpath-file=...", "go-template=...", "go-template-file=...", "template=...", "templatefile=...", "custom-columns=...", "custom-columns-file=..."}
-
 // Templates are the -o values that take a template (-o NAME=...), as
 // kubectl's do.
 var Templates = []string{"go-template", "go-template-file", "template", "templatefile", "jsonpath", "jsonpath-as-json", "jsonpath-file", "custom-columns", "custom-columns-file"}
@@ -49,8 +46,12 @@ func ParseFormat(s string) (Format, error) {
 		}
 		return Format(s), nil
 	}
-	return "", fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", s, strings.Join(Formats, ","))
+	return "", fmt.Errorf("%w: %q", ErrUnknownFormat, s)
 }
+
+// ErrUnknownFormat is an -o value no printer takes; the command refuses
+// it in kubectl's words, with the values it takes.
+var ErrUnknownFormat = errors.New("unknown output format")
 
 // Document reports a format that prints the report's document (JSON,
 // YAML, a template over it, or the names in it) rather than a table.

@@ -26,6 +26,7 @@ func TestBadInput(t *testing.T) {
 		{"negative wait timeout", []string{"migrate", "--all", "--wait-timeout=-5s"}, "error: --wait-timeout and --switch-grace must not be negative"},
 		{"malformed selector", []string{"status", "-l", "a in (b"}, `error: invalid selector "a in (b"`},
 		{"bad output format", []string{"status", "-o", "xml"}, `error: unable to match a printer suitable for the output format "xml"`},
+		{"a printer convert has not", []string{"convert", "-f", "objects.yaml", "--to", "v1", "-o", "wide"}, `error: unable to match a printer suitable for the output format "wide", allowed formats are: yaml,json`},
 		{"unreachable server", []string{"status", "--server", "https://127.0.0.1:1"}, "The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?"},
 		{"unknown command", []string{"frobnicate"}, "error: unknown command"},
 	} {
