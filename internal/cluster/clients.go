@@ -177,6 +177,8 @@ func (c countThrottles) RoundTrip(r *http.Request) (*http.Response, error) {
 // WrappedRoundTripper lets client-go close the idle connections below.
 func (c countThrottles) WrappedRoundTripper() http.RoundTripper { return c.next }
 
+// throttleMarkKey carries a mark to the round tripper in the request's
+// context: client-go hands a transport nothing else of the caller's.
 type throttleMarkKey struct{}
 
 // ThrottleMark says whether the server throttled the request.

@@ -62,6 +62,9 @@ func (r *Route) Probe() *Route {
 // (of Clients.Connections), to ask each server they reach before a pass.
 func RouteOn(i int) *Route { return &Route{on: i, last: NoServer} }
 
+// routeKey carries a route to the dialer in the request's context: client-go
+// hands a transport nothing else of the caller's, as net/http/httptrace
+// carries its hooks.
 type routeKey struct{}
 
 // WithRoute sends the requests of ctx along r.

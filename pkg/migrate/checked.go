@@ -46,7 +46,7 @@ func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.In
 			case found == verify.Gone:
 				return outcomeGone, nil
 			case found == verify.NotStored && all:
-				markChecked(ctx)
+				markChecked(opts)
 				return outcomeNotAtOld, nil
 			}
 			if found != verify.Conflicted {
@@ -54,7 +54,7 @@ func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.In
 				// by conversion; the dry run compared them.
 				out, err := restoreAt(ctx, ri, gr, it, opts, false)
 				if out != outcomeConflicted {
-					markChecked(ctx)
+					markChecked(opts)
 					return out, err
 				}
 			}

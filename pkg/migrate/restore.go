@@ -82,6 +82,9 @@ type restoreRun struct {
 	// checked, when set, counts the objects a checked pass checked: once
 	// each, by the run of its requests whose answers were taken.
 	checked *atomic.Int64
+	// ran is set by the writer of one run of an object's requests once it
+	// checked the object (markChecked); each run has its own.
+	ran *bool
 	// clean, when set, tells the managedFields entries the re-store drops
 	// (entries at versions no longer served); cleaned counts the objects
 	// whose entries it dropped.
@@ -210,7 +213,8 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 		var ran *bool // whether the run taken checked the object
 		outcome, err := opts.servers.routed(ctx, func(ctx context.Context, again bool) (outcome, error) {
 			ran = new(bool)
-			ctx = context.WithValue(ctx, checkedKey{}, ran)
+			run := opts
+			run.ran = ran
 			if again {
 				fresh, gone, err := readAnew(ctx, ri, gr, it.Name)
 				switch {
@@ -221,7 +225,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 				}
 				it = fresh
 			}
-			return write(ctx, ri, gr, it, opts)
+			return write(ctx, ri, gr, it, run)
 		})
 		if ctx.Err() != nil && err != nil {
 			return nil // abandoned by the interrupt: neither done nor failed
@@ -416,14 +420,10 @@ func withRetries(ctx context.Context, opts restoreRun, gr schema.GroupResource, 
 	return 0, nil, err
 }
 
-// checkedKey keys, in the context of one run of an object's requests, the
-// flag markChecked sets: a run done again (its server not shown switched)
-// must not count the object twice.
-type checkedKey struct{}
-
-// markChecked says the run of ctx checked its object.
-func markChecked(ctx context.Context) {
-	if ran, ok := ctx.Value(checkedKey{}).(*bool); ok {
-		*ran = true
+// markChecked says the run opts belongs to checked its object: a run done
+// again (its server not shown switched) must not count the object twice.
+func markChecked(opts restoreRun) {
+	if opts.ran != nil {
+		*opts.ran = true
 	}
 }
