@@ -123,11 +123,18 @@ func withAdvice(msg string, err error) string {
 func hintFor(err error) string {
 	var forbidden *cluster.ForbiddenError
 	var jsonFile *manifest.JSONError
+	var text *manifest.NotEditableError
 	switch {
 	case errors.As(err, &forbidden):
 		return "the plugin's deploy/rbac/ holds a ClusterRole for each command"
 	case errors.As(err, &jsonFile):
 		return "kubectl create --dry-run=client -o yaml -f " + jsonFile.Path + " prints it as YAML"
+	case errors.As(err, &text):
+		return map[manifest.TextForm]string{
+			manifest.InAList:   "split the List, one document per CRD, and run it again",
+			manifest.CRLF:      "dos2unix " + text.Path + " converts it; then run it again",
+			manifest.FlowStyle: "write it in block style and run it again",
+		}[text.Form]
 	case errors.Is(err, migrate.ErrClusterMigratorNotServed):
 		return "migrate without --via=cluster"
 	case errors.Is(err, migrate.ErrNotProven):

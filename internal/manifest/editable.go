@@ -18,11 +18,11 @@ func (c CRD) Editable() error {
 	trimmed := bytes.TrimSpace(src)
 	switch {
 	case c.Item >= 0:
-		return fmt.Errorf("%s holds %s in a List (document %d, item %d): a CRD is edited in place only as a document of its own; split the List (one document per CRD) and run again", c.File.Path, c.Obj.Name, c.Index+1, c.Item+1)
+		return &NotEditableError{Path: c.File.Path, Form: InAList, Why: fmt.Sprintf("holds %s in a List (document %d, item %d): a CRD is edited in place only as a document of its own", c.Obj.Name, c.Index+1, c.Item+1)}
 	case strings.EqualFold(filepath.Ext(c.File.Path), ".json") || bytes.HasPrefix(trimmed, []byte("{")) || bytes.HasPrefix(trimmed, []byte("[")):
 		return &JSONError{Path: c.File.Path}
 	case bytes.Contains(src, []byte("\r\n")):
-		return fmt.Errorf("%s has CRLF line endings: only LF files are edited in place; convert it (dos2unix %s) and run again", c.File.Path, c.File.Path)
+		return &NotEditableError{Path: c.File.Path, Form: CRLF, Why: "has CRLF line endings: only LF files are edited in place"}
 	}
 	doc := root(c.File.docs[c.Index])
 	nodes := map[string]*yaml.Node{
@@ -53,8 +53,34 @@ func (c CRD) Editable() error {
 func flow(n *yaml.Node) bool { return n != nil && n.Style&yaml.FlowStyle != 0 }
 
 func flowError(path, where string, n *yaml.Node) error {
-	return fmt.Errorf("%s:%d: %s is written in flow style ({...} or [...]): only block-style YAML is edited in place; write it in block style and run again", path, n.Line, where)
+	return &NotEditableError{Path: path, Line: n.Line, Form: FlowStyle, Why: where + " is written in flow style ({...} or [...]): only block-style YAML is edited in place"}
 }
+
+// NotEditableError refuses a CRD's text the in-place editor cannot edit
+// line by line. Form says which, so that the command line can say how to
+// rewrite the file.
+type NotEditableError struct {
+	Path string
+	Line int // 0: the file as a whole
+	Form TextForm
+	Why  string
+}
+
+func (e *NotEditableError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Why)
+	}
+	return e.Path + " " + e.Why
+}
+
+// TextForm is a form of YAML text the in-place editor does not edit.
+type TextForm int
+
+const (
+	InAList TextForm = iota + 1
+	CRLF
+	FlowStyle
+)
 
 // JSONError refuses a JSON manifest. It is a type of its own so that the
 // command line, which knows the tools at hand, can add how to convert it.

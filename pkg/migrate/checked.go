@@ -66,7 +66,7 @@ func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.In
 				return 0, err
 			}
 		}
-		return 0, fmt.Errorf("written by someone else %d times between its check and its re-store: not re-stored, run again", maxRechecks)
+		return 0, fmt.Errorf("written by someone else %d times between its check and its re-store: not re-stored", maxRechecks)
 	}
 	return forEachObject(ctx, meta, crd, wholeObjects(dyn, meta, schema.GroupVersionResource{Group: crd.Spec.Group, Version: versions[0], Resource: crd.Spec.Names.Plural}, lifecycle.StorageVersion(crd)), opts, write)
 }

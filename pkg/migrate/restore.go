@@ -339,7 +339,7 @@ func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.Gr
 			return 0, err
 		}
 	}
-	return 0, fmt.Errorf("written by someone else %d times while its managedFields were cleaned: not cleaned, run again", maxReplans)
+	return 0, fmt.Errorf("written by someone else %d times while its managedFields were cleaned: not cleaned", maxReplans)
 }
 
 // readAnew reads an object written since it was listed again, metadata

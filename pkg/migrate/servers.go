@@ -179,7 +179,7 @@ func (s *switchedServers) routed(ctx context.Context, do func(ctx context.Contex
 		}
 		again = true
 	}
-	return 0, fmt.Errorf("answered %d times by API servers not shown to store at %s: not counted, run again", maxShows, s.version)
+	return 0, fmt.Errorf("answered %d times by API servers not shown to store at %s: not counted", maxShows, s.version)
 }
 
 // showAll asks every server the objects' connections reach, before the
@@ -312,7 +312,7 @@ func (s *switchedServers) agree(ctx context.Context) error {
 var errCRDMoved = errors.New("the CRD changed")
 
 func (s *switchedServers) movedError() error {
-	return fmt.Errorf("%w: an API server serves a newer generation of %s than %d, the one proven: no object was written; run again", errCRDMoved, s.crd, s.generation)
+	return fmt.Errorf("%w: an API server serves a newer generation of %s than %d, the one proven: no object was written", errCRDMoved, s.crd, s.generation)
 }
 
 // stillAgree reports, where one certificate answers for several servers,

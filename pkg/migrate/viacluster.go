@@ -104,7 +104,7 @@ func MigrateViaCluster(ctx context.Context, c cluster.Clients, name string, opts
 	// and would prune behind writes still landing at the old version: it
 	// is theirs to finish, not this run's to vouch for.
 	if running := all.For(crd.Spec.Group, crd.Spec.Names.Plural); running != nil && !running.Done() {
-		return nil, fmt.Errorf("%s: the cluster's migration %s is already %s on it: %w; let it finish and run again", crd.Name, running.Name, running.State, ErrClusterMigrating)
+		return nil, fmt.Errorf("%s: the cluster's migration %s is already %s on it: %w", crd.Name, running.Name, running.State, ErrClusterMigrating)
 	}
 	if opts.Restore.DryRun.persists() && p.grace.began(time.Now()) && !p.grace.wait(ctx, "creating the cluster's migration") {
 		return interrupted(res, p.start), nil

@@ -110,6 +110,10 @@ func TestOfflineInputHabits(t *testing.T) {
 		if r.stdout != "" || !strings.HasPrefix(r.stderr, "error: "+file) {
 			t.Errorf("promote -f %s: %q %q", name, r.stdout, r.stderr)
 		}
+		// The way out is the command line's to say, with the file's name.
+		if way := map[string]string{"crd.json": "kubectl create --dry-run=client -o yaml -f " + file, "crlf.yaml": "(dos2unix " + file + " converts it"}[name]; !strings.Contains(r.stderr, way) {
+			t.Errorf("promote -f %s does not say %q: %s", name, way, r.stderr)
+		}
 		if after, _ := os.ReadFile(file); string(after) != content {
 			t.Errorf("promote -f %s touched the file", name)
 		}
