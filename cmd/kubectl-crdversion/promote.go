@@ -155,7 +155,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	bars.Finish()
 	var inUse *migrate.ClientsInUse
 	if errors.As(err, &inUse) {
-		return o.inUse(inUse, *lifecycle.PromoteTo(crd.Name, o.Version, lifecycle.StageBlocked))
+		return o.inUse(inUse, *lifecycle.PromoteToStep(crd.Name, o.Version, lifecycle.StageBlocked))
 	}
 	o.despite(res.Overridden)
 	if errors.Is(err, migrate.ErrNotBridgeable) {
@@ -184,7 +184,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	}
 	p := res.Plan
 	if err == nil {
-		return o.heldBack(nil, lifecycle.PromoteTo(p.CRD, p.Pair.New, p.To).InFile("CRD_MANIFEST"))
+		return o.heldBack(nil, lifecycle.PromoteToStep(p.CRD, p.Pair.New, p.To).InFile("CRD_MANIFEST"))
 	}
 	switch {
 	case errors.Is(err, migrate.ErrSwitchedBack):
@@ -225,7 +225,7 @@ func (o *PromoteOptions) offlineGate(ctx context.Context, p *lifecycle.Plan) err
 	var inUse *migrate.ClientsInUse
 	switch {
 	case errors.As(err, &inUse):
-		return o.inUse(inUse, *lifecycle.PromoteTo(p.CRD, p.Pair.New, p.To).InFile(o.Filename))
+		return o.inUse(inUse, *lifecycle.PromoteToStep(p.CRD, p.Pair.New, p.To).InFile(o.Filename))
 	case err != nil:
 		return fmt.Errorf("check who uses %s on the cluster: %w", p.CRD, err)
 	}

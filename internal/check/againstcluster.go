@@ -282,7 +282,7 @@ func serverFindings(crd string, refusal error, known []Finding) []Finding {
 			Message: "the API server refuses it (server-side dry run): " + msg,
 			// No step of the plugin changes what the manifest says: the
 			// API server's words name the field, the author changes it.
-			Fix: []lifecycle.Advice{lifecycle.Advise(lifecycle.CheckFile("NEW"), "change what the API server names in the manifest (no step of the plugin can: it is the manifest's content), then check it again")}}
+			Fix: []lifecycle.Advice{lifecycle.Advise(lifecycle.CheckFileStep("NEW"), "change what the API server names in the manifest (no step of the plugin can: it is the manifest's content), then check it again")}}
 	}
 	var out []Finding
 	var status apierrors.APIStatus

@@ -75,5 +75,5 @@ func managersFinding(crd, version, replacement string, managers map[string]int64
 	return Finding{Severity: lifecycle.SeverityWarning, Kind: FindingClients, CRD: crd, Version: version, Rule: "clientsOnVersion",
 		Message: fmt.Sprintf("field managers whose last write used %s, which this upgrade stops serving: %s", version, strings.Join(parts, ", ")),
 		Fix: []lifecycle.Advice{{Text: fmt.Sprintf("move these clients to %s before applying (a manager's entry shows only its last write)", replacement)},
-			{Text: fmt.Sprintf("once %s is removed, drop the entries that would break server-side apply", version), Step: lifecycle.CleanManagedFields(crd)}}}
+			{Text: fmt.Sprintf("once %s is removed, drop the entries that would break server-side apply", version), Step: lifecycle.CleanManagedFieldsStep(crd)}}}
 }

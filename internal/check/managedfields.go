@@ -66,7 +66,7 @@ func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, n
 // entries are dropped right after the apply removes their version.
 func entriesFix(live, next *apiextensionsv1.CustomResourceDefinition, still []string) []lifecycle.Advice {
 	crd, storage := next.Name, lifecycle.StorageVersion(next)
-	clean := lifecycle.Advise(lifecycle.CleanManagedFields(crd), "drop the entries (the objects' content is kept)")
+	clean := lifecycle.Advise(lifecycle.CleanManagedFieldsStep(crd), "drop the entries (the objects' content is kept)")
 	if len(still) == 0 {
 		return []lifecycle.Advice{clean, lifecycle.Advise(nil, "then apply the new CRDs")}
 	}
@@ -75,7 +75,7 @@ func entriesFix(live, next *apiextensionsv1.CustomResourceDefinition, still []st
 	switch {
 	case liveStorage == storage:
 		if _, stage, err := lifecycle.PairStage(live, storage); err == nil && stage == lifecycle.StageServed && olderRemoved(live, next, storage) {
-			out = append(out, lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageDeprecated), "deprecate the versions older than %s", storage))
+			out = append(out, lifecycle.Advise(lifecycle.PromoteToStep(crd, storage, lifecycle.StageDeprecated), "deprecate the versions older than %s", storage))
 		}
 	case lifecycle.Newer(liveStorage, storage):
 		back, ok := stepBack(live, crd, liveStorage, storage)
@@ -84,22 +84,22 @@ func entriesFix(live, next *apiextensionsv1.CustomResourceDefinition, still []st
 		}
 		out = append(out, back...)
 	case lifecycle.SpecVersion(live, storage) == nil:
-		out = append(out, lifecycle.Advise(lifecycle.Introduce(crd, storage, "NEW_MANIFEST"), "add %s to the live CRD from this manifest", storage),
-			lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageBridge), "check that every object survives %s→%s→%s", liveStorage, storage, liveStorage),
-			lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageDeprecated), "make %s the storage version", storage))
+		out = append(out, lifecycle.Advise(lifecycle.IntroduceStep(crd, storage, "NEW_MANIFEST"), "add %s to the live CRD from this manifest", storage),
+			lifecycle.Advise(lifecycle.PromoteToStep(crd, storage, lifecycle.StageBridge), "check that every object survives %s→%s→%s", liveStorage, storage, liveStorage),
+			lifecycle.Advise(lifecycle.PromoteToStep(crd, storage, lifecycle.StageDeprecated), "make %s the storage version", storage))
 	default:
-		out = append(out, lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageBridge), "check that every object survives %s→%s→%s", liveStorage, storage, liveStorage),
-			lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageDeprecated), "make %s the storage version", storage))
+		out = append(out, lifecycle.Advise(lifecycle.PromoteToStep(crd, storage, lifecycle.StageBridge), "check that every object survives %s→%s→%s", liveStorage, storage, liveStorage),
+			lifecycle.Advise(lifecycle.PromoteToStep(crd, storage, lifecycle.StageDeprecated), "make %s the storage version", storage))
 	}
 	if liveStorage != storage || len(live.Status.StoredVersions) > 1 {
-		out = append(out, lifecycle.Advise(lifecycle.Migrate(crd), "re-store every object at %s and prune the rest from storedVersions", storage))
+		out = append(out, lifecycle.Advise(lifecycle.MigrateStep(crd), "re-store every object at %s and prune the rest from storedVersions", storage))
 	}
 	if olderRemoved(live, next, storage) && !slices.ContainsFunc(still, func(v string) bool { return !lifecycle.Newer(storage, v) }) {
-		return append(out, lifecycle.Advise(lifecycle.PromoteTo(crd, storage, lifecycle.StageBlocked), "stop serving %s", strings.Join(still, ", ")),
+		return append(out, lifecycle.Advise(lifecycle.PromoteToStep(crd, storage, lifecycle.StageBlocked), "stop serving %s", strings.Join(still, ", ")),
 			clean, lifecycle.Advise(nil, "then apply the new CRDs"))
 	}
 	return append(out, lifecycle.Advise(nil, "then apply the new CRDs, which remove %s (no step of the plugin stops serving just them)", strings.Join(still, ", ")),
-		lifecycle.Advise(lifecycle.CleanManagedFields(crd), "right after, drop the entries: until then a server-side apply of these objects fails"))
+		lifecycle.Advise(lifecycle.CleanManagedFieldsStep(crd), "right after, drop the entries: until then a server-side apply of these objects fails"))
 }
 
 // olderRemoved says whether next removes every version live serves that

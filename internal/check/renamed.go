@@ -118,7 +118,7 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 	case apierrors.IsForbidden(err):
 		return []Finding{{Severity: lifecycle.SeverityNote, Kind: FindingDropped, Rule: "crdDroppedUnseen",
 			Message: "the CRDs on the cluster could not be listed (forbidden): a CRD that what applied these manifests applied too, and that they now lack, is not seen here",
-			Fix:     []lifecycle.Advice{{Text: "a comparison with the manifests they replace shows it", Step: lifecycle.CheckAgainst("NEW_MANIFESTS", "OLD_MANIFESTS")}}}}, nil
+			Fix:     []lifecycle.Advice{{Text: "a comparison with the manifests they replace shows it", Step: lifecycle.CheckAgainstStep("NEW_MANIFESTS", "OLD_MANIFESTS")}}}}, nil
 	case err != nil:
 		return nil, fmt.Errorf("listing CustomResourceDefinitions: %w", err)
 	}

@@ -115,7 +115,7 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 		if lifecycle.StorageVersion(old) == v && lifecycle.Newer(v, newStorage) {
 			back, ok := stepBack(old, new.Name, v, newStorage)
 			if ok {
-				back = append(back, lifecycle.Advise(lifecycle.Migrate(new.Name), "re-store every object at %s and prune %s from storedVersions", newStorage, v),
+				back = append(back, lifecycle.Advise(lifecycle.MigrateStep(new.Name), "re-store every object at %s and prune %s from storedVersions", newStorage, v),
 					lifecycle.Advise(nil, "then apply this manifest"))
 			}
 			f.Fix = back
@@ -123,16 +123,16 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 			// No release in between served both: the cluster takes the
 			// bridge itself, each step checked on its objects.
 			if lifecycle.SpecVersion(old, newStorage) == nil {
-				f.Fix = append(f.Fix, lifecycle.Advise(lifecycle.Introduce(new.Name, newStorage, "NEW_MANIFEST"), "add %s to the live CRD from this manifest", newStorage))
+				f.Fix = append(f.Fix, lifecycle.Advise(lifecycle.IntroduceStep(new.Name, newStorage, "NEW_MANIFEST"), "add %s to the live CRD from this manifest", newStorage))
 			}
 			f.Fix = append(f.Fix,
-				lifecycle.Advise(lifecycle.PromoteTo(new.Name, newStorage, lifecycle.StageBridge), "check that every object survives %s→%s→%s (one that would not is named: fix it, or recreate it at %s)", v, newStorage, v, newStorage),
-				lifecycle.Advise(lifecycle.PromoteTo(new.Name, newStorage, lifecycle.StageDeprecated), "make %s the storage version", newStorage),
-				lifecycle.Advise(lifecycle.Migrate(new.Name), "re-store every object at %s and prune %s from storedVersions", newStorage, v),
+				lifecycle.Advise(lifecycle.PromoteToStep(new.Name, newStorage, lifecycle.StageBridge), "check that every object survives %s→%s→%s (one that would not is named: fix it, or recreate it at %s)", v, newStorage, v, newStorage),
+				lifecycle.Advise(lifecycle.PromoteToStep(new.Name, newStorage, lifecycle.StageDeprecated), "make %s the storage version", newStorage),
+				lifecycle.Advise(lifecycle.MigrateStep(new.Name), "re-store every object at %s and prune %s from storedVersions", newStorage, v),
 				lifecycle.Advise(nil, "then apply this manifest"))
 		} else {
 			f.Fix = []lifecycle.Advice{
-				lifecycle.Advise(lifecycle.Migrate(new.Name), "re-store every object at %s and prune %s from storedVersions", lifecycle.StorageVersion(old), v),
+				lifecycle.Advise(lifecycle.MigrateStep(new.Name), "re-store every object at %s and prune %s from storedVersions", lifecycle.StorageVersion(old), v),
 				lifecycle.Advise(nil, "then apply this manifest")}
 		}
 		out = append(out, f)
@@ -155,11 +155,11 @@ func stepBack(live *apiextensionsv1.CustomResourceDefinition, crd, storage, to s
 	var out []lifecycle.Advice
 	switch lv := lifecycle.SpecVersion(live, to); {
 	case lv == nil:
-		out = append(out, lifecycle.Advise(lifecycle.Introduce(crd, to, "NEW_MANIFEST"), "add %s to the live CRD from this manifest, served beside %s", to, storage))
+		out = append(out, lifecycle.Advise(lifecycle.IntroduceStep(crd, to, "NEW_MANIFEST"), "add %s to the live CRD from this manifest, served beside %s", to, storage))
 	case !lv.Served:
 		out = append(out, lifecycle.Advise(&lifecycle.Step{Op: lifecycle.OpRollback, CRD: crd, Version: storage}, "serve %s again", to))
 	}
-	return append(out, lifecycle.Advise(lifecycle.SwitchStorageBack(crd, storage), "make %s the storage version, checked %s→%s→%s on every object (undone on a loss)", to, storage, to, storage)), true
+	return append(out, lifecycle.Advise(lifecycle.SwitchStorageBackStep(crd, storage), "make %s the storage version, checked %s→%s→%s on every object (undone on a loss)", to, storage, to, storage)), true
 }
 
 // removedMaybeStored flags, without a cluster, each version the new CRD
@@ -176,8 +176,8 @@ func removedMaybeStored(old, new *apiextensionsv1.CustomResourceDefinition, stor
 		out = append(out, Finding{Severity: lifecycle.SeverityWarning, Kind: FindingRejected, CRD: new.Name, Version: o.Name, Rule: "removedVersionMayBeStored",
 			Message: fmt.Sprintf("%s is removed from spec.versions: on a cluster whose status.storedVersions still names it (objects were stored at it under an older release, and no migration pruned it), the API server refuses this CRD", o.Name),
 			Fix: []lifecycle.Advice{
-				lifecycle.Advise(lifecycle.Migrate(new.Name), "on every cluster, before applying, re-store every object at %s and prune %s from storedVersions (nothing happens where storedVersions no longer names it)", lifecycle.StorageVersion(old), o.Name),
-				lifecycle.Advise(lifecycle.CheckFile("NEW"), "or check against each cluster, which reads its storedVersions")}})
+				lifecycle.Advise(lifecycle.MigrateStep(new.Name), "on every cluster, before applying, re-store every object at %s and prune %s from storedVersions (nothing happens where storedVersions no longer names it)", lifecycle.StorageVersion(old), o.Name),
+				lifecycle.Advise(lifecycle.CheckFileStep("NEW"), "or check against each cluster, which reads its storedVersions")}})
 	}
 	return out
 }
@@ -194,15 +194,15 @@ func lifecycleSkips(old, new *apiextensionsv1.CustomResourceDefinition) []Findin
 		if o := lifecycle.SpecVersion(old, newStorage); o == nil || !o.Served {
 			add(newStorage, "storageWithoutBridge",
 				fmt.Sprintf("the storage version switches from %s to %s, which the current CRD does not serve: no release served both, so no round trip was checked and clients of %s had no time to move", oldStorage, newStorage, oldStorage),
-				lifecycle.Advise(lifecycle.Introduce(new.Name, newStorage, "NEW_MANIFEST"), "release 1: serve %s beside %s, storage unchanged", newStorage, oldStorage),
-				lifecycle.Advise(lifecycle.PromoteTo(new.Name, newStorage, lifecycle.StageBridge), "then check the round trip and record bridge"),
-				lifecycle.Advise(lifecycle.PromoteTo(new.Name, newStorage, lifecycle.StageDeprecated), "release 2: make %s the storage version and deprecate %s", newStorage, oldStorage))
+				lifecycle.Advise(lifecycle.IntroduceStep(new.Name, newStorage, "NEW_MANIFEST"), "release 1: serve %s beside %s, storage unchanged", newStorage, oldStorage),
+				lifecycle.Advise(lifecycle.PromoteToStep(new.Name, newStorage, lifecycle.StageBridge), "then check the round trip and record bridge"),
+				lifecycle.Advise(lifecycle.PromoteToStep(new.Name, newStorage, lifecycle.StageDeprecated), "release 2: make %s the storage version and deprecate %s", newStorage, oldStorage))
 		}
 		if n := lifecycle.SpecVersion(new, oldStorage); n != nil && !n.Served {
 			add(oldStorage, "storageSwitchAndUnserve",
 				fmt.Sprintf("%s stops being the storage version and stops being served in the same release: two steps at once", oldStorage),
 				lifecycle.Advise(nil, "release 1: switch storage to %s and deprecate %s", newStorage, oldStorage),
-				lifecycle.Advise(lifecycle.PromoteTo(new.Name, newStorage, lifecycle.StageBlocked), "release 2: stop serving %s", oldStorage))
+				lifecycle.Advise(lifecycle.PromoteToStep(new.Name, newStorage, lifecycle.StageBlocked), "release 2: stop serving %s", oldStorage))
 		}
 	}
 	for _, o := range old.Spec.Versions {
@@ -211,14 +211,14 @@ func lifecycleSkips(old, new *apiextensionsv1.CustomResourceDefinition) []Findin
 		case n == nil && o.Served && o.Deprecated:
 			add(o.Name, "removedWhileServed",
 				fmt.Sprintf("%s is removed while the current CRD still serves it: its clients get 404 with no release in between", o.Name),
-				lifecycle.Advise(lifecycle.PromoteTo(new.Name, newStorage, lifecycle.StageBlocked), "release 1: stop serving %s (served: false)", o.Name),
-				lifecycle.Advise(lifecycle.Migrate(new.Name), "before removing it, prune it from storedVersions"),
+				lifecycle.Advise(lifecycle.PromoteToStep(new.Name, newStorage, lifecycle.StageBlocked), "release 1: stop serving %s (served: false)", o.Name),
+				lifecycle.Advise(lifecycle.MigrateStep(new.Name), "before removing it, prune it from storedVersions"),
 				lifecycle.Advise(nil, "release 2: remove it"))
 		case n == nil && o.Served:
 			add(o.Name, "removedWhileServed",
 				fmt.Sprintf("%s is removed while the current CRD still serves it, never deprecated: its clients get 404 with no warning", o.Name),
 				lifecycle.Advise(nil, "release 1: deprecate %s, then release 2: stop serving it (served: false)", o.Name),
-				lifecycle.Advise(lifecycle.Migrate(new.Name), "before removing it, prune it from storedVersions"),
+				lifecycle.Advise(lifecycle.MigrateStep(new.Name), "before removing it, prune it from storedVersions"),
 				lifecycle.Advise(nil, "release 3: remove it"))
 		case n != nil && o.Served && !n.Served && !o.Deprecated:
 			add(o.Name, "unservedWithoutDeprecation",
@@ -305,7 +305,7 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 		}
 		out = append(out, Finding{Severity: sev, Kind: FindingSchema, CRD: new.Name, Version: oldStorage, Rule: "storageSwitchMayLoseData",
 			Message: fmt.Sprintf("re-storing objects stored at %s at %s (what migrate does after this upgrade) is not proven lossless: %s", oldStorage, newStorage, why),
-			Fix: []lifecycle.Advice{lifecycle.Advise(lifecycle.Migrate(new.Name), "after applying, re-store the objects, each checked %s→%s→%s first, leaving as it is every object that would lose data", oldStorage, newStorage, oldStorage),
+			Fix: []lifecycle.Advice{lifecycle.Advise(lifecycle.MigrateStep(new.Name), "after applying, re-store the objects, each checked %s→%s→%s first, leaving as it is every object that would lose data", oldStorage, newStorage, oldStorage),
 				lifecycle.Advise(nil, "or carry the field into the new version's schema (or through the conversion webhook)")}})
 	}
 	return out

@@ -65,7 +65,7 @@ func (c CRD) apply(ch lifecycle.Change, p *lifecycle.Plan) error {
 		return fmt.Errorf("the conversion settings are not edited offline: change spec.conversion in the file")
 	case ch.Field == lifecycle.FieldAnnotation:
 		if ch.To != "" {
-			return &lifecycle.Refusal{Reason: "the bridge record needs the cluster's objects: take this step on the cluster", Instead: lifecycle.PromoteTo(p.CRD, ch.Version, lifecycle.StageBridge)}
+			return &lifecycle.Refusal{Reason: "the bridge record needs the cluster's objects: take this step on the cluster", Instead: lifecycle.PromoteToStep(p.CRD, ch.Version, lifecycle.StageBridge)}
 		}
 		return c.deleteAnnotation(lifecycle.VerifiedAnnotationPrefix + ch.Version)
 	case item == nil:

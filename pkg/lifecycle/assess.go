@@ -82,7 +82,7 @@ func (n Next) InFile(manifest string) Next {
 	}
 	if s.To == StageBridge {
 		n.Reason = fmt.Sprintf("make %s the storage version in the file; its plan names the bridge check to run on the cluster first", s.Version)
-		n.Step = PromoteTo(s.CRD, s.Version, StageDeprecated)
+		n.Step = PromoteToStep(s.CRD, s.Version, StageDeprecated)
 	}
 	n.Step = n.Step.InFile(manifest)
 	return n
@@ -294,7 +294,7 @@ func badStorage(storage []string) string {
 // newer versions before older.
 func nextStep(a Assessment) Next {
 	crd := a.Name
-	migrate := Migrate(crd)
+	migrate := MigrateStep(crd)
 	migrate.CleanManagedFields = a.StaleManagedFields != nil
 	byStage := map[Stage][]string{}
 	pending := a.Pending()
@@ -325,16 +325,16 @@ func nextStep(a Assessment) Next {
 		return staleNext(crd, a.StaleManagedFields)
 	case len(byStage[StageIntroduced]) > 0:
 		v := byStage[StageIntroduced][0]
-		return Next{Action: ActionReady, Step: PromoteTo(crd, v, StageBridge), Reason: fmt.Sprintf("checks that every object round-trips %s→%s→%s, then records bridge", v, a.StorageVersion, v)}
+		return Next{Action: ActionReady, Step: PromoteToStep(crd, v, StageBridge), Reason: fmt.Sprintf("checks that every object round-trips %s→%s→%s, then records bridge", v, a.StorageVersion, v)}
 	case len(byStage[StageBridge]) > 0:
 		v := byStage[StageBridge][0]
-		return Next{Action: ActionReady, Step: PromoteTo(crd, v, StageDeprecated), Reason: fmt.Sprintf("make %s the storage version and deprecate %s", v, a.StorageVersion)}
+		return Next{Action: ActionReady, Step: PromoteToStep(crd, v, StageDeprecated), Reason: fmt.Sprintf("make %s the storage version and deprecate %s", v, a.StorageVersion)}
 	case len(byStage[StageServed]) > 0:
-		return Next{Action: ActionReady, Step: PromoteTo(crd, a.StorageVersion, StageDeprecated), Reason: fmt.Sprintf("deprecate %s so clients are warned", strings.Join(byStage[StageServed], ", "))}
+		return Next{Action: ActionReady, Step: PromoteToStep(crd, a.StorageVersion, StageDeprecated), Reason: fmt.Sprintf("deprecate %s so clients are warned", strings.Join(byStage[StageServed], ", "))}
 	case len(byStage[StageDeprecated]) > 0:
-		return Next{Action: ActionReady, Step: PromoteTo(crd, a.StorageVersion, StageBlocked), Reason: fmt.Sprintf("stop serving %s", strings.Join(byStage[StageDeprecated], ", "))}
+		return Next{Action: ActionReady, Step: PromoteToStep(crd, a.StorageVersion, StageBlocked), Reason: fmt.Sprintf("stop serving %s", strings.Join(byStage[StageDeprecated], ", "))}
 	case len(byStage[StageBlocked]) > 0:
-		return Next{Action: ActionReady, Step: PromoteTo(crd, a.StorageVersion, StageRemoved), Reason: fmt.Sprintf("remove %s from spec.versions", strings.Join(byStage[StageBlocked], ", "))}
+		return Next{Action: ActionReady, Step: PromoteToStep(crd, a.StorageVersion, StageRemoved), Reason: fmt.Sprintf("remove %s from spec.versions", strings.Join(byStage[StageBlocked], ", "))}
 	case len(a.Versions) == 1:
 		return Next{Action: ActionNone, Reason: "one version, nothing to do"}
 	default:

@@ -75,7 +75,7 @@ func OwnersWarning(owners []Owner) *Advice {
 			what = "its next apply of its manifest puts back what the manifest says, reverting this change"
 		}
 	}
-	w := Advise(PromoteFile("FILE"), "spec.versions is managed by %s: %s; make the same edit in the CRD manifest it applies, offline",
+	w := Advise(PromoteFileStep("FILE"), "spec.versions is managed by %s: %s; make the same edit in the CRD manifest it applies, offline",
 		strings.Join(names, ", "), what)
 	return &w
 }

@@ -29,7 +29,7 @@ func TestVersionsOwners(t *testing.T) {
 			t.Errorf("owner %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if w := OwnersWarning(got); w == nil || !sameStep(w.Step, PromoteFile("FILE")) || OwnersWarning(nil) != nil {
+	if w := OwnersWarning(got); w == nil || !sameStep(w.Step, PromoteFileStep("FILE")) || OwnersWarning(nil) != nil {
 		t.Errorf("warning %+v", w)
 	}
 }

@@ -83,9 +83,9 @@ func PairStage(crd *apiextensionsv1.CustomResourceDefinition, name string) (Pair
 		older := olderVersions(crd, name)
 		if len(older) == 0 {
 			if len(crd.Spec.Versions) == 1 {
-				return Pair{}, "", refuse(Introduce(crd.Name, "NEW_VERSION", "CRD_MANIFEST"), "%s is the only version of %s: introduce a newer one", name, crd.Name)
+				return Pair{}, "", refuse(IntroduceStep(crd.Name, "NEW_VERSION", "CRD_MANIFEST"), "%s is the only version of %s: introduce a newer one", name, crd.Name)
 			}
-			return Pair{}, "", refuse(Promote(crd.Name, newestNewer(crd, name)),
+			return Pair{}, "", refuse(PromoteStep(crd.Name, newestNewer(crd, name)),
 				"%s is the storage version and every other version is newer: promote the newer one", name)
 		}
 		return Pair{Old: older[0].Name, New: name}, olderStage(older), nil
@@ -94,7 +94,7 @@ func PairStage(crd *apiextensionsv1.CustomResourceDefinition, name string) (Pair
 	case v.Deprecated:
 		return Pair{}, "", refuse(nil, "%s is deprecated: only a version that is not deprecated can take over from %s", name, storage)
 	case !Newer(name, storage):
-		return Pair{}, "", refuse(Promote(crd.Name, storage),
+		return Pair{}, "", refuse(PromoteStep(crd.Name, storage),
 			"%s is older than storage version %s: promote moves a newer version forward", name, storage)
 	case isBridged(crd, name, storage):
 		return Pair{Old: storage, New: name}, StageBridge, nil

@@ -75,7 +75,7 @@ func PromoteTarget(crd *apiextensionsv1.CustomResourceDefinition, name string, t
 				// Nothing in flight: the next pair begins with a version
 				// to introduce.
 				return Target{}, &Refusal{Reason: fmt.Sprintf("%s has one version, %s, and no pair in flight: name the version to introduce, with the manifest that has its schema", crd.Name, crd.Spec.Versions[0].Name),
-					Instead: Introduce(crd.Name, "VERSION", "CRD_MANIFEST")}
+					Instead: IntroduceStep(crd.Name, "VERSION", "CRD_MANIFEST")}
 			}
 			return Target{}, err
 		}
@@ -115,7 +115,7 @@ func PlanPromote(crd *apiextensionsv1.CustomResourceDefinition, name string, to 
 	}
 	pair, from, next := t.Pair, t.From, t.Next
 	if opts.Manifest != nil && next != StageIntroduced {
-		return nil, refuse(PromoteTo(crd.Name, pair.New, next), "a CRD manifest is taken only to introduce a version, and %s is in %s already (its next stage is %s)", pair.New, crd.Name, next)
+		return nil, refuse(PromoteToStep(crd.Name, pair.New, next), "a CRD manifest is taken only to introduce a version, and %s is in %s already (its next stage is %s)", pair.New, crd.Name, next)
 	}
 	p := &Plan{CRD: crd.Name, Pair: pair, From: from, To: next, After: crd.DeepCopy()}
 	if err := p.promote(crd, opts); err != nil {
@@ -137,11 +137,11 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		after.Spec.Versions = append(after.Spec.Versions, v)
 		p.Notes = append(p.Notes, takeConversion(crd, after, nu, opts)...)
 		p.Notes = append(p.Notes, Advise(nil, "%s is served next to %s; %s stays the storage version", nu, old, old),
-			Advise(PromoteTo(crd.Name, nu, StageBridge), "next, check the round trip and record bridge"))
+			Advise(PromoteToStep(crd.Name, nu, StageBridge), "next, check the round trip and record bridge"))
 	case StageBridge:
 		rec := opts.Verification
 		if rec == nil || rec.From != old {
-			return refuse(PromoteTo(crd.Name, nu, StageBridge),
+			return refuse(PromoteToStep(crd.Name, nu, StageBridge),
 				"bridge needs a passed round-trip check of %s against %s", nu, old)
 		}
 		stamped := *rec
@@ -170,17 +170,17 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 			p.Notes = append(p.Notes, Advise(nil, "clients of %s now get the warning %q", o.Name, warning))
 		}
 		if switched {
-			p.Notes = append(p.Notes, Advise(Migrate(crd.Name), "objects are written at %s from now on; those stored at %s must be re-stored", nu, old))
+			p.Notes = append(p.Notes, Advise(MigrateStep(crd.Name), "objects are written at %s from now on; those stored at %s must be re-stored", nu, old))
 		}
 		if p.From == StageIntroduced {
-			p.Notes = append(p.Notes, Advise(PromoteTo(crd.Name, nu, StageBridge), "bridge is checked on the cluster, not in a file: before this manifest is applied, run this there"))
+			p.Notes = append(p.Notes, Advise(PromoteToStep(crd.Name, nu, StageBridge), "bridge is checked on the cluster, not in a file: before this manifest is applied, run this there"))
 		}
 	case StageBlocked:
 		// Once a version is no longer served, what its objects hold can be
 		// checked only where another version shows it: they are re-stored
 		// while it can still be checked.
 		if stored := storedOlder(crd, nu); len(stored) > 0 {
-			return refuse(Migrate(crd.Name),
+			return refuse(MigrateStep(crd.Name),
 				"%s still in status.storedVersions: objects may be stored at it; migrate (which checks each object and prunes storedVersions) before it stops being served", isAre(stored))
 		}
 		var blocked []string
@@ -196,7 +196,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		}
 	case StageRemoved:
 		if stored := storedOlder(crd, nu); len(stored) > 0 {
-			return refuse(Migrate(crd.Name),
+			return refuse(MigrateStep(crd.Name),
 				"%s still in status.storedVersions: objects may be stored at it; migrate (which prunes storedVersions) before removing it", isAre(stored))
 		}
 		var removed []string
@@ -213,7 +213,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		if len(removed) > 1 {
 			it = "them"
 		}
-		p.Notes = append(p.Notes, Advise(CleanManagedFields(crd.Name), "%s gone; managedFields entries naming %s break server-side apply: promote cleans them on the cluster; by hand", isAre(removed), it))
+		p.Notes = append(p.Notes, Advise(CleanManagedFieldsStep(crd.Name), "%s gone; managedFields entries naming %s break server-side apply: promote cleans them on the cluster; by hand", isAre(removed), it))
 	}
 	return nil
 }
@@ -223,7 +223,7 @@ func manifestVersion(crd *apiextensionsv1.CustomResourceDefinition, name string,
 		// Most often a typo; else a version to introduce, whose schema is
 		// in a manifest.
 		unknown := unknownVersion(crd, name)
-		return apiextensionsv1.CustomResourceDefinitionVersion{}, &Refusal{Reason: unknown.Error(), Instead: Introduce(crd.Name, name, "CRD_MANIFEST"), Err: unknown}
+		return apiextensionsv1.CustomResourceDefinitionVersion{}, &Refusal{Reason: unknown.Error(), Instead: IntroduceStep(crd.Name, name, "CRD_MANIFEST"), Err: unknown}
 	}
 	if manifest.Name != crd.Name {
 		return apiextensionsv1.CustomResourceDefinitionVersion{}, refuse(nil, "the manifest is CRD %s, not %s", manifest.Name, crd.Name)
@@ -246,7 +246,7 @@ func takeConversion(crd, after *apiextensionsv1.CustomResourceDefinition, versio
 		return nil
 	}
 	if !opts.ConversionFromFile {
-		take := Introduce(crd.Name, version, "CRD_MANIFEST")
+		take := IntroduceStep(crd.Name, version, "CRD_MANIFEST")
 		take.ConversionFromFile = true
 		return []Advice{Advise(take, "the manifest's conversion (%s) differs from the live one (%s), which is kept: a step changes only what it names; to take the manifest's", file, live)}
 	}
@@ -271,9 +271,9 @@ func setVerification(crd *apiextensionsv1.CustomResourceDefinition, v string, re
 
 func promoteStep(crd, name string, to Stage) *Step {
 	if to == StageIntroduced {
-		return Introduce(crd, name, "CRD_MANIFEST")
+		return IntroduceStep(crd, name, "CRD_MANIFEST")
 	}
-	return PromoteTo(crd, name, to)
+	return PromoteToStep(crd, name, to)
 }
 
 // isAre names versions as the subject of a sentence: "v1 is", "v1, v2 are".
@@ -296,5 +296,5 @@ func stageList() string {
 // is applied to still names old in status.storedVersions; does is what
 // the manifest does to old ("stops serving", "removes").
 func storedPrecondition(crd, old, does string) Advice {
-	return Advise(Migrate(crd), "precondition: on every cluster this manifest is applied to, %s must be gone from status.storedVersions before the manifest, which %s %s, is applied there; run there", old, does, old)
+	return Advise(MigrateStep(crd), "precondition: on every cluster this manifest is applied to, %s must be gone from status.storedVersions before the manifest, which %s %s, is applied there; run there", old, does, old)
 }

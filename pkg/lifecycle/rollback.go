@@ -43,7 +43,7 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 		return nil, refuse(nil, "%s is not in spec.versions: nothing to roll back", nu)
 	case StageIntroduced:
 		if slices.Contains(crd.Status.StoredVersions, nu) {
-			return nil, refuse(Migrate(crd.Name),
+			return nil, refuse(MigrateStep(crd.Name),
 				"%s is in status.storedVersions: objects may be stored at it, so it cannot be removed before they are re-stored at %s", nu, old)
 		}
 		if opts.Offline {
@@ -194,7 +194,7 @@ func (p *Plan) switchBackNotes(crd *apiextensionsv1.CustomResourceDefinition, op
 	old, nu := p.Pair.Old, p.Pair.New
 	delete(p.After.Annotations, VerifiedAnnotationPrefix+old)
 	p.Notes = append(p.Notes,
-		Advise(Migrate(crd.Name), "objects written since %s became storage are stored at %s; re-store them at %s", nu, nu, old))
+		Advise(MigrateStep(crd.Name), "objects written since %s became storage are stored at %s; re-store them at %s", nu, nu, old))
 	if opts.Offline {
 		p.Notes = append(p.Notes, Advise(&Step{Op: OpRollback, CRD: crd.Name},
 			"precondition: switching storage back to %s is checked on the cluster, not in a file (a field of %s that %s lacks would be lost on every write): on a cluster, this checks every object right after the switch and undoes it on loss; run it there before this manifest is applied", old, nu, old))

@@ -84,11 +84,11 @@ func staleProblem(s *StaleManagedFields) Problem {
 // staleNext is the step that drops the entries.
 func staleNext(crd string, s *StaleManagedFields) Next {
 	if len(s.Removed) > 0 {
-		return Next{Action: ActionRun, Step: CleanManagedFields(crd), Reason: fmt.Sprintf(
+		return Next{Action: ActionRun, Step: CleanManagedFieldsStep(crd), Reason: fmt.Sprintf(
 			"drop the managedFields entries at %s (gone from spec.versions) from %s: server-side apply of them fails until then; after, where an object keeps no entry, its owner's first apply that changes a field conflicts with before-first-apply and takes --force-conflicts once",
 			strings.Join(s.Removed, ", "), Objects(s.Objects))}
 	}
-	return Next{Action: ActionRun, Step: CleanManagedFields(crd), Reason: fmt.Sprintf(
+	return Next{Action: ActionRun, Step: CleanManagedFieldsStep(crd), Reason: fmt.Sprintf(
 		"drop the managedFields entries at %s (not served) from %s before removing it: server-side apply of them would fail after; where an object keeps no entry, its owner's first apply that changes a field conflicts with before-first-apply and takes --force-conflicts once",
 		strings.Join(s.Unserved, ", "), Objects(s.Objects))}
 }

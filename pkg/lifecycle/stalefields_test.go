@@ -10,7 +10,7 @@ import (
 // the next step, which drops the entries where nothing comes first.
 func TestAssessStaleManagedFields(t *testing.T) {
 	const name = "widgets.example.com"
-	migrateClean := Migrate(name)
+	migrateClean := MigrateStep(name)
 	migrateClean.CleanManagedFields = true
 	removed := &StaleManagedFields{Objects: 5, First: []string{"ns/a", "ns/b", "ns/c"}, Removed: []string{"v1beta1"}}
 	unserved := &StaleManagedFields{Objects: 1, First: []string{"ns/a"}, Unserved: []string{"v1beta1"}}
@@ -25,17 +25,17 @@ func TestAssessStaleManagedFields(t *testing.T) {
 		reason   string
 	}{
 		{name: "none found: the lifecycle goes on", crd: "blocked", stale: nil,
-			next: PromoteTo(name, "v1", StageRemoved)},
+			next: PromoteToStep(name, "v1", StageRemoved)},
 		{name: "zero objects is none", crd: "blocked", stale: &StaleManagedFields{},
-			next: PromoteTo(name, "v1", StageRemoved)},
+			next: PromoteToStep(name, "v1", StageRemoved)},
 		{name: "after a removal: server-side apply fails now", crd: "removed", stale: removed,
 			severity: SeverityError, problem: `5 objects (ns/a, ns/b, ns/c and 2 more) carry managedFields entries recorded at v1beta1, which the CRD no longer has: every server-side apply of them (kubectl apply --server-side, a GitOps sync, a controller's apply) fails with "request to convert CR to an invalid group/version"`,
-			next: CleanManagedFields(name), reason: "drop the managedFields entries at v1beta1 (gone from spec.versions) from 5 objects"},
+			next: CleanManagedFieldsStep(name), reason: "drop the managedFields entries at v1beta1 (gone from spec.versions) from 5 objects"},
 		{name: "before the removal: dropped first, not promoted to removed", crd: "blocked", stale: unserved,
 			severity: SeverityWarning, problem: "1 object (ns/a) carries managedFields entries recorded at v1beta1, which is no longer served: once it is removed from spec.versions",
-			next: CleanManagedFields(name), reason: "before removing it"},
+			next: CleanManagedFieldsStep(name), reason: "before removing it"},
 		{name: "removed and unserved: the removal decides", crd: "blocked", stale: both,
-			severity: SeverityError, problem: "recorded at v1alpha1, which the CRD no longer has", next: CleanManagedFields(name)},
+			severity: SeverityError, problem: "recorded at v1alpha1, which the CRD no longer has", next: CleanManagedFieldsStep(name)},
 		{name: "a migration pending drops them as it re-stores", crd: "pending", stale: unserved,
 			severity: SeverityWarning, problem: "recorded at v1beta1", next: migrateClean, reason: "objects may still be stored at v1beta1"},
 	} {

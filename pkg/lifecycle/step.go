@@ -62,23 +62,23 @@ func (a Advice) On(name string) Advice {
 	return a
 }
 
-// Promote moves version one stage along.
-func Promote(crd, version string) *Step {
+// PromoteStep is the step that moves version one stage along.
+func PromoteStep(crd, version string) *Step {
 	return &Step{Op: OpPromote, CRD: crd, Version: version}
 }
 
-// PromoteTo moves version to stage to.
-func PromoteTo(crd, version string, to Stage) *Step {
+// PromoteToStep is the step that moves version to stage to.
+func PromoteToStep(crd, version string, to Stage) *Step {
 	return &Step{Op: OpPromote, CRD: crd, Version: version, To: to}
 }
 
-// Introduce adds version with its schema from manifest.
-func Introduce(crd, version, manifest string) *Step {
+// IntroduceStep is the step that adds version with its schema from manifest.
+func IntroduceStep(crd, version, manifest string) *Step {
 	return &Step{Op: OpPromote, CRD: crd, Version: version, FromFile: manifest}
 }
 
-// PromoteFile takes the next step in manifest, offline.
-func PromoteFile(manifest string) *Step {
+// PromoteFileStep is the step that takes the next step in manifest, offline.
+func PromoteFileStep(manifest string) *Step {
 	return &Step{Op: OpPromote, File: manifest}
 }
 
@@ -88,38 +88,38 @@ func (s Step) InFile(manifest string) *Step {
 	return &s
 }
 
-// SwitchStorageBack makes the version below version (the storage version)
+// SwitchStorageBackStep is the step that makes the version below version (the storage version)
 // the storage version again, checked on every object stored at version.
-func SwitchStorageBack(crd, version string) *Step {
+func SwitchStorageBackStep(crd, version string) *Step {
 	return &Step{Op: OpRollback, CRD: crd, Version: version, SwitchStorage: true}
 }
 
-// Migrate re-stores every object at the storage version and prunes
+// MigrateStep is the step that re-stores every object at the storage version and prunes
 // storedVersions.
-func Migrate(crd string) *Step {
+func MigrateStep(crd string) *Step {
 	return &Step{Op: OpMigrate, CRD: crd}
 }
 
-// MigrateAll migrates every CRD whose storedVersions holds more than its
+// MigrateAllStep is the step that migrates every CRD whose storedVersions holds more than its
 // storage version.
-func MigrateAll() *Step {
+func MigrateAllStep() *Step {
 	return &Step{Op: OpMigrate, All: true}
 }
 
-// CleanManagedFields migrates and drops the managedFields entries at
+// CleanManagedFieldsStep is the step that migrates and drops the managedFields entries at
 // versions no longer served.
-func CleanManagedFields(crd string) *Step {
+func CleanManagedFieldsStep(crd string) *Step {
 	return &Step{Op: OpMigrate, CRD: crd, CleanManagedFields: true}
 }
 
-// CheckFile checks the upgrade to manifest.
-func CheckFile(manifest string) *Step {
+// CheckFileStep is the step that checks the upgrade to manifest.
+func CheckFileStep(manifest string) *Step {
 	return &Step{Op: OpCheck, File: manifest}
 }
 
-// CheckAgainst checks the upgrade from the manifests old to those of
+// CheckAgainstStep is the step that checks the upgrade from the manifests old to those of
 // manifest, without a cluster.
-func CheckAgainst(manifest, old string) *Step {
+func CheckAgainstStep(manifest, old string) *Step {
 	return &Step{Op: OpCheck, File: manifest, AgainstFile: old}
 }
 

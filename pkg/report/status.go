@@ -125,14 +125,14 @@ func writeMigrateAll(w io.Writer, items []StatusItem) error {
 		if it.Cluster != "" {
 			return nil // a fleet: one command per cluster
 		}
-		if s := it.Next.Step; s != nil && *s == *lifecycle.Migrate(it.Name) {
+		if s := it.Next.Step; s != nil && *s == *lifecycle.MigrateStep(it.Name) {
 			n++
 		}
 	}
 	if n < 2 {
 		return nil
 	}
-	_, err := fmt.Fprintf(w, "\nthe %d migrations above, in one command: %s\n", n, Command(*lifecycle.MigrateAll()))
+	_, err := fmt.Fprintf(w, "\nthe %d migrations above, in one command: %s\n", n, Command(*lifecycle.MigrateAllStep()))
 	return err
 }
 

@@ -125,7 +125,7 @@ func TestStatusNamesMigrateAll(t *testing.T) {
 	named := func(name, cluster string) StatusItem {
 		it := midMigration()
 		it.Name, it.Cluster = name, cluster
-		it.Next.Step = lifecycle.Migrate(name)
+		it.Next.Step = lifecycle.MigrateStep(name)
 		return it
 	}
 	const all = "the 2 migrations above, in one command: kubectl crdversion migrate --all"
