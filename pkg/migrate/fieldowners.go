@@ -124,7 +124,7 @@ func fieldsReturned(before, now []metav1.ManagedFieldsEntry, self string) ([]met
 // holding just them when the update took all it had.
 func giveTo(out *[]metav1.ManagedFieldsEntry, prev metav1.ManagedFieldsEntry, fields *fieldpath.Set) error {
 	for i, e := range *out {
-		if e.Manager != prev.Manager || e.Operation != prev.Operation || e.APIVersion != prev.APIVersion || e.Subresource != prev.Subresource {
+		if !sameEntry(e, prev) {
 			continue
 		}
 		has, err := fieldSet(e)
@@ -146,6 +146,14 @@ func giveTo(out *[]metav1.ManagedFieldsEntry, prev metav1.ManagedFieldsEntry, fi
 	prev.FieldsV1 = metav1.NewFieldsV1(string(raw))
 	*out = append(*out, prev)
 	return nil
+}
+
+// sameEntry tells the API server's key of an entry: manager, operation and
+// subresource, and for an update its apiVersion too (an apply entry is
+// one a manager, whatever apiVersion it applied at last).
+func sameEntry(a, b metav1.ManagedFieldsEntry) bool {
+	return a.Manager == b.Manager && a.Operation == b.Operation && a.Subresource == b.Subresource &&
+		(a.Operation == metav1.ManagedFieldsOperationApply || a.APIVersion == b.APIVersion)
 }
 
 // carriedByManifests says whether an owner's manifest may hold the field:

@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 )
 
 func entry(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
@@ -65,6 +66,14 @@ func TestFieldsReturned(t *testing.T) {
 		now:    []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry("argocd-controller", update, versions)},
 		want:   []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry("argocd-controller", update, versions)},
 	}, {
+		// An apply entry is one a manager, whatever apiVersion it applied
+		// at last: the fields go back into it, not into a second one.
+		name:    "an owner's apply entry found by its manager, not its apiVersion",
+		before:  []metav1.ManagedFieldsEntry{atVersion(entry("kubectl", apply, ownerAll), "apiextensions.k8s.io/v1beta1")},
+		now:     []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(cluster.FieldManager, update, versions)},
+		want:    []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll)},
+		changed: true,
+	}, {
 		name:    "status is another subresource's: left alone",
 		before:  []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerAll)},
 		now:     []metav1.ManagedFieldsEntry{entry("kubectl", apply, ownerFields), entry(cluster.FieldManager, update, versions), withSub(entry(cluster.FieldManager, update, `{"f:status":{"f:storedVersions":{}}}`), "status")},
@@ -85,6 +94,11 @@ func TestFieldsReturned(t *testing.T) {
 			}
 		})
 	}
+}
+
+func atVersion(e metav1.ManagedFieldsEntry, apiVersion string) metav1.ManagedFieldsEntry {
+	e.APIVersion = apiVersion
+	return e
 }
 
 func withSub(e metav1.ManagedFieldsEntry, sub string) metav1.ManagedFieldsEntry {
