@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // CheckOptions holds what `kubectl crdversion check` needs.
@@ -122,7 +123,7 @@ func (o *CheckOptions) Complete(cmd *cobra.Command, _ []string) error {
 // clients have no client-side limit: four requests per CRD, eight CRDs at
 // a time, where a limit of 100/s would make 500 CRDs take 20 s for no
 // one's benefit.
-func (o *CheckOptions) checkCluster(ctx context.Context, flags *genericclioptions.ConfigFlags, progress func(string, int64, int64)) ([]check.Finding, error) {
+func (o *CheckOptions) checkCluster(ctx context.Context, flags *genericclioptions.ConfigFlags, progress func(string, int64, int64)) ([]results.Finding, error) {
 	c, err := newClients(flags, o.oneConnection)
 	if err != nil {
 		return nil, err
@@ -159,11 +160,11 @@ func (o *CheckOptions) progress() (func(string, int64, int64), func()) {
 // checkFleet checks every context at once, four at a time. A cluster the
 // check cannot run on is an error row of its own, not the end of the
 // others: nothing is known of it, so nothing can be said to be safe there.
-func (o *CheckOptions) checkFleet(ctx context.Context, contexts []string) []check.Finding {
-	return overFleet(contexts, func(name string) []check.Finding {
+func (o *CheckOptions) checkFleet(ctx context.Context, contexts []string) []results.Finding {
+	return overFleet(contexts, func(name string) []results.Finding {
 		f, err := o.checkCluster(ctx, inContext(o.configFlags, name), nil)
 		if err != nil {
-			f = []check.Finding{{Severity: lifecycle.SeverityError, Kind: check.FindingUnchecked, Rule: "clusterUnchecked",
+			f = []results.Finding{{Severity: lifecycle.SeverityError, Kind: results.FindingUnchecked, Rule: "clusterUnchecked",
 				Message: "the check could not run on this cluster: " + report.ErrorMessage(err)}}
 		}
 		for j := range f {
@@ -188,7 +189,7 @@ func (o *CheckOptions) Validate() error {
 // Run compares and reports.
 func (o *CheckOptions) Run(ctx context.Context) error {
 	report.WriteWarnings(o.ErrOut, o.newCRDs.Warnings)
-	var findings []check.Finding
+	var findings []results.Finding
 	against := "cluster"
 	if o.oldCRDs != nil {
 		report.WriteWarnings(o.ErrOut, o.oldCRDs.Warnings)

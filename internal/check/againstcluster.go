@@ -20,6 +20,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // Options tune AgainstCluster.
@@ -48,10 +49,10 @@ type Options struct {
 // (renamedFrom), and a live CRD that what applied the new manifests'
 // live CRDs applied too, which they now lack, as dropped
 // (droppedBySource). Nothing is persisted.
-func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextensionsv1.CustomResourceDefinition, opts Options) ([]Finding, error) {
+func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextensionsv1.CustomResourceDefinition, opts Options) ([]results.Finding, error) {
 	// CRDs are checked eight at a time (500 CRDs in seconds); findings
 	// keep the order of the manifests.
-	found := make([][]Finding, len(crds))
+	found := make([][]results.Finding, len(crds))
 	// The deprecated-API metric is read once, when the first CRD needs it:
 	// before that CRD's own lists, so they cannot show up in it.
 	metrics := sync.OnceValues(func() (*usage.DeprecatedAPIs, error) {
@@ -83,7 +84,7 @@ func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextension
 	}
 	// Discovery is read once, for the live CRDs the new ones may rename.
 	groups := sync.OnceValues(func() (servedGroups, error) { return discoverGroups(c.Discovery) })
-	var out []Finding
+	var out []results.Finding
 	dropped := map[string]bool{}
 	for i, n := range crds {
 		renamed, err := renamedFrom(ctx, c, n, crds, refs, groups)
@@ -108,7 +109,7 @@ func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextension
 
 // checkOne compares one new CRD with the live one.
 // It also returns the live CRD, nil when there is none.
-func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, opts Options, metrics func() (*usage.DeprecatedAPIs, error)) ([]Finding, *apiextensionsv1.CustomResourceDefinition, error) {
+func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, opts Options, metrics func() (*usage.DeprecatedAPIs, error)) ([]results.Finding, *apiextensionsv1.CustomResourceDefinition, error) {
 	live, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -265,26 +266,26 @@ func setKey(m *map[string]string, k, v string) {
 
 // serverFindings turns the API server's refusal into findings, one per
 // cause, leaving out the causes a rule already reported in the same words.
-func serverFindings(crd string, refusal error, known []Finding) []Finding {
+func serverFindings(crd string, refusal error, known []results.Finding) []results.Finding {
 	if refusal == nil {
 		return nil
 	}
 	covered := func(msg string) bool {
 		for _, f := range known {
-			if f.Kind == FindingRejected && strings.Contains(f.Message, msg) {
+			if f.Kind == results.FindingRejected && strings.Contains(f.Message, msg) {
 				return true
 			}
 		}
 		return false
 	}
-	finding := func(field, msg string) Finding {
-		return Finding{Severity: lifecycle.SeverityError, Kind: FindingRejected, CRD: crd, Rule: "serverDryRun", Path: field,
+	finding := func(field, msg string) results.Finding {
+		return results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingRejected, CRD: crd, Rule: "serverDryRun", Path: field,
 			Message: "the API server refuses it (server-side dry run): " + msg,
 			// No step of the plugin changes what the manifest says: the
 			// API server's words name the field, the author changes it.
 			Fix: []lifecycle.Advice{lifecycle.Advise(lifecycle.CheckFileStep("NEW"), "change what the API server names in the manifest (no step of the plugin can: it is the manifest's content), then check it again")}}
 	}
-	var out []Finding
+	var out []results.Finding
 	var status apierrors.APIStatus
 	if errors.As(refusal, &status) && status.Status().Details != nil && len(status.Status().Details.Causes) > 0 {
 		for _, c := range status.Status().Details.Causes {
@@ -310,8 +311,8 @@ func serverFindings(crd string, refusal error, known []Finding) []Finding {
 // them, the apply leaves every client broken (an error); where it changes
 // them, the apply may establish it (a warning); where the names were
 // accepted, it is only being set up (a warning: check again).
-func notServedFinding(live, n *apiextensionsv1.CustomResourceDefinition, why string) Finding {
-	f := Finding{Severity: lifecycle.SeverityError, Kind: FindingObjects, CRD: n.Name, Rule: "crdNotServed",
+func notServedFinding(live, n *apiextensionsv1.CustomResourceDefinition, why string) results.Finding {
+	f := results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingObjects, CRD: n.Name, Rule: "crdNotServed",
 		Message: fmt.Sprintf("the API server serves none of the live CRD's objects (%s): every client of it fails, and its objects could not be checked; the new CRD keeps the same names", why),
 		Fix:     []lifecycle.Advice{{Text: "change the names another CRD holds (plural, kind, short names) in the new CRD, then check again"}}}
 	switch {

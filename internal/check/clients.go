@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // requestsFinding says what the metric shows about a version the upgrade
@@ -22,8 +23,8 @@ import (
 // deprecated, which the metric does not count. own are this plugin's
 // recorded requests (usage.OwnRecords.Own): where they account for every request,
 // the finding is a note that says so, not a warning.
-func requestsFinding(d *usage.DeprecatedAPIs, crd *apiextensionsv1.CustomResourceDefinition, version, replacement string, own map[string]usage.OwnUse) (Finding, bool) {
-	f := Finding{Kind: FindingClients, CRD: crd.Name, Version: version}
+func requestsFinding(d *usage.DeprecatedAPIs, crd *apiextensionsv1.CustomResourceDefinition, version, replacement string, own map[string]usage.OwnUse) (results.Finding, bool) {
+	f := results.Finding{Kind: results.FindingClients, CRD: crd.Name, Version: version}
 	if v := lifecycle.SpecVersion(crd, version); v == nil || !v.Deprecated {
 		return f, false
 	}
@@ -61,7 +62,7 @@ func requestsFinding(d *usage.DeprecatedAPIs, crd *apiextensionsv1.CustomResourc
 
 // managersFinding says which clients still write a version the upgrade
 // stops serving or removes.
-func managersFinding(crd, version, replacement string, managers map[string]int64) Finding {
+func managersFinding(crd, version, replacement string, managers map[string]int64) results.Finding {
 	names := slices.SortedFunc(maps.Keys(managers), func(a, b string) int {
 		if managers[a] != managers[b] {
 			return int(managers[b] - managers[a])
@@ -72,7 +73,7 @@ func managersFinding(crd, version, replacement string, managers map[string]int64
 	for i, n := range names {
 		parts[i] = fmt.Sprintf("%s (%s)", n, lifecycle.Objects(managers[n]))
 	}
-	return Finding{Severity: lifecycle.SeverityWarning, Kind: FindingClients, CRD: crd, Version: version, Rule: "clientsOnVersion",
+	return results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingClients, CRD: crd, Version: version, Rule: "clientsOnVersion",
 		Message: fmt.Sprintf("field managers whose last write used %s, which this upgrade stops serving: %s", version, strings.Join(parts, ", ")),
 		Fix: []lifecycle.Advice{{Text: fmt.Sprintf("move these clients to %s before applying (a manager's entry shows only its last write)", replacement)},
 			{Text: fmt.Sprintf("once %s is removed, drop the entries that would break server-side apply", version), Step: lifecycle.CleanManagedFieldsStep(crd)}}}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // Consequence sets each finding's severity by what the upgrade does to
@@ -18,27 +19,27 @@ import (
 // schema; nil without a cluster. With policy, the release rules of a CRD
 // author (N → N+1, no breaking schema change) stay errors, as the rules
 // themselves say.
-func Consequence(found []Finding, validated map[string]int64, policy bool) []Finding {
+func Consequence(found []results.Finding, validated map[string]int64, policy bool) []results.Finding {
 	// The paths where live objects fail, by CRD and version: a schema
 	// change elsewhere is not what they fail on.
 	failing := map[string][]string{}
 	for _, f := range found {
-		if f.Kind == FindingObjects && f.Severity != lifecycle.SeverityNote {
+		if f.Kind == results.FindingObjects && f.Severity != lifecycle.SeverityNote {
 			k := f.CRD + "/" + f.Version
 			for p := range strings.SplitSeq(f.Path, ", ") {
 				failing[k] = append(failing[k], SchemaPath(p))
 			}
 		}
 	}
-	out := make([]Finding, len(found))
+	out := make([]results.Finding, len(found))
 	for i, f := range found {
 		out[i] = f
-		if policy || f.Severity != lifecycle.SeverityError || (f.Kind != FindingLifecycle && f.Kind != FindingSchema) {
+		if policy || f.Severity != lifecycle.SeverityError || (f.Kind != results.FindingLifecycle && f.Kind != results.FindingSchema) {
 			continue
 		}
 		out[i].Severity = lifecycle.SeverityWarning
 		n, seen := validated[f.CRD+"/"+f.Version]
-		if f.Kind == FindingSchema && f.Rule != "storageSwitchMayLoseData" && seen && !related(SchemaPath(f.Path), failing[f.CRD+"/"+f.Version]) {
+		if f.Kind == results.FindingSchema && f.Rule != "storageSwitchMayLoseData" && seen && !related(SchemaPath(f.Path), failing[f.CRD+"/"+f.Version]) {
 			out[i].Severity = lifecycle.SeverityNote
 			out[i].Message = f.Message + "; " + allObjects(n)
 		}

@@ -7,6 +7,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // LastAppliedAnnotation is where kubectl apply (client-side) keeps the
@@ -25,12 +26,12 @@ const annotationsLimit = 256 << 10
 // error; elsewhere (the files, a CRD applied another way, or one the
 // cluster does not have yet, which client-side apply cannot create either)
 // it fails only where someone applies it client-side: a warning.
-func lastAppliedTooLong(old, new *apiextensionsv1.CustomResourceDefinition) []Finding {
+func lastAppliedTooLong(old, new *apiextensionsv1.CustomResourceDefinition) []results.Finding {
 	size := lastAppliedSize(new)
 	if size <= annotationsLimit {
 		return nil
 	}
-	f := Finding{Severity: lifecycle.SeverityWarning, Kind: FindingRejected, CRD: new.Name, Rule: "lastAppliedTooLong",
+	f := results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingRejected, CRD: new.Name, Rule: "lastAppliedTooLong",
 		Message: fmt.Sprintf("kubectl apply without --server-side writes the whole manifest into the annotation %s: %d KiB with the other annotations, and the API server refuses more than 256 KiB (metadata.annotations: Too long: may not be more than 262144 bytes)", LastAppliedAnnotation, size>>10),
 		Fix:     []lifecycle.Advice{{Text: "apply it server-side, which keeps no copy of the manifest: kubectl apply --server-side -f NEW (Helm 3: the CRDs are created, not applied; Argo CD: the sync option ServerSideApply=true; Flux applies server-side already)"}}}
 	if old == nil {
@@ -41,7 +42,7 @@ func lastAppliedTooLong(old, new *apiextensionsv1.CustomResourceDefinition) []Fi
 			f.Message = "the live CRD was applied client-side (it carries " + LastAppliedAnnotation + "), so its next kubectl apply -f NEW is refused: " + f.Message
 		}
 	}
-	return []Finding{f}
+	return []results.Finding{f}
 }
 
 // lastAppliedSize is the size of the annotations client-side apply would

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // removedVersionEntries finds the live objects whose managedFields name a
@@ -23,7 +24,7 @@ import (
 // group/version", kubernetes#111937) until the entries are dropped: an
 // error, whether the upgrade removes the version or it is gone already.
 // Unserved versions still convert; their entries break nothing yet.
-func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, next *apiextensionsv1.CustomResourceDefinition, pageSize int64) ([]Finding, error) {
+func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, next *apiextensionsv1.CustomResourceDefinition, pageSize int64) ([]results.Finding, error) {
 	gone := func(mf metav1.ManagedFieldsEntry) (string, bool) {
 		gv, err := schema.ParseGroupVersion(mf.APIVersion)
 		if err != nil || gv.Group != next.Spec.Group || lifecycle.SpecVersion(next, gv.Version) != nil {
@@ -41,7 +42,7 @@ func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, n
 	}
 	names := found.Objects
 	versions := slices.SortedFunc(slices.Values(found.Versions), func(a, b string) int { return -lifecycle.ByPriority(a, b) })
-	f := Finding{Severity: lifecycle.SeverityError, Kind: FindingObjects, CRD: next.Name, Version: strings.Join(versions, ", "),
+	f := results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingObjects, CRD: next.Name, Version: strings.Join(versions, ", "),
 		Rule: "managedFieldsOfRemovedVersion", Objects: names, Count: len(names), Object: firstNames(names)}
 	what := "the new CRD removes"
 	still := []string{}
@@ -55,7 +56,7 @@ func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, n
 	f.Message = fmt.Sprintf("%s carry managedFields entries recorded at %s, which %s: once it is gone, every server-side apply of them (kubectl apply --server-side, a GitOps sync, a controller's apply) fails with \"request to convert CR to an invalid group/version\" until the entries are dropped",
 		lifecycle.Objects(int64(len(names))), strings.Join(versions, ", "), what)
 	f.Fix = entriesFix(live, next, still)
-	return []Finding{f}, nil
+	return []results.Finding{f}, nil
 }
 
 // entriesFix is the way to dropping the entries, in the plugin's commands,

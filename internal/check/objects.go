@@ -20,6 +20,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/crvalidation"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // validateOptions tune validateObjects.
@@ -47,8 +48,8 @@ type validateOptions struct {
 // warning says so.
 //
 // It also returns how many objects were validated at each version.
-func validateObjects(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, opts validateOptions) ([]Finding, map[string]int64, error) {
-	var out []Finding
+func validateObjects(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, opts validateOptions) ([]results.Finding, map[string]int64, error) {
+	var out []results.Finding
 	validated := map[string]int64{}
 	for _, v := range next.Spec.Versions {
 		if !v.Served || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
@@ -73,7 +74,7 @@ func validateObjects(ctx context.Context, dyn dynamic.Interface, live, next *api
 	return mergeObjects(out, lost), validated, nil
 }
 
-func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, readAt string, opts validateOptions) ([]Finding, int64, error) {
+func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, readAt string, opts validateOptions) ([]results.Finding, int64, error) {
 	internal := &apiextensions.JSONSchemaProps{}
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
 		return nil, 0, fmt.Errorf("%s %s: %w", next.Name, v.Name, err)
@@ -86,7 +87,7 @@ func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *api
 	gvk := schema.GroupVersionKind{Group: next.Spec.Group, Version: v.Name, Kind: next.Spec.Names.Kind}
 
 	gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: readAt, Resource: live.Spec.Names.Plural}
-	var out []Finding
+	var out []results.Finding
 	done := int64(0)
 	_, err = cluster.ListObjectPages(ctx, dyn, gvr, max(opts.PageSize, 1), func(page cluster.ObjectPage) error {
 		total := done + int64(len(page.Items))
@@ -128,7 +129,7 @@ func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *api
 	return groupObjects(out), done, nil
 }
 
-func objectFinding(sev lifecycle.Severity, rule, crd, version, object, what string, errs field.ErrorList) Finding {
+func objectFinding(sev lifecycle.Severity, rule, crd, version, object, what string, errs field.ErrorList) results.Finding {
 	msgs := make([]string, 0, len(errs))
 	paths := make([]string, 0, len(errs))
 	skipped := false
@@ -149,7 +150,7 @@ func objectFinding(sev lifecycle.Severity, rule, crd, version, object, what stri
 	if skipped {
 		msg += " (the validation rules were not run on it: the API server runs them only on an object the schema accepts)"
 	}
-	return Finding{Severity: sev, Kind: FindingObjects, CRD: crd, Version: version, Rule: rule, Object: object,
+	return results.Finding{Severity: sev, Kind: results.FindingObjects, CRD: crd, Version: version, Rule: rule, Object: object,
 		Path: strings.Join(paths, ", "), Message: msg}
 }
 
@@ -160,14 +161,14 @@ func objectFinding(sev lifecycle.Severity, rule, crd, version, object, what stri
 // applied and from etcd at the object's next write, migrate's re-store
 // included: an error. At another version only its clients lose them: they
 // read the object without them, and a write at it drops them.
-func prunedFinding(live, next *apiextensionsv1.CustomResourceDefinition, version, object string, dropped []string) Finding {
+func prunedFinding(live, next *apiextensionsv1.CustomResourceDefinition, version, object string, dropped []string) results.Finding {
 	var paths []string
 	for _, p := range dropped {
 		if g := SchemaPath(p); !slices.Contains(paths, g) {
 			paths = append(paths, g)
 		}
 	}
-	f := Finding{Kind: FindingObjects, CRD: next.Name, Version: version, Rule: "objectLosesFields", Object: object,
+	f := results.Finding{Kind: results.FindingObjects, CRD: next.Name, Version: version, Rule: "objectLosesFields", Object: object,
 		Path: strings.Join(paths, ", ")}
 	if version == lifecycle.StorageVersion(next) || slices.Contains(live.Status.StoredVersions, version) {
 		f.Severity = lifecycle.SeverityError
@@ -188,13 +189,13 @@ const namedObjects = 3
 // the same thing (severity, rule, version, path and message), in the order
 // first seen, with every object it is about: 500 objects missing a new
 // required field are one row, not 500.
-func groupObjects(found []Finding) []Finding {
+func groupObjects(found []results.Finding) []results.Finding {
 	type key struct {
 		sev                          lifecycle.Severity
 		rule, version, path, message string
 	}
 	index := map[key]int{}
-	var out []Finding
+	var out []results.Finding
 	for _, f := range found {
 		k := key{f.Severity, f.Rule, f.Version, f.Path, f.Message}
 		i, ok := index[k]
@@ -275,8 +276,8 @@ func storedOnlyAt(crd *apiextensionsv1.CustomResourceDefinition, v string) bool 
 
 // notVisible says which objects' form at v no check could see, and why: it
 // is no finding of the upgrade, but a question the check could not answer.
-func notVisible(live, next *apiextensionsv1.CustomResourceDefinition, v string) Finding {
-	f := Finding{Severity: lifecycle.SeverityWarning, Kind: FindingObjects, CRD: next.Name, Version: v, Rule: "objectsNotVisible"}
+func notVisible(live, next *apiextensionsv1.CustomResourceDefinition, v string) results.Finding {
+	f := results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingObjects, CRD: next.Name, Version: v, Rule: "objectsNotVisible"}
 	if lifecycle.ConvertsByWebhook(next) && !sameConverter(live, next) {
 		f.Message = fmt.Sprintf("live objects were not validated against the new schema of %s: the new CRD converts through a webhook (%s) that the cluster does not run yet, and only it produces their form at %s; not judged, neither passed nor refused",
 			v, lifecycle.ConversionSummary(next.Spec.Conversion), v)
@@ -291,8 +292,8 @@ func notVisible(live, next *apiextensionsv1.CustomResourceDefinition, v string) 
 // cluster's conversion webhook failed (not deployed, not answering). What
 // needs the objects — their clients, their validation against the new
 // schemas — is not judged; the rest of the check stands.
-func unreadable(live *apiextensionsv1.CustomResourceDefinition, err error) Finding {
-	return Finding{Severity: lifecycle.SeverityWarning, Kind: FindingObjects, CRD: live.Name, Rule: "objectsNotVisible",
+func unreadable(live *apiextensionsv1.CustomResourceDefinition, err error) results.Finding {
+	return results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingObjects, CRD: live.Name, Rule: "objectsNotVisible",
 		Message: fmt.Sprintf("the live objects could not be read: the cluster's conversion webhook (%s) failed; their clients and their validation against the new schemas are not judged, neither passed nor refused: %v",
 			lifecycle.ConversionSummary(live.Spec.Conversion), err),
 		Fix: []lifecycle.Advice{{Text: "make the conversion webhook answer, then check again"}}}

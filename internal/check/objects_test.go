@@ -8,14 +8,15 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 func TestGroupObjects(t *testing.T) {
-	missing := func(name string) Finding {
-		return Finding{Severity: lifecycle.SeverityError, Kind: FindingObjects, CRD: "gadgets.example.com", Version: "v1",
+	missing := func(name string) results.Finding {
+		return results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingObjects, CRD: "gadgets.example.com", Version: "v1",
 			Rule: "objectRefused", Path: "spec.owner", Object: name, Message: "spec.owner: Required value"}
 	}
-	var found []Finding
+	var found []results.Finding
 	for i := range 500 {
 		found = append(found, missing(fmt.Sprintf("ns/g-%03d", i)))
 	}

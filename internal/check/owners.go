@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // kubectlApplyManager is the field manager of kubectl apply --server-side,
@@ -27,8 +28,8 @@ const kubectlApplyManager = "kubectl"
 // meets. kubectl apply --server-side then fails: an error; a GitOps tool
 // that forces conflicts takes the fields back instead, reverting that
 // writer's change: a warning.
-func ownerApplies(ctx context.Context, client apiextensionsclient.Interface, live, n *apiextensionsv1.CustomResourceDefinition) ([]Finding, error) {
-	var out []Finding
+func ownerApplies(ctx context.Context, client apiextensionsclient.Interface, live, n *apiextensionsv1.CustomResourceDefinition) ([]results.Finding, error) {
+	var out []results.Finding
 	seen := map[string]bool{}
 	for _, mf := range live.ManagedFields {
 		if mf.Operation != metav1.ManagedFieldsOperationApply || mf.Manager == cluster.FieldManager || seen[mf.Manager] {
@@ -51,7 +52,7 @@ func ownerApplies(ctx context.Context, client apiextensionsclient.Interface, liv
 			// Refusals other than a conflict are the update's dry run's to report.
 			continue
 		}
-		f := Finding{Severity: lifecycle.SeverityWarning, Kind: FindingRejected, CRD: n.Name, Rule: "applyConflict",
+		f := results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingRejected, CRD: n.Name, Rule: "applyConflict",
 			Message: fmt.Sprintf("a server-side apply of it as %s, which applied this CRD, conflicts with another writer's change (the API server: %s): an apply that forces conflicts takes the fields back, reverting that change", mf.Manager, err),
 			Fix: []lifecycle.Advice{
 				{Text: "make the change the other writer made in the manifest the owner applies (a lifecycle step: promote -f CRD_MANIFEST), then apply"},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // servedGroups maps "Kind/plural" to the API groups that serve a resource
@@ -62,12 +63,12 @@ func discoverGroups(d discovery.DiscoveryInterface) (servedGroups, error) {
 // Even of these, one whose marks tell another source applied it (Istio's
 // Gateway beside the Gateway API's) is left out; refs are the new manifests
 // and the live CRDs of their names, whose marks are compared.
-func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, crds, refs []*apiextensionsv1.CustomResourceDefinition, groups func() (servedGroups, error)) ([]Finding, error) {
+func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, crds, refs []*apiextensionsv1.CustomResourceDefinition, groups func() (servedGroups, error)) ([]results.Finding, error) {
 	served, err := groups()
 	if err != nil || served == nil {
 		return nil, err
 	}
-	var out []Finding
+	var out []results.Finding
 	for _, g := range served[n.Spec.Names.Kind+"/"+n.Spec.Names.Plural] {
 		name := n.Spec.Names.Plural + "." + g
 		if g == n.Spec.Group || inManifests(name, crds) {
@@ -100,7 +101,7 @@ func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.Cust
 // a live CRD, it is not reported: a cluster's CRDs come from many sources.
 // It needs list on CRDs; where that is refused, a note says what was not
 // seen. reported are the CRDs already reported as renamed.
-func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiextensionsv1.CustomResourceDefinition, reported map[string]bool) ([]Finding, error) {
+func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiextensionsv1.CustomResourceDefinition, reported map[string]bool) ([]results.Finding, error) {
 	var applied []*apiextensionsv1.CustomResourceDefinition
 	for _, l := range live {
 		if l != nil {
@@ -116,13 +117,13 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 	list, err := c.Metadata.Resource(apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")).List(ctx, metav1.ListOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
-		return []Finding{{Severity: lifecycle.SeverityNote, Kind: FindingDropped, Rule: "crdDroppedUnseen",
+		return []results.Finding{{Severity: lifecycle.SeverityNote, Kind: results.FindingDropped, Rule: "crdDroppedUnseen",
 			Message: "the CRDs on the cluster could not be listed (forbidden): a CRD that what applied these manifests applied too, and that they now lack, is not seen here",
 			Fix:     []lifecycle.Advice{{Text: "a comparison with the manifests they replace shows it", Step: lifecycle.CheckAgainstStep("NEW_MANIFESTS", "OLD_MANIFESTS")}}}}, nil
 	case err != nil:
 		return nil, fmt.Errorf("listing CustomResourceDefinitions: %w", err)
 	}
-	var out []Finding
+	var out []results.Finding
 	for i := range list.Items {
 		m := &list.Items[i]
 		if reported[m.Name] || inManifests(m.Name, crds) {
@@ -150,10 +151,10 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 
 // droppedFinding is the finding for live, a CRD the new manifests lack
 // (renamed to, when not nil), its objects counted.
-func droppedFinding(ctx context.Context, md metadata.Interface, live, to *apiextensionsv1.CustomResourceDefinition, same string) (Finding, error) {
+func droppedFinding(ctx context.Context, md metadata.Interface, live, to *apiextensionsv1.CustomResourceDefinition, same string) (results.Finding, error) {
 	shown, err := countObjects(ctx, md, live)
 	if err != nil {
-		return Finding{}, err
+		return results.Finding{}, err
 	}
 	shown.SameSource = same
 	return Dropped(live, to, &shown), nil

@@ -10,57 +10,8 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
-
-// FindingKind groups what `check` finds by what it means for the upgrade.
-type FindingKind string
-
-const (
-	// FindingRejected: the API server refuses the new CRD.
-	FindingRejected FindingKind = "rejected"
-	// FindingLifecycle: the new CRD skips a lifecycle step (N → N+1).
-	FindingLifecycle FindingKind = "lifecycle"
-	// FindingSchema: a schema change that breaks clients or stored objects.
-	FindingSchema FindingKind = "schema"
-	// FindingObjects: live objects the new schema refuses.
-	FindingObjects FindingKind = "objects"
-	// FindingDeprecation: a version deprecated, unserved or removed by the
-	// upgrade, for the release notes.
-	FindingDeprecation FindingKind = "deprecation"
-	// FindingClients: field managers still writing a version the upgrade
-	// stops serving.
-	FindingClients FindingKind = "clients"
-	// FindingUnchecked: a cluster of a fleet the check could not run on.
-	FindingUnchecked FindingKind = "unchecked"
-	// FindingDropped: a CRD that the old manifests or the cluster have and
-	// the new manifests lack: an apply that prunes deletes it, and with it
-	// every object of it.
-	FindingDropped FindingKind = "dropped"
-)
-
-// Finding is one thing an upgrade to a new CRD manifest would do that a
-// person must know before applying it.
-type Finding struct {
-	// Cluster is the kubeconfig context checked, in a fleet.
-	Cluster  string             `json:"cluster,omitempty"`
-	Severity lifecycle.Severity `json:"severity"`
-	Kind     FindingKind        `json:"kind"`
-	CRD      string             `json:"crd"`
-	Version  string             `json:"version,omitempty"`
-	Rule     string             `json:"rule"`
-	Path     string             `json:"path,omitempty"`
-	// Object names the live objects concerned (namespace/name), for
-	// objects: the first few, and how many more.
-	Object string `json:"object,omitempty"`
-	// Objects are every live object the finding is about, and Count how
-	// many: one finding stands for every object with the same message.
-	Objects []string `json:"objects,omitempty"`
-	Count   int      `json:"count,omitempty"`
-	// Message says what would happen.
-	Message string `json:"message"`
-	// Fix is what to do instead, in order: commands or release steps.
-	Fix []lifecycle.Advice `json:"fix,omitempty"`
-}
 
 // storedVersionsMessage is the API server's own rejection of a CRD that
 // drops a version objects may still be stored at.
@@ -73,7 +24,7 @@ func storedVersionsMessage(i int, v string) string {
 // status.storedVersions; without a cluster it is nil, and every version old
 // declares storage is taken as stored (a cluster that ran old stored
 // objects at it).
-func CheckUpgrade(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []Finding {
+func CheckUpgrade(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []results.Finding {
 	if old == nil {
 		// Nothing to compare with, but client-side apply cannot create
 		// it either.
@@ -86,7 +37,7 @@ func CheckUpgrade(old, new *apiextensionsv1.CustomResourceDefinition, stored []s
 			stored = append(stored, s)
 		}
 	}
-	var out []Finding
+	var out []results.Finding
 	out = append(out, rejected(old, new, stored)...)
 	out = append(out, lastAppliedTooLong(old, new)...)
 	if offline {
@@ -98,10 +49,10 @@ func CheckUpgrade(old, new *apiextensionsv1.CustomResourceDefinition, stored []s
 	return out
 }
 
-func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []Finding {
-	var out []Finding
+func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []results.Finding {
+	var out []results.Finding
 	if old.Spec.Scope != new.Spec.Scope {
-		out = append(out, Finding{Severity: lifecycle.SeverityError, Kind: FindingRejected, CRD: new.Name, Rule: "scopeChanged",
+		out = append(out, results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingRejected, CRD: new.Name, Rule: "scopeChanged",
 			Message: fmt.Sprintf("spec.scope: Invalid value: %q: field is immutable (it is %s)", new.Spec.Scope, old.Spec.Scope),
 			Fix:     []lifecycle.Advice{lifecycle.Advise(nil, "keep spec.scope as it is; a resource cannot change scope (a new CRD under another name can)")}})
 	}
@@ -110,7 +61,7 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 		if lifecycle.SpecVersion(new, v) != nil {
 			continue
 		}
-		f := Finding{Severity: lifecycle.SeverityError, Kind: FindingRejected, CRD: new.Name, Version: v, Rule: "storedVersionRemoved",
+		f := results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingRejected, CRD: new.Name, Version: v, Rule: "storedVersionRemoved",
 			Message: "the API server refuses the update: " + storedVersionsMessage(i, v)}
 		if lifecycle.StorageVersion(old) == v && lifecycle.Newer(v, newStorage) {
 			back, ok := stepBack(old, new.Name, v, newStorage)
@@ -167,13 +118,13 @@ func stepBack(live *apiextensionsv1.CustomResourceDefinition, crd, storage, to s
 // release may still name it in status.storedVersions, and there the API
 // server refuses the new CRD. Files cannot tell; every cluster's
 // storedVersions can.
-func removedMaybeStored(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []Finding {
-	var out []Finding
+func removedMaybeStored(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []results.Finding {
+	var out []results.Finding
 	for _, o := range old.Spec.Versions {
 		if lifecycle.SpecVersion(new, o.Name) != nil || slices.Contains(stored, o.Name) {
 			continue
 		}
-		out = append(out, Finding{Severity: lifecycle.SeverityWarning, Kind: FindingRejected, CRD: new.Name, Version: o.Name, Rule: "removedVersionMayBeStored",
+		out = append(out, results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingRejected, CRD: new.Name, Version: o.Name, Rule: "removedVersionMayBeStored",
 			Message: fmt.Sprintf("%s is removed from spec.versions: on a cluster whose status.storedVersions still names it (objects were stored at it under an older release, and no migration pruned it), the API server refuses this CRD", o.Name),
 			Fix: []lifecycle.Advice{
 				lifecycle.Advise(lifecycle.MigrateStep(new.Name), "on every cluster, before applying, re-store every object at %s and prune %s from storedVersions (nothing happens where storedVersions no longer names it)", lifecycle.StorageVersion(old), o.Name),
@@ -184,10 +135,10 @@ func removedMaybeStored(old, new *apiextensionsv1.CustomResourceDefinition, stor
 
 // lifecycleSkips finds versions that move more than one stage in one
 // release: each step exists so clients and stored objects can follow.
-func lifecycleSkips(old, new *apiextensionsv1.CustomResourceDefinition) []Finding {
-	var out []Finding
+func lifecycleSkips(old, new *apiextensionsv1.CustomResourceDefinition) []results.Finding {
+	var out []results.Finding
 	add := func(v, rule, msg string, fix ...lifecycle.Advice) {
-		out = append(out, Finding{Severity: lifecycle.SeverityError, Kind: FindingLifecycle, CRD: new.Name, Version: v, Rule: rule, Message: msg, Fix: fix})
+		out = append(out, results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingLifecycle, CRD: new.Name, Version: v, Rule: rule, Message: msg, Fix: fix})
 	}
 	oldStorage, newStorage := lifecycle.StorageVersion(old), lifecycle.StorageVersion(new)
 	if newStorage != oldStorage && newStorage != "" {
@@ -232,10 +183,10 @@ func lifecycleSkips(old, new *apiextensionsv1.CustomResourceDefinition) []Findin
 
 // deprecations lists, for the release notes, every version the upgrade
 // deprecates, stops serving or removes.
-func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []Finding {
-	var out []Finding
+func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []results.Finding {
+	var out []results.Finding
 	add := func(v, rule, msg string) {
-		out = append(out, Finding{Severity: lifecycle.SeverityWarning, Kind: FindingDeprecation, CRD: new.Name, Version: v, Rule: rule, Message: msg})
+		out = append(out, results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingDeprecation, CRD: new.Name, Version: v, Rule: rule, Message: msg})
 	}
 	for _, o := range old.Spec.Versions {
 		n := lifecycle.SpecVersion(new, o.Name)
@@ -275,8 +226,8 @@ func replacementFor(crd *apiextensionsv1.CustomResourceDefinition, v string) str
 // schemaBreaks compares the schema of every version served before and after,
 // and, when the storage version switches with conversion None, whether
 // re-storing objects at the new one keeps what the old one held.
-func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding {
-	var out []Finding
+func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []results.Finding {
+	var out []results.Finding
 	for _, o := range old.Spec.Versions {
 		n := lifecycle.SpecVersion(new, o.Name)
 		if n == nil || !o.Served || !n.Served {
@@ -287,7 +238,7 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 			if c.Breaking {
 				sev = lifecycle.SeverityError
 			}
-			out = append(out, Finding{Severity: sev, Kind: FindingSchema, CRD: new.Name, Version: o.Name, Rule: c.Rule, Path: c.Path, Message: c.Message})
+			out = append(out, results.Finding{Severity: sev, Kind: results.FindingSchema, CRD: new.Name, Version: o.Name, Rule: c.Rule, Path: c.Path, Message: c.Message})
 		}
 	}
 	oldStorage, newStorage := lifecycle.StorageVersion(old), lifecycle.StorageVersion(new)
@@ -303,7 +254,7 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []Finding 
 		if lifecycle.ConvertsByWebhook(new) {
 			sev = lifecycle.SeverityWarning // not a finding about the schemas: only the webhook knows
 		}
-		out = append(out, Finding{Severity: sev, Kind: FindingSchema, CRD: new.Name, Version: oldStorage, Rule: "storageSwitchMayLoseData",
+		out = append(out, results.Finding{Severity: sev, Kind: results.FindingSchema, CRD: new.Name, Version: oldStorage, Rule: "storageSwitchMayLoseData",
 			Message: fmt.Sprintf("re-storing objects stored at %s at %s (what migrate does after this upgrade) is not proven lossless: %s", oldStorage, newStorage, why),
 			Fix: []lifecycle.Advice{lifecycle.Advise(lifecycle.MigrateStep(new.Name), "after applying, re-store the objects, each checked %s→%s→%s first, leaving as it is every object that would lose data", oldStorage, newStorage, oldStorage),
 				lifecycle.Advise(nil, "or carry the field into the new version's schema (or through the conversion webhook)")}})
@@ -326,13 +277,13 @@ func Unserved(old, new *apiextensionsv1.CustomResourceDefinition) []string {
 // CheckFiles compares new manifests with the ones they replace, matched by
 // CRD name; a CRD new to the files has nothing to compare with, and a CRD
 // of the old files that the new ones lack is dropped (see Dropped).
-func CheckFiles(old, new []*apiextensionsv1.CustomResourceDefinition) []Finding {
+func CheckFiles(old, new []*apiextensionsv1.CustomResourceDefinition) []results.Finding {
 	byName := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	for _, o := range old {
 		byName[o.Name] = o
 	}
 	inNew := map[string]bool{}
-	var out []Finding
+	var out []results.Finding
 	for _, n := range new {
 		inNew[n.Name] = true
 		out = append(out, CheckUpgrade(byName[n.Name], n, nil)...)
@@ -385,8 +336,8 @@ type DroppedLive struct {
 // error only where the same source applied old (live.SameSource) and old
 // has objects (or they could not be counted), a warning where it has none;
 // where nothing tells, a warning, a note without objects.
-func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLive) Finding {
-	f := Finding{Severity: lifecycle.SeverityError, Kind: FindingDropped, CRD: old.Name, Rule: "crdDropped"}
+func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLive) results.Finding {
+	f := results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingDropped, CRD: old.Name, Rule: "crdDropped"}
 	const pruning = "an apply that prunes (Argo CD or Flux with pruning, kubectl apply --prune)"
 	where, all := "is in the old manifests", "every object of it"
 	empty, unsure := false, false

@@ -9,10 +9,11 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // rules lists the findings as "rule version" strings, in order.
-func rules(fs []Finding) []string {
+func rules(fs []results.Finding) []string {
 	out := []string{}
 	for _, f := range fs {
 		out = append(out, fmt.Sprintf("%s %s %s", f.Severity, f.Rule, f.Version))
@@ -175,7 +176,7 @@ func TestCheckFilesDroppedCRDs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := []string{}
 			for _, f := range CheckFiles(tc.old, tc.new) {
-				if f.Kind != FindingDropped {
+				if f.Kind != results.FindingDropped {
 					continue
 				}
 				s := fmt.Sprintf("%s %s %s", f.Severity, f.Rule, f.CRD)
@@ -234,7 +235,7 @@ func TestDroppedSaysWhatIsLost(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := Dropped(old, tc.to, tc.live)
-			if f.Severity != tc.severity || f.Rule != tc.rule || f.Kind != FindingDropped || f.CRD != "widgets.example.com" || f.Version != "" {
+			if f.Severity != tc.severity || f.Rule != tc.rule || f.Kind != results.FindingDropped || f.CRD != "widgets.example.com" || f.Version != "" {
 				t.Errorf("got %s %s %s %s %q", f.Severity, f.Kind, f.Rule, f.CRD, f.Version)
 			}
 			for _, m := range tc.message {
@@ -326,7 +327,7 @@ func TestLastAppliedTooLong(t *testing.T) {
 		// CheckUpgrade, as a CRD the cluster does not have yet meets no
 		// other rule.
 		got := CheckUpgrade(tc.old, tc.new, []string{"v1"})
-		got = slices.DeleteFunc(got, func(f Finding) bool { return f.Rule != "lastAppliedTooLong" })
+		got = slices.DeleteFunc(got, func(f results.Finding) bool { return f.Rule != "lastAppliedTooLong" })
 		switch {
 		case tc.want == "" && len(got) > 0:
 			t.Errorf("%s: %+v", tc.name, got)

@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // storedFieldsLost reads the objects that may be stored at each old
@@ -26,7 +27,7 @@ import (
 // asked for), yet the first write at the new storage version drops it,
 // migrate's re-store included. With conversion None only: a webhook's
 // form of an object at the new version is the webhook's to say.
-func storedFieldsLost(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, pageSize int64) ([]Finding, error) {
+func storedFieldsLost(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, pageSize int64) ([]results.Finding, error) {
 	storage := lifecycle.StorageVersion(next)
 	sv := lifecycle.SpecVersion(next, storage)
 	if lifecycle.ConvertsByWebhook(live) || lifecycle.ConvertsByWebhook(next) || sv == nil || sv.Schema == nil || sv.Schema.OpenAPIV3Schema == nil {
@@ -40,7 +41,7 @@ func storedFieldsLost(ctx context.Context, dyn dynamic.Interface, live, next *ap
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", next.Name, storage, err)
 	}
-	var out []Finding
+	var out []results.Finding
 	for _, v := range live.Status.StoredVersions {
 		lv := lifecycle.SpecVersion(live, v)
 		switch {
@@ -75,9 +76,9 @@ func storedFieldsLost(ctx context.Context, dyn dynamic.Interface, live, next *ap
 
 // mergeObjects folds found into grouped, where a finding of grouped says
 // the same thing: each object named once.
-func mergeObjects(grouped, found []Finding) []Finding {
+func mergeObjects(grouped, found []results.Finding) []results.Finding {
 	for _, g := range groupObjects(found) {
-		i := slices.IndexFunc(grouped, func(f Finding) bool {
+		i := slices.IndexFunc(grouped, func(f results.Finding) bool {
 			return f.Kind == g.Kind && f.Severity == g.Severity && f.Rule == g.Rule && f.Version == g.Version && f.Path == g.Path && f.Message == g.Message
 		})
 		if i < 0 {

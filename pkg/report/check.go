@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // CheckReport is the document `check -o json|yaml` prints.
@@ -15,12 +15,12 @@ type CheckReport struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	// Against is what the new CRDs were compared with: "cluster" or "files".
-	Against  string          `json:"against"`
-	CRDs     int             `json:"crds"`
-	Errors   int             `json:"errors"`
-	Warnings int             `json:"warnings"`
-	Notes    int             `json:"notes"`
-	Findings []check.Finding `json:"findings"`
+	Against  string            `json:"against"`
+	CRDs     int               `json:"crds"`
+	Errors   int               `json:"errors"`
+	Warnings int               `json:"warnings"`
+	Notes    int               `json:"notes"`
+	Findings []results.Finding `json:"findings"`
 	// Width, when set (a terminal's), cuts each line of the table to it;
 	// -o json|yaml has every word.
 	Width int `json:"-"`
@@ -28,9 +28,9 @@ type CheckReport struct {
 
 // NewCheckReport counts the findings and spells out the commands of their
 // fixes.
-func NewCheckReport(against string, crds int, findings []check.Finding) CheckReport {
-	r := CheckReport{APIVersion: APIVersion, Kind: "CheckReport", Against: against, CRDs: crds, Findings: append([]check.Finding{}, findings...)}
-	slices.SortStableFunc(r.Findings, func(a, b check.Finding) int { return decisive(a) - decisive(b) })
+func NewCheckReport(against string, crds int, findings []results.Finding) CheckReport {
+	r := CheckReport{APIVersion: APIVersion, Kind: "CheckReport", Against: against, CRDs: crds, Findings: append([]results.Finding{}, findings...)}
+	slices.SortStableFunc(r.Findings, func(a, b results.Finding) int { return decisive(a) - decisive(b) })
 	for i, f := range r.Findings {
 		r.Findings[i].Fix = spelled(f.Fix)
 		switch f.Severity {
@@ -50,7 +50,7 @@ func NewCheckReport(against string, crds int, findings []check.Finding) CheckRep
 // still names a removed version: an error there, a warning only because a
 // file cannot tell), then the other warnings (exit 3 with --strict), then
 // notes. The order within a rank is the check's.
-func decisive(f check.Finding) int {
+func decisive(f results.Finding) int {
 	switch {
 	case f.Severity == lifecycle.SeverityError:
 		return 0
@@ -76,7 +76,7 @@ func WriteCheck(w io.Writer, f Format, r CheckReport) error {
 		return err
 	}
 	header := []string{"SEVERITY", "CRD", "VERSION", "RULE", "PATH", "OBJECTS", "MESSAGE"}
-	fleet := slices.ContainsFunc(r.Findings, func(f check.Finding) bool { return f.Cluster != "" })
+	fleet := slices.ContainsFunc(r.Findings, func(f results.Finding) bool { return f.Cluster != "" })
 	if fleet {
 		header = append([]string{"CLUSTER"}, header...)
 	}
@@ -130,7 +130,7 @@ func writeCheckMarkdown(w io.Writer, r CheckReport) error {
 	b.WriteString("## Deprecated APIs\n\n")
 	deprecated := 0
 	for _, f := range r.Findings {
-		if f.Kind == check.FindingDeprecation {
+		if f.Kind == results.FindingDeprecation {
 			if deprecated == 0 {
 				b.WriteString("| CRD | version | change |\n|---|---|---|\n")
 			}
@@ -147,7 +147,7 @@ func writeCheckMarkdown(w io.Writer, r CheckReport) error {
 		// A refusal that depends on the cluster is breaking where it holds,
 		// and a schema change that refuses or drops what a client writes
 		// breaks that client, whatever the live objects hold.
-		if f.Kind == check.FindingDeprecation || (f.Severity != lifecycle.SeverityError && f.Kind != check.FindingRejected && !breaksClients(f)) {
+		if f.Kind == results.FindingDeprecation || (f.Severity != lifecycle.SeverityError && f.Kind != results.FindingRejected && !breaksClients(f)) {
 			continue
 		}
 		breaking++
@@ -185,8 +185,8 @@ func writeCheckMarkdown(w io.Writer, r CheckReport) error {
 // breaksClients says whether a schema change refuses, or drops, what a
 // client of the version could write before: not a default changed, a rule
 // removed, or a switch migrate checks.
-func breaksClients(f check.Finding) bool {
-	return f.Kind == check.FindingSchema && !slices.Contains([]string{"defaultChanged", "validationRuleRemoved", "storageSwitchMayLoseData"}, f.Rule)
+func breaksClients(f results.Finding) bool {
+	return f.Kind == results.FindingSchema && !slices.Contains([]string{"defaultChanged", "validationRuleRemoved", "storageSwitchMayLoseData"}, f.Rule)
 }
 
 // foldedNames is how many paths a folded row names before "and N more".
@@ -196,19 +196,19 @@ const foldedNames = 3
 // cluster) and severity, which differ only in version, path or wording:
 // 86 requiredAdded warnings are one row, with a count and the first paths.
 // Findings about objects are grouped already; -o json keeps every finding.
-func folded(findings []check.Finding) []check.Finding {
+func folded(findings []results.Finding) []results.Finding {
 	type key struct {
 		sev                lifecycle.Severity
 		cluster, crd, rule string
-		kind               check.FindingKind
+		kind               results.FindingKind
 	}
 	index := map[key]int{}
-	var out []check.Finding
+	var out []results.Finding
 	var paths [][]string
 	for _, f := range findings {
 		k := key{f.Severity, f.Cluster, f.CRD, f.Rule, f.Kind}
 		i, ok := index[k]
-		if !ok || f.Kind == check.FindingObjects {
+		if !ok || f.Kind == results.FindingObjects {
 			index[k] = len(out)
 			out = append(out, f)
 			paths = append(paths, []string{f.Path})
@@ -243,7 +243,7 @@ type fixBlock struct {
 
 // fixBlocks are the findings' fixes, one per CRD (and cluster) and fix, in
 // the order the findings first name them.
-func fixBlocks(findings []check.Finding) []*fixBlock {
+func fixBlocks(findings []results.Finding) []*fixBlock {
 	var blocks []*fixBlock
 	index := map[string]*fixBlock{}
 	for _, f := range findings {

@@ -4,15 +4,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // One fix is said once per CRD, under every rule and version that leads to
 // it; a different fix, or another CRD's, is a block of its own.
 func TestCheckSaysEachFixOnce(t *testing.T) {
 	migrate := []lifecycle.Advice{{Text: "re-store the objects first", Step: lifecycle.MigrateStep("certificates.cert-manager.io")}}
-	findings := []check.Finding{
+	findings := []results.Finding{
 		{Severity: lifecycle.SeverityError, CRD: "certificates.cert-manager.io", Version: "v1alpha2", Rule: "storedVersionDropped", Message: "a", Fix: migrate},
 		{Severity: lifecycle.SeverityError, CRD: "certificates.cert-manager.io", Version: "v1alpha3", Rule: "storedVersionDropped", Message: "b", Fix: migrate},
 		{Severity: lifecycle.SeverityError, CRD: "certificates.cert-manager.io", Version: "v1beta1", Rule: "removedWhileStored", Message: "c", Fix: migrate},
@@ -51,14 +51,14 @@ func TestCheckSaysEachFixOnce(t *testing.T) {
 // terminal's width cuts every line; markdown's breaking changes name the
 // schema changes that break a client.
 func TestCheckPutsWhatDecidesFirstAndFoldsTheRest(t *testing.T) {
-	var findings []check.Finding
+	var findings []results.Finding
 	for _, p := range []string{"spec.a", "spec.b", "spec.c", "spec.d", "spec.e"} {
-		findings = append(findings, check.Finding{Severity: lifecycle.SeverityWarning, Kind: check.FindingSchema, CRD: "policies.kyverno.io", Version: "v1", Rule: "requiredAdded", Path: p, Message: p + " is required now"})
+		findings = append(findings, results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingSchema, CRD: "policies.kyverno.io", Version: "v1", Rule: "requiredAdded", Path: p, Message: p + " is required now"})
 	}
 	findings = append(findings,
-		check.Finding{Severity: lifecycle.SeverityNote, Kind: check.FindingSchema, CRD: "policies.kyverno.io", Version: "v1", Rule: "defaultChanged", Path: "spec.x", Message: "default changed"},
-		check.Finding{Severity: lifecycle.SeverityWarning, Kind: check.FindingRejected, CRD: "policies.kyverno.io", Version: "v1beta1", Rule: "removedVersionMayBeStored", Message: "v1beta1 is removed: " + strings.Repeat("long words ", 40)},
-		check.Finding{Severity: lifecycle.SeverityError, Kind: check.FindingObjects, CRD: "policies.kyverno.io", Version: "v1", Rule: "managedFieldsOfRemovedVersion", Message: "server-side apply fails"})
+		results.Finding{Severity: lifecycle.SeverityNote, Kind: results.FindingSchema, CRD: "policies.kyverno.io", Version: "v1", Rule: "defaultChanged", Path: "spec.x", Message: "default changed"},
+		results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingRejected, CRD: "policies.kyverno.io", Version: "v1beta1", Rule: "removedVersionMayBeStored", Message: "v1beta1 is removed: " + strings.Repeat("long words ", 40)},
+		results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingObjects, CRD: "policies.kyverno.io", Version: "v1", Rule: "managedFieldsOfRemovedVersion", Message: "server-side apply fails"})
 	r := NewCheckReport("files", 1, findings)
 	var rules []string
 	for _, f := range r.Findings {

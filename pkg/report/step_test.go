@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // The spellings are what users copy and scripts run: each flag as the
@@ -41,7 +41,7 @@ func TestCommand(t *testing.T) {
 // and in the table after their text.
 func TestCheckFixCommands(t *testing.T) {
 	fix := []lifecycle.Advice{{Text: "re-store every object", Step: lifecycle.MigrateStep("widgets.example.com")}, {Text: "then apply this manifest"}}
-	findings := []check.Finding{{Severity: lifecycle.SeverityError, Kind: check.FindingRejected, CRD: "widgets.example.com", Version: "v1alpha1", Rule: "storedVersionRemoved", Message: "refused", Fix: fix}}
+	findings := []results.Finding{{Severity: lifecycle.SeverityError, Kind: results.FindingRejected, CRD: "widgets.example.com", Version: "v1alpha1", Rule: "storedVersionRemoved", Message: "refused", Fix: fix}}
 	r := NewCheckReport("cluster", 1, findings)
 	if findings[0].Fix[0].Command != "" {
 		t.Error("the report changed the findings it was given")

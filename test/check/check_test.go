@@ -25,6 +25,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -102,7 +103,7 @@ func TestCheckValidatesLiveObjects(t *testing.T) {
 	var objects, rules []string
 	for _, f := range found {
 		switch f.Kind {
-		case check.FindingObjects:
+		case results.FindingObjects:
 			objects = append(objects, fmt.Sprintf("%s %s %s", f.Severity, f.Object, f.Path))
 		default:
 			rules = append(rules, f.Rule)
@@ -145,9 +146,9 @@ func TestCheckGroupsObjectsThatFailAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var objects []check.Finding
+	var objects []results.Finding
 	for _, f := range found {
-		if f.Kind == check.FindingObjects {
+		if f.Kind == results.FindingObjects {
 			objects = append(objects, f)
 		}
 	}
@@ -249,7 +250,7 @@ func TestCheckSaysClientSideApplyIsRefusedPastTheAnnotationLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(found, func(f check.Finding) bool { return f.Rule == "lastAppliedTooLong" })
+	i := slices.IndexFunc(found, func(f results.Finding) bool { return f.Rule == "lastAppliedTooLong" })
 	if i < 0 || found[i].Severity != lifecycle.SeverityError || !strings.Contains(report.Advice(found[i].Fix[0]), "kubectl apply --server-side") {
 		t.Fatalf("findings %+v: want lastAppliedTooLong, an error", found)
 	}
@@ -325,7 +326,7 @@ func TestCheckSendsTheManifestAsItsServerSideApplyOwnerDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(found, func(f check.Finding) bool { return f.Rule == "applyConflict" })
+	i := slices.IndexFunc(found, func(f results.Finding) bool { return f.Rule == "applyConflict" })
 	if i < 0 || found[i].Severity != lifecycle.SeverityError || !strings.Contains(found[i].Message, "kubectl apply --server-side") {
 		t.Fatalf("findings %+v: want the owner's apply found refused", found)
 	}
@@ -423,7 +424,7 @@ func TestCheckOfACRDTheAPIServerDoesNotServe(t *testing.T) {
 	if err != nil {
 		t.Fatalf("check of a CRD not served: %v, want findings", err)
 	}
-	i := slices.IndexFunc(found, func(f check.Finding) bool { return f.Rule == "crdNotServed" })
+	i := slices.IndexFunc(found, func(f results.Finding) bool { return f.Rule == "crdNotServed" })
 	if i < 0 || found[i].Severity != lifecycle.SeverityError {
 		t.Fatalf("findings %+v: want crdNotServed, an error", found)
 	}

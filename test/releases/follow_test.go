@@ -9,9 +9,9 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	crdresults "github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -95,7 +95,7 @@ func TestFollowingTheFixes(t *testing.T) {
 				if run.code == 0 {
 					break
 				}
-				i := slices.IndexFunc(run.report.Findings, func(f check.Finding) bool { return f.Severity == lifecycle.SeverityError })
+				i := slices.IndexFunc(run.report.Findings, func(f crdresults.Finding) bool { return f.Severity == lifecycle.SeverityError })
 				if i < 0 || round == maxFixes || (errors >= 0 && run.report.Errors >= errors) {
 					t.Fatalf("round %d: check exits %d with %d errors (before: %d):\n%s", round, run.code, run.report.Errors, errors, run.table(t))
 				}
