@@ -154,7 +154,7 @@ func (o *stepOptions) reportStep(name string, res *results.StepResult) error {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", report.Advice(*w))
 	}
 	if res.FieldsKept != "" {
-		fmt.Fprintf(o.ErrOut, "warning: the step is applied, but its spec fields are still the plugin's, so the owner's next server-side apply of the CRD conflicts with %s (%s): the owner takes them with kubectl apply --server-side --force-conflicts of the manifest that has this step\n", cluster.FieldManager, res.FieldsKept)
+		fmt.Fprintf(o.ErrOut, "warning: the step is applied, but %s\n", report.FieldsKept(res.FieldsKept))
 	}
 	how := map[migrate.DryRun]string{migrate.DryRunNone: "applied", migrate.DryRunClient: "dry run: nothing sent", migrate.DryRunServer: "server dry run: validated, not persisted"}[o.dryRun]
 	if o.held != nil {

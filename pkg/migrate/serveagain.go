@@ -83,6 +83,10 @@ func migrateServedAgain(ctx context.Context, c cluster.Clients, crd *apiextensio
 	undone, uerr := applyStep(uctx, c.CRDs, name, DryRunNone, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return lifecycle.PlanUndo(crd, step.Plan)
 	})
+	served.FieldsKept = step.FieldsKept
+	if undone != nil && undone.FieldsKept != "" {
+		served.FieldsKept = undone.FieldsKept
+	}
 	switch {
 	case uerr != nil:
 		served.UndoError = fmt.Sprintf("the step back is not written (%v): %s stay served; kubectl crdversion rollback %s takes the step back", uerr, strings.Join(hidden, ", "), name)

@@ -59,6 +59,11 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 			if _, err := fmt.Fprintf(w, "  %s: not served, so served again, deprecated, while each object was checked at it; %s\n", strings.Join(a.Versions, ", "), after); err != nil {
 				return err
 			}
+			if a.FieldsKept != "" {
+				if _, err := fmt.Fprintf(w, "  %s\n", FieldsKept(a.FieldsKept)); err != nil {
+					return err
+				}
+			}
 		}
 		if line := apiServersLine(r); line != "" {
 			if _, err := fmt.Fprintf(w, "  %s\n", line); err != nil {

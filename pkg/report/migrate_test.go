@@ -1,9 +1,12 @@
 package report
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -27,5 +30,28 @@ func TestPassTime(t *testing.T) {
 				t.Errorf("passTime = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A step of the plugin's own that kept the owner's fields says so, with the
+// way out: served again for a check, and switched back after one.
+func TestFieldsKeptIsSaid(t *testing.T) {
+	why := "the API server kept them the plugin's"
+	var out bytes.Buffer
+	r := &results.Result{CRD: "widgets.example.com", Storage: "v1", RestoreResult: results.RestoreResult{Listed: 3, Rewritten: 3, Took: time.Second},
+		ServedAgain: &results.ServedAgain{Versions: []string{"v1alpha1"}, Undone: true, FieldsKept: why}}
+	if err := WriteMigrate(&out, FormatTable, []*results.Result{r}, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), FieldsKept(why)) {
+		t.Errorf("served again: the kept fields are not said:\n%s", out.String())
+	}
+	out.Reset()
+	back := &results.SwitchCheck{Back: &results.StepResult{FieldsKept: why, Plan: &lifecycle.Plan{CRD: "widgets.example.com", Pair: lifecycle.Pair{Old: "v1alpha1", New: "v1"}, To: lifecycle.StageBridge}}}
+	if err := WriteSwitchCheck(&out, "widgets.example.com", back); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), FieldsKept(why)) || !strings.Contains(out.String(), "--force-conflicts") {
+		t.Errorf("switched back: the kept fields are not said:\n%s", out.String())
 	}
 }

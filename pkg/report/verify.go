@@ -124,7 +124,19 @@ func WriteSwitchCheck(w io.Writer, crd string, s *results.SwitchCheck) error {
 		return err
 	}
 	if s.Back != nil {
-		return WritePlan(w, s.Back.Plan, "applied: switched back")
+		if err := WritePlan(w, s.Back.Plan, "applied: switched back"); err != nil {
+			return err
+		}
+		if s.Back.FieldsKept != "" {
+			_, err := fmt.Fprintf(w, "%s\n", FieldsKept(s.Back.FieldsKept))
+			return err
+		}
 	}
 	return nil
+}
+
+// FieldsKept says what follows when the plugin could not give the spec
+// fields one of its steps took back to their owners (why).
+func FieldsKept(why string) string {
+	return "the CRD's spec fields are still the plugin's, so the owner's next server-side apply of it conflicts with kubectl-crdversion (" + why + "): the owner takes them with kubectl apply --server-side --force-conflicts of its manifest"
 }

@@ -51,6 +51,9 @@ type ServedAgain struct {
 	// UndoError says what is left and what to run.
 	Undone    bool   `json:"undone"`
 	UndoError string `json:"undoError,omitempty"`
+	// FieldsKept says why spec fields the plugin's two steps took from
+	// their owners are still the plugin's (StepResult.FieldsKept).
+	FieldsKept string `json:"fieldsKept,omitempty"`
 }
 
 // APIServers are the API servers a migration's passes reached, told apart
