@@ -16,18 +16,19 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// CleanManagedFields drops, from every object of the CRD, the managedFields
-// entries recorded at a version the CRD no longer serves: server-side apply
-// fails on them once that version is removed ("request to convert CR to an
-// invalid group/version", kubernetes#111937). Each object is patched with a
+// CleanManagedFields moves, on every object of the CRD, the managedFields
+// entries recorded at a version the CRD no longer serves to the storage
+// version, or drops them (entriesCleaner): server-side apply fails on them
+// once that version is removed ("request to convert CR to an invalid
+// group/version", kubernetes#111937). Each object is patched with a
 // resourceVersion precondition; on a conflict it is read again and the
 // entries recomputed, never written over someone else's change.
 //
-// Dropping entries is a write, and every write re-encodes its object at the
+// Moving entries is a write, and every write re-encodes its object at the
 // storage version. So this writes only where the CRD proves that keeps every
 // object: storedVersions names no other version, or the schemas prove
 // old→new→old for each one it names. Elsewhere it writes nothing and says
-// so (StopNotProven): Migrate with CleanManagedFields drops the entries in
+// so (StopNotProven): Migrate with CleanManagedFields moves the entries in
 // the re-store it checks for each object.
 func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *results.RestoreResult {
 	return cleanManagedFields(ctx, meta, crd, restoreRun{RestoreOptions: opts})
@@ -37,7 +38,7 @@ func cleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiex
 	if why := unprovenStored(crd); why != "" {
 		return &results.RestoreResult{Failures: []results.Failure{}, StopReason: results.StopNotProven, Stopped: why}
 	}
-	run.clean, run.cleaned = cluster.StaleEntry(crd), &atomic.Int64{}
+	run.clean, run.cleaned = entriesCleaner(crd), &atomic.Int64{}
 	return forEachObject(ctx, meta, crd, addresses(meta, storageGVR(crd)), run, func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts restoreRun) (outcome, error) {
 		if !opts.cleans(it) {
 			return outcomeUnchanged, nil
@@ -78,14 +79,61 @@ func cleanSummary(ctx context.Context, meta metadata.Interface, crd *apiextensio
 	return mf
 }
 
-func filterEntries(entries []metav1.ManagedFieldsEntry, stale func(metav1.ManagedFieldsEntry) bool) ([]metav1.ManagedFieldsEntry, bool) {
-	keep := make([]metav1.ManagedFieldsEntry, 0, len(entries))
-	for _, mf := range entries {
-		if !stale(mf) {
-			keep = append(keep, mf)
+// entriesCleaner makes the managedFields a write leaves on an object, and
+// says whether they differ from those it had: an entry at a version the CRD
+// no longer serves moves to the storage version, into the entry its
+// manager already has there, so that its manager still owns its fields and
+// its next apply can drop one. That holds where the CRD converts without a
+// webhook: every version names a field by the same path. Where a webhook
+// converts, paths may differ, and the entry is dropped.
+func entriesCleaner(crd *apiextensionsv1.CustomResourceDefinition) func([]metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool) {
+	stale := cluster.StaleEntry(crd)
+	storage := crd.Spec.Group + "/" + lifecycle.StorageVersion(crd)
+	move := crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy == apiextensionsv1.NoneConverter
+	return func(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool) {
+		out := make([]metav1.ManagedFieldsEntry, 0, len(entries))
+		var moved []metav1.ManagedFieldsEntry
+		for _, e := range entries {
+			switch {
+			case !stale(e):
+				out = append(out, e)
+			case move:
+				e.APIVersion = storage
+				moved = append(moved, e)
+			}
 		}
+		for _, e := range moved {
+			out = mergeEntry(out, e)
+		}
+		return out, len(moved) > 0 || len(out) != len(entries)
 	}
-	return keep, len(keep) != len(entries)
+}
+
+// mergeEntry adds e to entries, into the entry of the same key if there is
+// one (the API server keeps one an owner): their fields joined, the later
+// time kept.
+func mergeEntry(entries []metav1.ManagedFieldsEntry, e metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	for i, have := range entries {
+		if !sameEntry(have, e) {
+			continue
+		}
+		a, aerr := fieldSet(have)
+		b, berr := fieldSet(e)
+		if aerr != nil || berr != nil {
+			return entries // an entry unread stays as it is
+		}
+		raw, err := a.Union(b).ToJSON()
+		if err != nil {
+			return entries
+		}
+		have.FieldsType, have.FieldsV1 = "FieldsV1", metav1.NewFieldsV1(string(raw))
+		if e.Time != nil && (have.Time == nil || have.Time.Before(e.Time)) {
+			have.Time = e.Time
+		}
+		entries[i] = have
+		return entries
+	}
+	return append(entries, e)
 }
 
 // managedFieldsValue is what a merge patch sets managedFields to. An empty

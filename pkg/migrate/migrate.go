@@ -182,7 +182,7 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 		if kept == nil {
 			kept = crd
 		}
-		run.clean, run.cleaned = cluster.StaleEntry(kept), &atomic.Int64{}
+		run.clean, run.cleaned = entriesCleaner(kept), &atomic.Int64{}
 	}
 	// Every write of the passes is proven for the CRD's generation they
 	// began with: once it moves, no further write goes out.

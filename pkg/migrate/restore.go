@@ -85,10 +85,10 @@ type restoreRun struct {
 	// ran is set by the writer of one run of an object's requests once it
 	// checked the object (markChecked); each run has its own.
 	ran *bool
-	// clean, when set, tells the managedFields entries the re-store drops
-	// (entries at versions no longer served); cleaned counts the objects
-	// whose entries it dropped.
-	clean   func(metav1.ManagedFieldsEntry) bool
+	// clean, when set, makes the managedFields the re-store leaves (entries
+	// at versions no longer served moved or dropped: entriesCleaner);
+	// cleaned counts the objects whose entries it changed.
+	clean   func([]metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool)
 	cleaned *atomic.Int64
 	// defaults are the fields the storage version defaults where an old
 	// version in storedVersions does not (schemacompat.DefaultsAdded).
@@ -100,7 +100,7 @@ func (o restoreRun) cleans(it item) bool {
 	if o.clean == nil {
 		return false
 	}
-	_, changed := filterEntries(it.ManagedFields, o.clean)
+	_, changed := o.clean(it.ManagedFields)
 	return changed
 }
 
@@ -365,7 +365,7 @@ func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.Gro
 	patch := []byte(fmt.Sprintf(`{"metadata":{"resourceVersion":%q}}`, it.ResourceVersion))
 	cleaning := opts.cleans(it)
 	if cleaning {
-		keep, _ := filterEntries(it.ManagedFields, opts.clean)
+		keep, _ := opts.clean(it.ManagedFields)
 		want.ManagedFields = keep
 		var err error
 		patch, err = json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": it.ResourceVersion, "managedFields": managedFieldsValue(keep)}})
@@ -382,8 +382,8 @@ func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.Gro
 	if cleaning {
 		// The API server puts the old entries back when its field manager
 		// fails on the new ones: only the answer tells.
-		if left, _ := filterEntries(got.ManagedFields, opts.clean); len(left) != len(got.ManagedFields) {
-			return out, fmt.Errorf("the API server kept %d managedFields entries at unserved versions", len(got.ManagedFields)-len(left))
+		if _, still := opts.clean(got.ManagedFields); still {
+			return out, errors.New("the API server kept managedFields entries at unserved versions")
 		}
 		opts.cleaned.Add(1)
 	}

@@ -22,7 +22,9 @@ import (
 )
 
 // Server-side apply fails on an object whose managedFields name a removed
-// version (kubernetes#111937), and works once they are cleaned.
+// version (kubernetes#111937), and works once they are cleaned. The owner
+// keeps its fields through the cleanup: its next apply, which leaves a
+// field out, removes it, and nothing else owns one.
 func TestCleanManagedFieldsMendsServerSideApply(t *testing.T) {
 	sb := sandbox.StartT(t, sandbox.Options{})
 	fx, err := fixtures.NewClients(sb.RestConfig())
@@ -35,15 +37,18 @@ func TestCleanManagedFieldsMendsServerSideApply(t *testing.T) {
 	if _, err := fx.CreateCRD(t.Context(), crd); err != nil {
 		t.Fatal(err)
 	}
-	applyOpts := func(version, manager string, val string, dryRun ...string) error {
+	applySpec := func(version, manager string, spec map[string]any, dryRun ...string) error {
 		gvr := schema.GroupVersionResource{Group: "example.com", Version: version, Resource: "widgets"}
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/" + version, "kind": "Widget",
-			"metadata": map[string]any{"name": "w", "namespace": "ns"}, "spec": map[string]any{"a": val}}}
+			"metadata": map[string]any{"name": "w", "namespace": "ns"}, "spec": spec}}
 		_, err := fx.Dynamic.Resource(gvr).Namespace("ns").Apply(t.Context(), "w", u, metav1.ApplyOptions{FieldManager: manager, Force: true, DryRun: dryRun})
 		return err
 	}
+	applyOpts := func(version, manager string, val string, dryRun ...string) error {
+		return applySpec(version, manager, map[string]any{"a": val}, dryRun...)
+	}
 	apply := func(version, manager string, val string) error { return applyOpts(version, manager, val) }
-	if err := apply("v1", "tool", "1"); err != nil {
+	if err := applySpec("v1", "tool", map[string]any{"a": "1", "b": "dropped by the owner later"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := fx.SwitchStorage(t.Context(), crd.Name, "v2", true); err != nil {
@@ -108,9 +113,12 @@ func TestCleanManagedFieldsMendsServerSideApply(t *testing.T) {
 	if a, _, _ := unstructured.NestedString(got.Object, "spec", "a"); a != "2" {
 		t.Errorf("spec.a = %q after apply, want 2", a)
 	}
+	if b, found, _ := unstructured.NestedString(got.Object, "spec", "b"); found {
+		t.Errorf("spec.b = %q after the owner's apply left it out: the cleanup took the owner's fields away", b)
+	}
 	for _, mf := range got.GetManagedFields() {
-		if mf.APIVersion == "example.com/v1" {
-			t.Errorf("entry of the removed version left: %+v", mf)
+		if mf.APIVersion == "example.com/v1" || mf.Manager != "tool" {
+			t.Errorf("after the owner's apply, an entry not the owner's at v2: %s %s %s", mf.Manager, mf.Operation, mf.APIVersion)
 		}
 	}
 	// A second pass finds nothing to clean.
