@@ -56,7 +56,7 @@ func unprovenStored(crd *apiextensionsv1.CustomResourceDefinition) string {
 			continue
 		}
 		if ok, why := schemacompat.SchemaProof(crd, v, storage); !ok {
-			return fmt.Sprintf("nothing was written: objects may be stored at %s, and the schemas do not prove that a write at %s keeps them (%s); the migration drops the entries as it re-stores each object, checked", v, storage, why)
+			return fmt.Sprintf("nothing was written: objects may be stored at %s, and the schemas do not prove that a write at %s keeps them (%s); the migration moves the entries as it re-stores each object, checked", v, storage, why)
 		}
 	}
 	return ""
