@@ -111,8 +111,8 @@ func TestHelmUpgradesAfterThePluginsStep(t *testing.T) {
 				}
 			}
 			for _, mf := range live.ManagedFields {
-				if mf.Manager == "kubectl-crdversion" && mf.Subresource == "" && mf.FieldsV1 != nil && strings.Contains(string(mf.FieldsV1.Raw), `"f:spec"`) {
-					t.Errorf("the plugin still holds spec fields after Helm's upgrade: %s", mf.FieldsV1.Raw)
+				if mf.Manager == "kubectl-crdversion" && mf.Subresource == "" && mf.FieldsV1 != nil && strings.Contains(mf.FieldsV1.GetRawString(), `"f:spec"`) {
+					t.Errorf("the plugin still holds spec fields after Helm's upgrade: %s", mf.FieldsV1.GetRawString())
 				}
 			}
 		})
