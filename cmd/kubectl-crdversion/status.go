@@ -66,7 +66,8 @@ kubectl names its resource (plural, singular, short name or kind).
 For each CRD whose spec changed since it was created, the metadata of its
 objects is listed too: objects whose managedFields name a version the CRD
 no longer serves are counted and named, for server-side apply of them fails
-once that version is gone (the next step moves the entries to the storage version).
+once that version is gone (the next step cleans the entries: moved to the storage
+version while that version is listed, dropped once it is gone).
 
 Exit status is 3 when a CRD has an error-level problem, such as a
 storedVersions entry missing from spec.versions, or objects whose

@@ -76,5 +76,5 @@ func managersFinding(crd, version, replacement string, managers map[string]int64
 	return results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingClients, CRD: crd, Version: version, Rule: "clientsOnVersion",
 		Message: fmt.Sprintf("field managers whose last write used %s, which this upgrade stops serving: %s", version, strings.Join(parts, ", ")),
 		Fix: []lifecycle.Advice{{Text: fmt.Sprintf("move these clients to %s before applying (a manager's entry shows only its last write)", replacement)},
-			{Text: fmt.Sprintf("once %s is removed, move the entries that would break server-side apply to the storage version", version), Step: lifecycle.CleanManagedFieldsStep(crd)}}}
+			{Text: fmt.Sprintf("once %s is removed, drop the entries that would break server-side apply", version), Step: lifecycle.CleanManagedFieldsStep(crd)}}}
 }

@@ -67,7 +67,7 @@ func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, n
 // entries are dropped right after the apply removes their version.
 func entriesFix(live, next *apiextensionsv1.CustomResourceDefinition, still []string) []lifecycle.Advice {
 	crd, storage := next.Name, lifecycle.StorageVersion(next)
-	clean := lifecycle.Advise(lifecycle.CleanManagedFieldsStep(crd), "move the entries to the storage version (the objects' content is kept)")
+	clean := lifecycle.Advise(lifecycle.CleanManagedFieldsStep(crd), "clean the entries: moved to the storage version while their version is listed (the objects' content is kept)")
 	if len(still) == 0 {
 		return []lifecycle.Advice{clean, lifecycle.Advise(nil, "then apply the new CRDs")}
 	}
@@ -100,7 +100,7 @@ func entriesFix(live, next *apiextensionsv1.CustomResourceDefinition, still []st
 			clean, lifecycle.Advise(nil, "then apply the new CRDs"))
 	}
 	return append(out, lifecycle.Advise(nil, "then apply the new CRDs, which remove %s (no step of the plugin stops serving just them)", strings.Join(still, ", ")),
-		lifecycle.Advise(lifecycle.CleanManagedFieldsStep(crd), "right after, move the entries to the storage version: until then a server-side apply of these objects fails"))
+		lifecycle.Advise(lifecycle.CleanManagedFieldsStep(crd), "right after, drop the entries: until then a server-side apply of these objects fails"))
 }
 
 // olderRemoved says whether next removes every version live serves that

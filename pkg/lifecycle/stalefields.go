@@ -69,7 +69,7 @@ func staleProblem(s *StaleManagedFields) Problem {
 	}
 	if len(s.Removed) > 0 {
 		return Problem{SeverityError, strings.Join(s.Removed, ", "), fmt.Sprintf(
-			"%s (%s) %s managedFields entries recorded at %s, which the CRD no longer has: every server-side apply of them (kubectl apply --server-side, a GitOps sync, a controller's apply) fails with \"request to convert CR to an invalid group/version\" until the entries are moved",
+			"%s (%s) %s managedFields entries recorded at %s, which the CRD no longer has: every server-side apply of them (kubectl apply --server-side, a GitOps sync, a controller's apply) fails with \"request to convert CR to an invalid group/version\" until the entries are cleaned",
 			Objects(s.Objects), which, carry, strings.Join(s.Removed, ", "))}
 	}
 	is, it := "is", "it is"
@@ -77,15 +77,16 @@ func staleProblem(s *StaleManagedFields) Problem {
 		is, it = "are", "they are"
 	}
 	return Problem{SeverityWarning, strings.Join(s.Unserved, ", "), fmt.Sprintf(
-		"%s (%s) %s managedFields entries recorded at %s, which %s no longer served: once %s removed from spec.versions, every server-side apply of them fails with \"request to convert CR to an invalid group/version\" until the entries are moved",
+		"%s (%s) %s managedFields entries recorded at %s, which %s no longer served: once %s removed from spec.versions, every server-side apply of them fails with \"request to convert CR to an invalid group/version\" until the entries are cleaned",
 		Objects(s.Objects), which, carry, strings.Join(s.Unserved, ", "), is, it)}
 }
 
-// staleNext is the step that moves the entries to the storage version.
+// staleNext is the step that cleans the entries: moved to the storage
+// version while their version is listed, dropped once it is gone.
 func staleNext(crd string, s *StaleManagedFields) Next {
 	if len(s.Removed) > 0 {
 		return Next{Action: ActionRun, Step: CleanManagedFieldsStep(crd), Reason: fmt.Sprintf(
-			"move the managedFields entries at %s (gone from spec.versions) of %s to the storage version: server-side apply of them fails until then; where a webhook converts they are dropped, and an object that keeps no entry then needs its owner's first apply that changes a field to take --force-conflicts once",
+			"drop the managedFields entries at %s (gone from spec.versions) from %s: server-side apply of them fails until then; after, where an object keeps no entry, its owner's first apply that changes a field conflicts with before-first-apply and takes --force-conflicts once",
 			strings.Join(s.Removed, ", "), Objects(s.Objects))}
 	}
 	return Next{Action: ActionRun, Step: CleanManagedFieldsStep(crd), Reason: fmt.Sprintf(

@@ -7,7 +7,7 @@ import (
 
 // What status says of objects whose managedFields name a version the CRD
 // does not serve, found by listing them: the problem, its severity, and
-// the next step, which moves the entries where nothing comes first.
+// the next step, which cleans the entries where nothing comes first.
 func TestAssessStaleManagedFields(t *testing.T) {
 	const name = "widgets.example.com"
 	migrateClean := MigrateStep(name)
@@ -30,7 +30,7 @@ func TestAssessStaleManagedFields(t *testing.T) {
 			next: PromoteToStep(name, "v1", StageRemoved)},
 		{name: "after a removal: server-side apply fails now", crd: "removed", stale: removed,
 			severity: SeverityError, problem: `5 objects (ns/a, ns/b, ns/c and 2 more) carry managedFields entries recorded at v1beta1, which the CRD no longer has: every server-side apply of them (kubectl apply --server-side, a GitOps sync, a controller's apply) fails with "request to convert CR to an invalid group/version"`,
-			next: CleanManagedFieldsStep(name), reason: "move the managedFields entries at v1beta1 (gone from spec.versions) of 5 objects to the storage version"},
+			next: CleanManagedFieldsStep(name), reason: "drop the managedFields entries at v1beta1 (gone from spec.versions) from 5 objects"},
 		{name: "before the removal: dropped first, not promoted to removed", crd: "blocked", stale: unserved,
 			severity: SeverityWarning, problem: "1 object (ns/a) carries managedFields entries recorded at v1beta1, which is no longer served: once it is removed from spec.versions",
 			next: CleanManagedFieldsStep(name), reason: "before removing it"},

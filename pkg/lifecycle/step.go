@@ -30,7 +30,7 @@ type Step struct {
 	// AgainstFile is the manifests check compares File with, instead of
 	// the cluster.
 	AgainstFile string `json:"againstFile,omitempty"`
-	// CleanManagedFields has migrate also move the managedFields entries at
+	// CleanManagedFields has migrate also clean the managedFields entries at
 	// versions no longer served.
 	CleanManagedFields bool `json:"cleanManagedFields,omitempty"`
 	// All has migrate take every CRD with a migration pending.
@@ -106,7 +106,7 @@ func MigrateAllStep() *Step {
 	return &Step{Op: OpMigrate, All: true}
 }
 
-// CleanManagedFieldsStep is the step that migrates and moves the managedFields entries at
+// CleanManagedFieldsStep is the step that migrates and cleans the managedFields entries at
 // versions no longer served.
 func CleanManagedFieldsStep(crd string) *Step {
 	return &Step{Op: OpMigrate, CRD: crd, CleanManagedFields: true}

@@ -28,7 +28,7 @@ import (
 // storage version. So this writes only where the CRD proves that keeps every
 // object: storedVersions names no other version, or the schemas prove
 // old→new→old for each one it names. Elsewhere it writes nothing and says
-// so (StopNotProven): Migrate with CleanManagedFields moves the entries in
+// so (StopNotProven): Migrate with CleanManagedFields cleans the entries in
 // the re-store it checks for each object.
 func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *results.RestoreResult {
 	return cleanManagedFields(ctx, meta, crd, restoreRun{RestoreOptions: opts})
@@ -56,7 +56,7 @@ func unprovenStored(crd *apiextensionsv1.CustomResourceDefinition) string {
 			continue
 		}
 		if ok, why := schemacompat.SchemaProof(crd, v, storage); !ok {
-			return fmt.Sprintf("nothing was written: objects may be stored at %s, and the schemas do not prove that a write at %s keeps them (%s); the migration moves the entries as it re-stores each object, checked", v, storage, why)
+			return fmt.Sprintf("nothing was written: objects may be stored at %s, and the schemas do not prove that a write at %s keeps them (%s); the migration cleans the entries as it re-stores each object, checked", v, storage, why)
 		}
 	}
 	return ""
@@ -80,38 +80,47 @@ func cleanSummary(ctx context.Context, meta metadata.Interface, crd *apiextensio
 }
 
 // entriesCleaner makes the managedFields a write leaves on an object, and
-// says whether they differ from those it had: an entry at a version the CRD
-// no longer serves moves to the storage version, into the entry its
-// manager already has there, so that its manager still owns its fields and
-// its next apply can drop one. That holds where the CRD converts without a
-// webhook: every version names a field by the same path. Where a webhook
-// converts, paths may differ, and the entry is dropped.
+// says whether they differ from those it had. An entry at a version the CRD
+// still lists but no longer serves moves to the storage version, into the
+// entry its manager already has there, so that its manager still owns its
+// fields and its next apply can drop one: until the version is removed the
+// API server records every writer's fields, so the entry is up to date. It
+// holds where no webhook converts: every version names a field by the same
+// path. An entry at a removed version is dropped: other writers' fields
+// went unrecorded since, and moving it would hand them to its manager. So
+// is one a webhook's conversion may name by other paths.
 func entriesCleaner(crd *apiextensionsv1.CustomResourceDefinition) func([]metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool) {
-	stale := cluster.StaleEntry(crd)
+	stale := cluster.StaleVersion(crd)
 	storage := crd.Spec.Group + "/" + lifecycle.StorageVersion(crd)
-	move := crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy == apiextensionsv1.NoneConverter
+	webhook := crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter
 	return func(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool) {
 		out := make([]metav1.ManagedFieldsEntry, 0, len(entries))
 		var moved []metav1.ManagedFieldsEntry
+		changed := false
 		for _, e := range entries {
+			v, isStale := stale(e)
 			switch {
-			case !stale(e):
+			case !isStale || e.APIVersion == storage: // an unserved storage version's entries are where they would go
 				out = append(out, e)
-			case move:
+			case !webhook && lifecycle.SpecVersion(crd, v) != nil:
+				changed = true
 				e.APIVersion = storage
 				moved = append(moved, e)
+			default:
+				changed = true
 			}
 		}
 		for _, e := range moved {
 			out = mergeEntry(out, e)
 		}
-		return out, len(moved) > 0 || len(out) != len(entries)
+		return out, changed
 	}
 }
 
 // mergeEntry adds e to entries, into the entry of the same key if there is
-// one (the API server keeps one an owner): their fields joined, the later
-// time kept.
+// one (the API server keeps one a key): their fields joined, the later time
+// kept. An entry whose fields do not parse is left out, as where a webhook
+// converts.
 func mergeEntry(entries []metav1.ManagedFieldsEntry, e metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
 	for i, have := range entries {
 		if !sameEntry(have, e) {
@@ -120,7 +129,7 @@ func mergeEntry(entries []metav1.ManagedFieldsEntry, e metav1.ManagedFieldsEntry
 		a, aerr := fieldSet(have)
 		b, berr := fieldSet(e)
 		if aerr != nil || berr != nil {
-			return entries // an entry unread stays as it is
+			return entries
 		}
 		raw, err := a.Union(b).ToJSON()
 		if err != nil {

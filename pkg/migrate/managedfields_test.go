@@ -20,6 +20,9 @@ func TestEntriesCleaner(t *testing.T) {
 	}
 	none := crd(nil)
 	webhook := crd(&apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter})
+	unset := crd(&apiextensionsv1.CustomResourceConversion{})
+	unservedStorage := crd(nil)
+	unservedStorage.Spec.Versions[1].Served = false
 	at := func(e metav1.ManagedFieldsEntry, version string, ts int64) metav1.ManagedFieldsEntry {
 		e.APIVersion = "example.com/" + version
 		if ts > 0 {
@@ -68,6 +71,29 @@ func TestEntriesCleaner(t *testing.T) {
 		entries: []metav1.ManagedFieldsEntry{at(entry("other", apply, b), "v1", 0), at(entry("tool", apply, a), "v1alpha1", 0)},
 		want:    []metav1.ManagedFieldsEntry{at(entry("other", apply, b), "v1", 0), at(entry("tool", apply, a), "v1", 0)},
 		changed: true,
+	}, {
+		name:    "a strategy not set converts as None: moved",
+		crd:     unset,
+		entries: []metav1.ManagedFieldsEntry{at(entry("tool", update, a), "v1alpha1", 0)},
+		want:    []metav1.ManagedFieldsEntry{at(entry("tool", update, a), "v1", 0)},
+		changed: true,
+	}, {
+		name:    "a status entry moves beside the main one, not into it",
+		crd:     none,
+		entries: []metav1.ManagedFieldsEntry{at(entry("ctl", update, a), "v1", 0), withSub(at(entry("ctl", update, b), "v1alpha1", 0), "status")},
+		want:    []metav1.ManagedFieldsEntry{at(entry("ctl", update, a), "v1", 0), withSub(at(entry("ctl", update, b), "v1", 0), "status")},
+		changed: true,
+	}, {
+		name:    "a removed version's entry is dropped: other writers went unrecorded since",
+		crd:     none,
+		entries: []metav1.ManagedFieldsEntry{at(entry("other", apply, b), "v1", 0), at(entry("tool", apply, a), "v0", 0)},
+		want:    []metav1.ManagedFieldsEntry{at(entry("other", apply, b), "v1", 0)},
+		changed: true,
+	}, {
+		name:    "an unserved storage version's entries stay: nothing to write",
+		crd:     unservedStorage,
+		entries: []metav1.ManagedFieldsEntry{at(entry("tool", apply, a), "v1", 0)},
+		want:    []metav1.ManagedFieldsEntry{at(entry("tool", apply, a), "v1", 0)},
 	}, {
 		name:    "where a webhook converts, paths may differ: the entry is dropped",
 		crd:     webhook,

@@ -51,7 +51,7 @@ func (e *env) statusDoc(t *testing.T, name string, code int) report.StatusItem {
 // v1beta1, then one that removes it, as a user applies them: once it is
 // gone, the API server refuses every server-side apply of those objects.
 // status names them (a count, the first names), says so before the
-// removal too, and its next step, pasted, moves the entries; after it
+// removal too, and its next step, pasted, cleans the entries; after it
 // status is clean, and the apply the API server refused goes through.
 func TestStatusNamesManagedFieldsOfARemovedVersion(t *testing.T) {
 	e := newEnv(t, 0)
@@ -75,7 +75,7 @@ func TestStatusNamesManagedFieldsOfARemovedVersion(t *testing.T) {
 	release(fixtures.Version{Name: "v1", Served: true, Storage: true}, fixtures.Version{Name: "v1beta1", Served: true})
 	e.plugin("migrate", name, "--switch-grace=1s", "-q").mustCode(t, 0)
 	// The one after stops serving v1beta1: nothing fails yet, status says
-	// what will, and moves the entries before the removal.
+	// what will, and cleans the entries before the removal.
 	release(fixtures.Version{Name: "v1", Served: true, Storage: true}, fixtures.Version{Name: "v1beta1"})
 	it := e.statusDoc(t, name, 0)
 	if s := it.StaleManagedFields; s == nil || s.Objects != objects || fmt.Sprint(s.Unserved) != "[v1beta1]" || len(s.Removed) != 0 {
@@ -97,7 +97,7 @@ func TestStatusNamesManagedFieldsOfARemovedVersion(t *testing.T) {
 	table := e.plugin("status", name).mustCode(t, 3)
 	t.Logf("status:\n%s", table.stdout)
 	contains(t, "status table", table.stdout,
-		"run: kubectl crdversion migrate "+name+" --clean-managed-fields (move the managedFields entries at v1beta1 (gone from spec.versions) of 4 objects to the storage version",
+		"run: kubectl crdversion migrate "+name+" --clean-managed-fields (drop the managedFields entries at v1beta1 (gone from spec.versions) from 4 objects",
 		"4 objects (team-a/thing-0, team-a/thing-1, team-a/thing-2 and 1 more) carry managedFields entries recorded at v1beta1, which the CRD no longer has")
 	it = e.statusDoc(t, name, 3)
 	s := it.StaleManagedFields
