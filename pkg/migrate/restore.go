@@ -95,13 +95,19 @@ type restoreRun struct {
 	defaults []string
 }
 
-// cleans reports a write of it that drops managedFields entries.
+// cleans reports a write of it that moves or drops managedFields entries.
 func (o restoreRun) cleans(it item) bool {
-	if o.clean == nil {
-		return false
-	}
-	_, changed := o.clean(it.ManagedFields)
+	_, changed := o.kept(it)
 	return changed
+}
+
+// kept is the managedFields a write of it leaves, and whether they differ
+// from its own.
+func (o restoreRun) kept(it item) ([]metav1.ManagedFieldsEntry, bool) {
+	if o.clean == nil {
+		return it.ManagedFields, false
+	}
+	return o.clean(it.ManagedFields)
 }
 
 // MaxFailuresKept bounds the failures held in memory for the summary, so a
@@ -363,9 +369,8 @@ func readAnew(ctx context.Context, ri metadata.ResourceInterface, gr schema.Grou
 func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts restoreRun, labels bool) (outcome, error) {
 	want := it.ObjectMeta
 	patch := []byte(fmt.Sprintf(`{"metadata":{"resourceVersion":%q}}`, it.ResourceVersion))
-	cleaning := opts.cleans(it)
+	keep, cleaning := opts.kept(it)
 	if cleaning {
-		keep, _ := opts.clean(it.ManagedFields)
 		want.ManagedFields = keep
 		var err error
 		patch, err = json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": it.ResourceVersion, "managedFields": managedFieldsValue(keep)}})
