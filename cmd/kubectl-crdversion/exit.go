@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
@@ -124,6 +125,7 @@ func hintFor(err error) string {
 	var forbidden *cluster.ForbiddenError
 	var jsonFile *manifest.JSONError
 	var text *manifest.NotEditableError
+	var stale *verify.StaleRecordError
 	switch {
 	case errors.As(err, &forbidden):
 		return "the plugin's deploy/rbac/ holds a ClusterRole for each command"
@@ -141,8 +143,16 @@ func hintFor(err error) string {
 		return "--via=plugin checks each object; --accept-loss re-stores anyway"
 	case errors.Is(err, migrate.ErrStorageMigrating):
 		return "--force migrates anyway"
-	case errors.Is(err, migrate.ErrChangedMeanwhile):
+	case errors.Is(err, migrate.ErrChangedMeanwhile), errors.Is(err, migrate.ErrStillServed):
 		return "kubectl crdversion status shows where it stands"
+	case errors.As(err, &stale):
+		return "kubectl annotate crd " + stale.CRD + " " + stale.Annotation + "- removes it"
+	case errors.Is(err, verify.ErrConverterUnproven):
+		return "create one object at that version, then run it again"
+	case errors.Is(err, manifest.ErrNotOffline):
+		return "write it in the file yourself; the steps after it are promote's"
+	case errors.Is(err, migrate.ErrServingNotInEffect):
+		return "the CRD's conditions say why: kubectl get crd NAME -o yaml"
 	case errors.Is(err, migrate.ErrClusterMigrating):
 		return "kubectl crdversion status follows it"
 	}

@@ -8,8 +8,13 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"errors"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
+
+// ErrNotOffline: the change is the author's to write in the file (a
+// version's schema, the conversion settings), not an edit of this plugin.
+var ErrNotOffline = errors.New("the plugin does not write it in a manifest")
 
 // Apply writes a plan's changes into the CRD's document, in the file's
 // text. Adding a version is not done in files: its schema is the author's
@@ -60,9 +65,9 @@ func (c CRD) apply(ch lifecycle.Change, p *lifecycle.Plan) error {
 		}
 		return c.File.deleteLines(c.File.headCommentStart(item.Line), c.File.blockEnd(item, item.Column-2))
 	case ch.Field == lifecycle.FieldVersion:
-		return fmt.Errorf("adding a version to a manifest is not done offline: add %s and its schema to the file, then promote it on the cluster", ch.Version)
+		return fmt.Errorf("add version %s: %w", ch.Version, ErrNotOffline)
 	case ch.Field == lifecycle.FieldConversion:
-		return fmt.Errorf("the conversion settings are not edited offline: change spec.conversion in the file")
+		return fmt.Errorf("edit spec.conversion: %w", ErrNotOffline)
 	case ch.Field == lifecycle.FieldAnnotation:
 		if ch.To != "" {
 			return &lifecycle.Refusal{Reason: "the bridge record needs the cluster's objects: take this step on the cluster", Instead: lifecycle.PromoteToStep(p.CRD, ch.Version, lifecycle.StageBridge)}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"errors"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -172,7 +173,7 @@ func TestOfflineRefusesWhatNeedsTheCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := crd.Apply(p); err == nil || !strings.Contains(err.Error(), "add v2 and its schema to the file") {
+	if err := crd.Apply(p); !errors.Is(err, ErrNotOffline) || !strings.Contains(err.Error(), "add version v2") {
 		t.Fatalf("offline introduce: %v", err)
 	}
 	if string(f.Bytes()) != original {

@@ -60,7 +60,7 @@ func ProveConverter(ctx context.Context, dyn dynamic.Interface, crd *apiextensio
 	case err != nil:
 		return err
 	case len(list.Items) == 0:
-		return fmt.Errorf("%w: %s has no object, and the smallest one its schema at %s seems to allow was refused before any conversion (%v): create one object at %s and run this again", ErrConverterUnproven, crd.Name, v, refused, v)
+		return fmt.Errorf("%w: %s has no object, and the smallest one its schema at %s seems to allow was refused before any conversion (%v)", ErrConverterUnproven, crd.Name, v, refused)
 	}
 	o := &list.Items[0]
 	_, err = dyn.Resource(gvr).Namespace(o.GetNamespace()).Update(ctx, o, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: cluster.FieldManager})

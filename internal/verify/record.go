@@ -41,7 +41,7 @@ func recordCheck(ctx context.Context, client apiextensionsclient.Interface, crd 
 	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: nil}}})
 	if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, crd.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: cluster.FieldManager}); err != nil {
-		return fmt.Errorf("this check failed, and the earlier passing one recorded on %s (annotation %s) could not be removed, so the step to bridge would trust it: remove it by hand: %w", crd.Name, key, err)
+		return &StaleRecordError{CRD: crd.Name, Annotation: key, Err: err}
 	}
 	return nil
 }
@@ -75,3 +75,16 @@ func record(ctx context.Context, client apiextensionsclient.Interface, crd *apie
 	}
 	return nil
 }
+
+// StaleRecordError: a check failed, and the passing one recorded before it
+// could not be removed, so the step to bridge would still trust it.
+type StaleRecordError struct {
+	CRD, Annotation string
+	Err             error
+}
+
+func (e *StaleRecordError) Error() string {
+	return fmt.Sprintf("remove the earlier passing check recorded on %s (annotation %s) after this one failed: %v", e.CRD, e.Annotation, e.Err)
+}
+
+func (e *StaleRecordError) Unwrap() error { return e.Err }

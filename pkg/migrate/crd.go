@@ -41,7 +41,7 @@ func applyStep(ctx context.Context, client apiextensionsclient.Interface, name s
 		// A re-plan goes no further than the step its user saw planned:
 		// two "next step"s at once must not take two steps.
 		if first := res.Plan; first != nil && (first.Pair != p.Pair || first.From != p.From || first.To != p.To) {
-			return nil, fmt.Errorf("%w: %s: %s of %s was planned from %s, and is now %s (another client's step?): nothing was written; look at its stages again",
+			return nil, fmt.Errorf("%w: %s: %s of %s was planned from %s, and is now %s (another client's step?): nothing was written",
 				ErrChangedMeanwhile, name, first.To, first.Pair.New, first.From, p.From)
 		}
 		res.Plan, res.Before = p, crd

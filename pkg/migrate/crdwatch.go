@@ -34,7 +34,7 @@ func (c CRDChanged) Error() string {
 	if c.To == 0 {
 		return fmt.Sprintf("%s was deleted while objects were re-stored: writing stopped", c.Name)
 	}
-	return fmt.Sprintf("%s changed while objects were re-stored (generation %d → %d: %s): writing stopped, as what was proven holds for the CRD it was proven on; run again",
+	return fmt.Sprintf("%s changed while objects were re-stored (generation %d → %d: %s): writing stopped, as what was proven holds for the CRD it was proven on",
 		c.Name, c.From, c.To, c.What)
 }
 
@@ -43,7 +43,7 @@ func (c CRDChanged) pruneSkipped() string {
 	if c.To == 0 {
 		return "the CRD was deleted during the migration"
 	}
-	return fmt.Sprintf("the CRD was changed during the migration (generation %d → %d: %s): run it again", c.From, c.To, c.What)
+	return fmt.Sprintf("the CRD was changed during the migration (generation %d → %d: %s)", c.From, c.To, c.What)
 }
 
 // crdPoll is how often the CRD is read where it cannot be watched (a role

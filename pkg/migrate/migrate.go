@@ -222,7 +222,7 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 		case errors.As(context.Cause(wctx), &changed):
 			res.Settle = &results.RestoreResult{Failures: []results.Failure{}, StopReason: results.StopCRDChanged, Stopped: changed.Error()}
 		default:
-			res.Settle = &results.RestoreResult{Failures: []results.Failure{}, StopReason: results.StopInterrupted, Stopped: "interrupted while waiting out the switch grace: not pruned; run again"}
+			res.Settle = &results.RestoreResult{Failures: []results.Failure{}, StopReason: results.StopInterrupted, Stopped: "interrupted while waiting out the switch grace: not pruned"}
 		}
 	}
 	res.APIServers = run.servers.seen()
@@ -241,7 +241,7 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	case res.Settle != nil && !res.Settle.Complete():
 		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the second pass after the switch grace did not re-store every object"
 	case !run.servers.stillAgree(ctx):
-		res.PruneReason, res.PruneSkipped = results.PruneServersDisagree, "API servers answering behind one certificate disagree, after the pass, whether they serve this generation of the CRD: one may have answered for an object as if it were done; run migrate again once they agree, or from where each API server can be reached"
+		res.PruneReason, res.PruneSkipped = results.PruneServersDisagree, "API servers answering behind one certificate disagree, after the pass, whether they serve this generation of the CRD: one may have answered for an object as if it were done"
 	default:
 		if err := pruneInto(ctx, c, crd, opts, res); err != nil {
 			return nil, err
@@ -394,7 +394,7 @@ func prepare(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	p.watchFrom = now.ResourceVersion
 	if now.Generation != crd.Generation {
 		res.Failures = []results.Failure{}
-		res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: the CRD changed while the migration started (generation %d → %d): run again", crd.Generation, now.Generation)
+		res.StopReason, res.Stopped = results.StopNotProven, fmt.Sprintf("nothing was re-stored: the CRD changed while the migration started (generation %d → %d)", crd.Generation, now.Generation)
 		res.PruneReason, res.PruneSkipped = results.PruneCRDChanged, "the migration stopped before re-storing"
 		res.Duration = time.Since(p.start)
 		p.done = true
@@ -574,7 +574,7 @@ func prune(ctx context.Context, client apiextensionsclient.Interface, started *a
 			return nil, fmt.Errorf("pruning storedVersions of %s: %w", started.Name, err)
 		}
 	}
-	return &pruneResult{Reason: results.PruneKeptChanging, Message: fmt.Sprintf("%s kept changing while pruning: run again", started.Name)}, nil
+	return &pruneResult{Reason: results.PruneKeptChanging, Message: fmt.Sprintf("%s kept changing while pruning", started.Name)}, nil
 }
 
 // pruneRefusal says why the CRD as it is now may not be pruned, or "".
@@ -582,15 +582,15 @@ func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (res
 	storage := lifecycle.StorageVersion(started)
 	switch {
 	case lifecycle.StorageVersion(fresh) != storage:
-		return results.PruneStorageChanged, fmt.Sprintf("the storage version changed from %s to %s during the migration: run it again", storage, lifecycle.StorageVersion(fresh))
+		return results.PruneStorageChanged, fmt.Sprintf("the storage version changed from %s to %s during the migration", storage, lifecycle.StorageVersion(fresh))
 	case fresh.Generation != started.Generation:
-		return results.PruneCRDChanged, fmt.Sprintf("the CRD was changed during the migration (generation %d → %d): run it again", started.Generation, fresh.Generation)
+		return results.PruneCRDChanged, fmt.Sprintf("the CRD was changed during the migration (generation %d → %d)", started.Generation, fresh.Generation)
 	case lifecycle.StorageMigrating(fresh):
-		return results.PruneClusterMigrating, "the cluster's storage version migrator is at work on this CRD (StorageMigrating=True): when it is done, prune again"
+		return results.PruneClusterMigrating, "the cluster's storage version migrator is at work on this CRD (StorageMigrating=True)"
 	}
 	for _, v := range fresh.Status.StoredVersions {
 		if v != storage && !slices.Contains(started.Status.StoredVersions, v) {
-			return results.PruneStoredGained, fmt.Sprintf("storedVersions gained %s during the migration: objects may be stored at it; run it again", v)
+			return results.PruneStoredGained, fmt.Sprintf("storedVersions gained %s during the migration: objects may be stored at it", v)
 		}
 	}
 	found := false

@@ -254,7 +254,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 				opts.onLoss(lost.Loss)
 			}
 		case errors.As(err, &gone):
-			halt = stop{results.StopUnreachable, gone.Error() + ": writing stopped; objects not yet written were left as they are, run again"}
+			halt = stop{results.StopUnreachable, gone.Error() + ": writing stopped; objects not yet written were left as they are"}
 		case errors.As(err, &changed):
 			res.Changed++
 			f = &results.Failure{Namespace: it.Namespace, Name: it.Name, Reason: results.ReasonChangedByWrite, Message: changed.Error()}
@@ -300,7 +300,7 @@ func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensi
 	case errors.As(context.Cause(ctx), &changed):
 		res.StopReason, res.Stopped = results.StopCRDChanged, changed.Error()
 	case ctx.Err() != nil:
-		res.StopReason, res.Stopped = results.StopInterrupted, "interrupted: objects not yet written were left as they are; run again to complete"
+		res.StopReason, res.Stopped = results.StopInterrupted, "interrupted: objects not yet written were left as they are"
 	case st.ListErr != nil:
 		res.StopReason, res.Stopped = results.StopListFailed, "listing failed: "+st.ListErr.Error()
 	}

@@ -10,11 +10,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"errors"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
+
+// ErrStillServed: a version served again for a migration's checks may
+// still be served after it, because the step back failed or did not show.
+var ErrStillServed = errors.New("serving no longer after the migration")
 
 // hiddenVersions are the old versions in storedVersions that the CRD
 // keeps but does not serve, and whose fields the schemas do not prove the
@@ -89,7 +94,7 @@ func migrateServedAgain(ctx context.Context, c cluster.Clients, crd *apiextensio
 	}
 	switch {
 	case uerr != nil:
-		served.UndoError = fmt.Sprintf("the step back is not written (%v): %s stay served; kubectl crdversion rollback %s takes the step back", uerr, strings.Join(hidden, ", "), name)
+		served.UndoError = fmt.Sprintf("the step back is not written (%v): %s stay served", uerr, strings.Join(hidden, ", "))
 	default:
 		if werr := waitForServing(uctx, c, undone, opts.SwitchTimeout); werr != nil {
 			served.UndoError = fmt.Sprintf("the step back is written, and the API servers did not all show it within %s: %v", opts.SwitchTimeout, werr)
@@ -99,7 +104,7 @@ func migrateServedAgain(ctx context.Context, c cluster.Clients, crd *apiextensio
 	}
 	switch {
 	case err != nil && !served.Undone:
-		return nil, fmt.Errorf("%w; serving %s no longer after it: %s", err, strings.Join(hidden, ", "), served.UndoError)
+		return nil, fmt.Errorf("%w; %w: %s", err, ErrStillServed, served.UndoError)
 	case err != nil:
 		return nil, err
 	}
@@ -130,7 +135,7 @@ func settleLost(res *results.Result) int64 {
 func notServedResult(res *results.Result, start time.Time, unserved []string) *results.Result {
 	res.Failures = []results.Failure{}
 	res.StopReason = results.StopNotProven
-	res.Stopped = fmt.Sprintf("nothing was re-stored: %s not served, and what only it holds no served version shows; run migrate again, which serves it for the check", strings.Join(unserved, ", "))
+	res.Stopped = fmt.Sprintf("nothing was re-stored: %s not served, and what only it holds no served version shows", strings.Join(unserved, ", "))
 	res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "nothing was re-stored"
 	res.Duration = time.Since(start)
 	return res

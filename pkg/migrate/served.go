@@ -35,8 +35,8 @@ func waitForServing(ctx context.Context, c cluster.Clients, step *results.StepRe
 			if !v.Served {
 				state = "no longer served"
 			}
-			return fmt.Errorf("%w: %s %s is %s on the CRD, and after %s discovery does not show it (kubectl get crd %s -o yaml shows the CRD's conditions)",
-				ErrServingNotInEffect, after.Name, v.Name, state, timeout, after.Name)
+			return fmt.Errorf("%w: %s %s is %s on the CRD, and after %s discovery does not show it",
+				ErrServingNotInEffect, after.Name, v.Name, state, timeout)
 		}
 	}
 	return nil

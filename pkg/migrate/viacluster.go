@@ -23,7 +23,7 @@ import (
 
 // ErrClusterMigratorNotServed: the cluster does not serve
 // storagemigration.k8s.io/v1, so it cannot migrate storage itself.
-var ErrClusterMigratorNotServed = errors.New("the cluster does not serve storagemigration.k8s.io/v1 StorageVersionMigrations (Kubernetes 1.37+ serves them by default): migrate with the plugin's own pass")
+var ErrClusterMigratorNotServed = errors.New("the cluster does not serve storagemigration.k8s.io/v1 StorageVersionMigrations (Kubernetes 1.37+ serves them by default)")
 
 // ClusterMigrationLabel marks the StorageVersionMigrations this plugin
 // creates.
@@ -86,14 +86,12 @@ func MigrateViaCluster(ctx context.Context, c cluster.Clients, name string, opts
 	crd, res := p.crd, p.res
 	if len(p.unserved) > 0 && !opts.AcceptLoss {
 		if some, err := hasObjects(ctx, c, crd); err != nil || some {
-			return nil, errors.Join(fmt.Errorf("%w: %s: %s not served, and what only it holds no served version shows, while the cluster's migrator re-stores without checking: "+
-				"migrate with the plugin's own pass, which serves it again for the check of each object", ErrNotProven, crd.Name, strings.Join(p.unserved, ", ")), err)
+			return nil, errors.Join(fmt.Errorf("%w: %s: %s not served, and what only it holds no served version shows, while the cluster's migrator re-stores without checking", ErrNotProven, crd.Name, strings.Join(p.unserved, ", ")), err)
 		}
 	}
 	if len(p.check) > 0 {
 		// The cluster's migrator writes without checking an object first.
-		return nil, fmt.Errorf("%w: %s: the CRD does not prove %s for every object, and the cluster's migrator re-stores without checking each one: "+
-			"migrate with the plugin's own pass, which checks each object as it re-stores it, or accept the loss",
+		return nil, fmt.Errorf("%w: %s: the CRD does not prove %s for every object, and the cluster's migrator re-stores without checking each one",
 			ErrNotProven, crd.Name, verify.Trip(p.check[0], res.Storage))
 	}
 	all, err := cluster.ListClusterMigrations(ctx, c.Migrations)
@@ -141,7 +139,7 @@ func MigrateViaCluster(ctx context.Context, c cluster.Clients, name string, opts
 	case err != nil:
 		return nil, err
 	case m.State == results.ClusterMigrationFailed:
-		res.StopReason, res.Stopped = results.StopClusterFailed, fmt.Sprintf("the cluster's migration %s failed (%s: %s); the in-tree migrator names no object: the plugin's own pass re-stores with a report of every failed object", svmName, m.Reason, m.Message)
+		res.StopReason, res.Stopped = results.StopClusterFailed, fmt.Sprintf("the cluster's migration %s failed (%s: %s); the in-tree migrator names no object", svmName, m.Reason, m.Message)
 		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the cluster's migration failed"
 		return res, nil
 	}
@@ -220,7 +218,7 @@ func notify(opts Options, msg string) {
 
 func interrupted(res *results.Result, start time.Time) *results.Result {
 	res.Failures = []results.Failure{}
-	res.StopReason, res.Stopped = results.StopInterrupted, "interrupted while waiting out the switch grace: nothing was re-stored; run again"
+	res.StopReason, res.Stopped = results.StopInterrupted, "interrupted while waiting out the switch grace: nothing was re-stored"
 	res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the migration stopped before re-storing"
 	res.Duration = time.Since(start)
 	return res

@@ -54,7 +54,7 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 		if a := r.ServedAgain; a != nil {
 			after := "no longer served after it, as before"
 			if !a.Undone {
-				after = a.UndoError
+				after = a.UndoError + "; kubectl crdversion status " + r.CRD + " shows the step to take"
 			}
 			if _, err := fmt.Fprintf(w, "  %s: not served, so served again, deprecated, while each object was checked at it; %s\n", strings.Join(a.Versions, ", "), after); err != nil {
 				return err
@@ -78,13 +78,13 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 				}
 			}
 			if s.Stopped != "" {
-				if _, err := fmt.Fprintf(w, "  stopped: %s\n", s.Stopped); err != nil {
+				if _, err := fmt.Fprintf(w, "  stopped: %s%s\n", s.Stopped, stopNext(s.StopReason)); err != nil {
 					return err
 				}
 			}
 		}
 		if r.Stopped != "" {
-			if _, err := fmt.Fprintf(w, "  stopped: %s\n", r.Stopped); err != nil {
+			if _, err := fmt.Fprintf(w, "  stopped: %s%s\n", r.Stopped, stopNext(r.StopReason)); err != nil {
 				return err
 			}
 		}
@@ -96,7 +96,7 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 			prune = fmt.Sprintf("  storedVersions: %s → %s (pruned by the cluster's migrator)", strings.Join(r.StoredVersions, ","), strings.Join(r.StoredVersionsAfter, ","))
 		}
 		if !r.Pruned {
-			prune = fmt.Sprintf("  storedVersions: %s, not pruned: %s", strings.Join(r.StoredVersionsAfter, ","), r.PruneSkipped)
+			prune = fmt.Sprintf("  storedVersions: %s, not pruned: %s%s", strings.Join(r.StoredVersionsAfter, ","), r.PruneSkipped, pruneNext(r.PruneReason))
 		}
 		if _, err := fmt.Fprintln(w, prune); err != nil {
 			return err
@@ -270,6 +270,31 @@ func apiServersLine(r *results.Result) string {
 		return fmt.Sprintf("API servers: several answer behind one certificate (a balancer or proxy that terminates TLS), and one was behind: the pass began once %d rounds of answers in a row agreed that they serve the CRD as proven; a server no answer came from is not seen", agreeingRoundsShown)
 	case a.NotSwitched > 0:
 		return fmt.Sprintf("API servers: %d showed the switch to %s and took the writes; %d had not switched yet and took none", a.Switched, r.Storage, a.NotSwitched)
+	}
+	return ""
+}
+
+// stopNext is the way on from a stop of a pass: the library says why it
+// stopped, the report what to run.
+func stopNext(r results.StopReason) string {
+	switch r {
+	case results.StopInterrupted, results.StopUnreachable, results.StopCRDChanged, results.StopListFailed, results.StopNotProven:
+		return "; run it again to go on"
+	case results.StopClusterFailed:
+		return "; migrate without --via=cluster names each object that fails"
+	}
+	return ""
+}
+
+// pruneNext is the way on from a prune the guard refused.
+func pruneNext(r results.PruneReason) string {
+	switch r {
+	case results.PruneKeptChanging, results.PruneStorageChanged, results.PruneCRDChanged, results.PruneStoredGained:
+		return "; run it again"
+	case results.PruneClusterMigrating:
+		return "; prune again when it is done"
+	case results.PruneServersDisagree:
+		return "; run migrate again once they agree, or from where each API server can be reached"
 	}
 	return ""
 }

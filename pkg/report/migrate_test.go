@@ -55,3 +55,32 @@ func TestFieldsKeptIsSaid(t *testing.T) {
 		t.Errorf("switched back: the kept fields are not said:\n%s", out.String())
 	}
 }
+
+// The library says why a migration stopped or did not prune; the report
+// adds the way on, and none where running again would not help.
+func TestAStopSaysTheWayOn(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		r     results.Result
+		want  string
+		never string
+	}{
+		{"interrupted", results.Result{RestoreResult: results.RestoreResult{StopReason: results.StopInterrupted, Stopped: "interrupted"}}, "stopped: interrupted; run it again to go on", ""},
+		{"the cluster's migration failed", results.Result{RestoreResult: results.RestoreResult{StopReason: results.StopClusterFailed, Stopped: "failed"}}, "migrate without --via=cluster", ""},
+		{"a dry run sends nothing", results.Result{RestoreResult: results.RestoreResult{StopReason: results.StopClientDryRun, Stopped: "client dry run"}}, "stopped: client dry run\n", "run it again"},
+		{"storedVersions gained a version", results.Result{PruneReason: results.PruneStoredGained, PruneSkipped: "storedVersions gained v2"}, "not pruned: storedVersions gained v2; run it again", ""},
+		{"not asked", results.Result{PruneReason: results.PruneDisabled, PruneSkipped: "not asked to prune"}, "not pruned: not asked to prune\n", "again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.r
+			r.CRD, r.StoredVersionsAfter = "widgets.example.com", []string{"v1beta1", "v1"}
+			var out bytes.Buffer
+			if err := WriteMigrate(&out, FormatTable, []*results.Result{&r}, false); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), tc.want) || tc.never != "" && strings.Contains(out.String(), tc.never) {
+				t.Errorf("got %q, want %q and not %q", out.String(), tc.want, tc.never)
+			}
+		})
+	}
+}
