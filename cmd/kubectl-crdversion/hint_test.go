@@ -1,0 +1,40 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+)
+
+// A library error says its cause; the command line adds the way out, even
+// when the error comes wrapped.
+func TestLibraryErrorsGetTheirWayOut(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{migrate.ErrClusterMigratorNotServed, "without --via=cluster"},
+		{migrate.ErrNotProven, "--accept-loss"},
+		{migrate.ErrStillServed, "kubectl crdversion status"},
+		{migrate.ErrChangedMeanwhile, "kubectl crdversion status"},
+		{migrate.ErrServingNotInEffect, "kubectl get crd"},
+		{verify.ErrConverterUnproven, "create one object"},
+		{manifest.ErrNotOffline, "in the file yourself"},
+		{&verify.StaleRecordError{CRD: "widgets.example.com", Annotation: "crdversion.kubectl.io/checked-v1", Err: errors.New("forbidden")},
+			"kubectl annotate crd widgets.example.com crdversion.kubectl.io/checked-v1- removes it"},
+		{&manifest.JSONError{Path: "crd.json"}, "-f crd.json"},
+	} {
+		wrapped := fmt.Errorf("widgets.example.com: %w", tc.err)
+		if got := withAdvice(wrapped.Error(), wrapped); !strings.Contains(got, tc.want) {
+			t.Errorf("%v: got %q, want it to hold %q", tc.err, got, tc.want)
+		}
+	}
+	if got := hintFor(errors.New("some other failure")); got != "" {
+		t.Errorf("an error of no library type got a hint: %q", got)
+	}
+}
