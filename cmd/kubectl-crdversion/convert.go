@@ -162,7 +162,11 @@ func (o *ConvertOptions) Run(ctx context.Context) error {
 	}
 	res.Skipped = o.files.Warnings
 	if !o.InPlace {
-		if err := report.WriteConverted(o.Out, o.format, o.files.Files); err != nil {
+		files, err := convertedFiles(o.files.Files)
+		if err != nil {
+			return err
+		}
+		if err := report.WriteConverted(o.Out, o.format, files); err != nil {
 			return err
 		}
 		if err := report.WriteConvertSummary(o.ErrOut, res); err != nil {
@@ -209,4 +213,21 @@ func writeChanged(ctx context.Context, files []*manifest.File, res *results.Conv
 		}
 	}
 	return writeFiles(ctx, out)
+}
+
+// convertedFiles are the input files as convert left them, for the report.
+func convertedFiles(files []*manifest.File) ([]report.ConvertedFile, error) {
+	out := make([]report.ConvertedFile, 0, len(files))
+	for _, f := range files {
+		objs, err := f.Objects()
+		if err != nil {
+			return nil, err
+		}
+		c := report.ConvertedFile{Text: f.Bytes()}
+		for _, o := range objs {
+			c.Objects = append(c.Objects, o.Obj)
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }

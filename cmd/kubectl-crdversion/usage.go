@@ -114,7 +114,7 @@ func (o *UsageOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r := report.NewUsageReport(res)
+	r := res.Judge()
 	if err := report.WriteUsage(o.Out, o.format, r); err != nil {
 		return err
 	}

@@ -7,24 +7,24 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
+
+// ConvertedFile is one file of convert's input as it now reads: its text,
+// and the objects in it.
+type ConvertedFile struct {
+	Text    []byte
+	Objects []map[string]any
+}
 
 // WriteConverted prints the converted input: as YAML, every file's text as
 // it now reads, one after the other; as JSON, its objects (one object, or a
 // v1 List of several), as kubectl convert prints them.
-func WriteConverted(w io.Writer, f Format, files []*manifest.File) error {
+func WriteConverted(w io.Writer, f Format, files []ConvertedFile) error {
 	if f == FormatJSON {
 		var items []map[string]any
 		for _, file := range files {
-			objs, err := file.Objects()
-			if err != nil {
-				return err
-			}
-			for _, o := range objs {
-				items = append(items, o.Obj)
-			}
+			items = append(items, file.Objects...)
 		}
 		var doc any = map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
 		if len(items) == 1 {
@@ -38,7 +38,7 @@ func WriteConverted(w io.Writer, f Format, files []*manifest.File) error {
 		return err
 	}
 	for i, file := range files {
-		src := file.Bytes()
+		src := file.Text
 		if i > 0 && !bytes.HasPrefix(src, []byte("---")) {
 			if _, err := io.WriteString(w, "---\n"); err != nil {
 				return err

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -33,7 +32,7 @@ type UsageReport struct {
 // UsageMetrics says where REQUESTED comes from.
 type UsageMetrics struct {
 	// Access is read, notAllowed or notServed.
-	Access usage.MetricsAccess `json:"access"`
+	Access string `json:"access"`
 	// Message says, when /metrics was not read, why and what is missing.
 	Message string `json:"message,omitempty"`
 	// StartedAt is when the API server that answered started: the metric
@@ -98,88 +97,15 @@ type ManagerUsage struct {
 	Objects   int64  `json:"objects"`
 }
 
-// NewUsageReport judges what Usage found: what REQUESTED can say of each
-// version, and which versions need a person to look.
-func NewUsageReport(res *usage.Result) UsageReport {
-	r := UsageReport{APIVersion: APIVersion, Kind: "UsageReport", Items: []UsageItem{}}
-	m := res.Metrics
-	r.Metrics.Access = m.Access
-	r.Metrics.Message = metricsMessage(m)
-	if !m.StartedAt.IsZero() {
-		t := m.StartedAt
-		r.Metrics.StartedAt = &t
-	}
-	for _, u := range res.CRDs {
-		it := UsageItem{Name: u.CRD.Name, Group: u.CRD.Spec.Group, Resource: u.CRD.Spec.Names.Plural, ListedAt: u.Managers.ListedAt, Objects: u.Managers.Objects}
-		names := make([]string, 0, len(u.CRD.Spec.Versions))
-		for _, v := range u.CRD.Spec.Versions {
-			names = append(names, v.Name)
-		}
-		lifecycle.SortByPriority(names)
-		for _, name := range names {
-			v := versionUsage(u, name, m.Access)
-			if v.Attention {
-				r.Attention++
-			}
-			it.Versions = append(it.Versions, v)
-		}
-		r.Items = append(r.Items, it)
-	}
-	return r
-}
-
-func versionUsage(u usage.CRDUsage, name string, access usage.MetricsAccess) VersionUsage {
-	out := VersionUsage{Name: name, Managers: []ManagerUsage{}}
-	for _, v := range u.CRD.Spec.Versions {
-		if v.Name == name {
-			out.Served, out.Deprecated, out.Storage = v.Served, v.Deprecated, v.Storage
-		}
-	}
-	req, seen := u.Requests[name]
-	switch {
-	case seen:
-		// A series outlives the deprecation or the serving that set it.
-		out.Requested, out.RemovedRelease = RequestedYes, req.RemovedRelease
-		for _, s := range req.Subresources {
-			out.RequestedResources = append(out.RequestedResources, strings.TrimSuffix(u.CRD.Spec.Names.Plural+"/"+s, "/"))
-		}
-		if own, ok := u.Own[name]; ok {
-			out.OwnRequests = &OwnRequestsUsage{Commands: own.Commands, Requests: own.Requests, Last: own.Last, RequestsSince: own.Since}
-		}
-	case access != usage.MetricsRead:
-		out.Requested, out.RequestedReason = RequestedUnknown, "/metrics not read"
-	case !out.Served:
-		out.Requested, out.RequestedReason = RequestedUnknown, "not served"
-	case !out.Deprecated:
-		out.Requested, out.RequestedReason = RequestedUnknown, "not deprecated"
-	default:
-		out.Requested = RequestedNo
-	}
-	for _, mu := range u.Managers.Managers {
-		if mu.Version == name {
-			out.Managers = append(out.Managers, ManagerUsage{Manager: mu.Manager, Operation: mu.Operation, Objects: mu.Objects})
-		}
-	}
-	out.Attention = (out.Deprecated || !out.Served) && (out.requestedByOthers() || len(out.Managers) > 0)
-	return out
-}
-
-// requestedByOthers: the metric names the version and this plugin's own
+// RequestedByOthers: the metric names the version and this plugin's own
 // requests do not account for it all.
-func (v VersionUsage) requestedByOthers() bool {
+func (v VersionUsage) RequestedByOthers() bool {
 	return v.Requested == RequestedYes && (v.OwnRequests == nil || v.OwnRequests.RequestsSince > 0)
 }
 
 // onlyOwn: every request to the version while deprecated was this plugin's.
 func (v VersionUsage) onlyOwn() bool {
-	return v.Requested == RequestedYes && !v.requestedByOthers()
-}
-
-func metricsMessage(m *usage.DeprecatedAPIs) string {
-	if why := m.Unreadable(); why != "" {
-		return why + "; usage by request cannot be shown"
-	}
-	return ""
+	return v.Requested == RequestedYes && !v.RequestedByOthers()
 }
 
 // WriteUsage renders who still uses each version: a table per CRD, what
@@ -285,7 +211,7 @@ func notServedOrDeprecated(v VersionUsage) string {
 func evidence(v VersionUsage) string {
 	var parts []string
 	switch {
-	case !v.requestedByOthers():
+	case !v.RequestedByOthers():
 	case v.OwnRequests != nil:
 		parts = append(parts, fmt.Sprintf("requested by another client than this plugin (%s since its own %s)", requestsWord(v.OwnRequests.RequestsSince), strings.Join(v.OwnRequests.Commands, ", ")))
 	default:

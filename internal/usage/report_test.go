@@ -1,4 +1,4 @@
-package report
+package usage
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
 func usageCRD(versions ...apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.CustomResourceDefinition {
@@ -31,13 +31,13 @@ var (
 )
 
 // midDeprecation: v1beta1 is deprecated and still read and written.
-func midDeprecation() *usage.Result {
-	return &usage.Result{
-		Metrics: &usage.DeprecatedAPIs{Access: usage.MetricsRead, StartedAt: time.Date(2025, 5, 1, 10, 0, 0, 0, time.UTC)},
-		CRDs: []usage.CRDUsage{{
+func midDeprecation() *Result {
+	return &Result{
+		Metrics: &DeprecatedAPIs{Access: MetricsRead, StartedAt: time.Date(2025, 5, 1, 10, 0, 0, 0, time.UTC)},
+		CRDs: []CRDUsage{{
 			CRD:      usageCRD(v1alpha1, v1, v1beta1),
-			Requests: map[string]usage.VersionRequests{"v1beta1": {Subresources: []string{"", "status"}}},
-			Managers: &usage.ManagerCount{ListedAt: "v1", Objects: 15, Managers: []usage.ManagerUse{
+			Requests: map[string]VersionRequests{"v1beta1": {Subresources: []string{"", "status"}}},
+			Managers: &ManagerCount{ListedAt: "v1", Objects: 15, Managers: []ManagerUse{
 				{Manager: "helm", Operation: "Apply", Version: "v1", Objects: 3},
 				{Manager: "kubectl-client-side-apply", Operation: "Update", Version: "v1beta1", Objects: 12},
 				{Manager: "helm", Operation: "Apply", Version: "v1beta1", Objects: 3},
@@ -48,8 +48,8 @@ func midDeprecation() *usage.Result {
 
 func TestWriteUsageTable(t *testing.T) {
 	var buf bytes.Buffer
-	r := NewUsageReport(midDeprecation())
-	if err := WriteUsage(&buf, FormatTable, r); err != nil {
+	r := midDeprecation().Judge()
+	if err := report.WriteUsage(&buf, report.FormatTable, r); err != nil {
 		t.Fatal(err)
 	}
 	want := `widgets.example.com (15 objects, listed at v1)
@@ -79,86 +79,86 @@ attention: v1beta1 is deprecated and still used: requested since the API server 
 func TestUsageAttention(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		result    func() *usage.Result
+		result    func() *Result
 		attention int
-		requested map[string]Requested
+		requested map[string]report.Requested
 		sentence  string
 	}{
 		{
 			name:      "deprecated and used",
 			result:    midDeprecation,
 			attention: 1,
-			requested: map[string]Requested{"v1": RequestedUnknown, "v1beta1": RequestedYes, "v1alpha1": RequestedUnknown},
+			requested: map[string]report.Requested{"v1": report.RequestedUnknown, "v1beta1": report.RequestedYes, "v1alpha1": report.RequestedUnknown},
 		},
 		{
 			name: "deprecated, not requested, no manager: nothing to look at",
-			result: func() *usage.Result {
+			result: func() *Result {
 				r := midDeprecation()
 				r.CRDs[0].Requests = nil
 				r.CRDs[0].Managers.Managers = r.CRDs[0].Managers.Managers[:1]
 				return r
 			},
-			requested: map[string]Requested{"v1beta1": RequestedNo},
+			requested: map[string]report.Requested{"v1beta1": report.RequestedNo},
 		},
 		{
 			name: "metrics not allowed: managers alone still count",
-			result: func() *usage.Result {
+			result: func() *Result {
 				r := midDeprecation()
-				r.Metrics = &usage.DeprecatedAPIs{Access: usage.MetricsNotAllowed}
+				r.Metrics = &DeprecatedAPIs{Access: MetricsNotAllowed}
 				r.CRDs[0].Requests = nil
 				return r
 			},
 			attention: 1,
-			requested: map[string]Requested{"v1beta1": RequestedUnknown},
+			requested: map[string]report.Requested{"v1beta1": report.RequestedUnknown},
 			sentence:  "metrics: not allowed to read /metrics (needs get on nonResourceURL /metrics); usage by request cannot be shown.",
 		},
 		{
 			name: "not served, last written by a client",
-			result: func() *usage.Result {
+			result: func() *Result {
 				r := midDeprecation()
 				r.CRDs[0].Requests = nil
-				r.CRDs[0].Managers.Managers = []usage.ManagerUse{{Manager: "old-operator", Operation: "Update", Version: "v1alpha1", Objects: 1}}
+				r.CRDs[0].Managers.Managers = []ManagerUse{{Manager: "old-operator", Operation: "Update", Version: "v1alpha1", Objects: 1}}
 				return r
 			},
 			attention: 1,
-			requested: map[string]Requested{"v1alpha1": RequestedUnknown},
+			requested: map[string]report.Requested{"v1alpha1": report.RequestedUnknown},
 		},
 		{
 			name: "requested only by this plugin's own verify: no attention",
-			result: func() *usage.Result {
+			result: func() *Result {
 				r := midDeprecation()
 				r.CRDs[0].Managers.Managers = r.CRDs[0].Managers.Managers[:1]
-				r.CRDs[0].Own = map[string]usage.OwnUse{"v1beta1": {Commands: []string{"verify"}, Requests: 12, Last: time.Date(2025, 5, 2, 9, 0, 0, 0, time.UTC)}}
+				r.CRDs[0].Own = map[string]OwnUse{"v1beta1": {Commands: []string{"verify"}, Requests: 12, Last: time.Date(2025, 5, 2, 9, 0, 0, 0, time.UTC)}}
 				return r
 			},
-			requested: map[string]Requested{"v1beta1": RequestedYes},
+			requested: map[string]report.Requested{"v1beta1": report.RequestedYes},
 			sentence:  "yes (widgets, widgets/status): only this plugin's own verify",
 		},
 		{
 			name: "requested by a client since this plugin's own",
-			result: func() *usage.Result {
+			result: func() *Result {
 				r := midDeprecation()
 				r.CRDs[0].Managers.Managers = r.CRDs[0].Managers.Managers[:1]
-				r.CRDs[0].Own = map[string]usage.OwnUse{"v1beta1": {Commands: []string{"verify", "migrate"}, Requests: 12, Since: 1}}
+				r.CRDs[0].Own = map[string]OwnUse{"v1beta1": {Commands: []string{"verify", "migrate"}, Requests: 12, Since: 1}}
 				return r
 			},
 			attention: 1,
-			requested: map[string]Requested{"v1beta1": RequestedYes},
+			requested: map[string]report.Requested{"v1beta1": report.RequestedYes},
 			sentence:  "attention: v1beta1 is deprecated and still used: requested by another client than this plugin (1 request since its own verify, migrate)",
 		},
 		{
 			name: "storage version used and requested: no attention",
-			result: func() *usage.Result {
+			result: func() *Result {
 				r := midDeprecation()
 				r.CRDs[0].CRD = usageCRD(v1)
-				r.CRDs[0].Requests = map[string]usage.VersionRequests{"v1": {Subresources: []string{""}}}
+				r.CRDs[0].Requests = map[string]VersionRequests{"v1": {Subresources: []string{""}}}
 				return r
 			},
-			requested: map[string]Requested{"v1": RequestedYes},
+			requested: map[string]report.Requested{"v1": report.RequestedYes},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewUsageReport(tc.result())
+			r := tc.result().Judge()
 			if r.Attention != tc.attention {
 				t.Errorf("attention = %d, want %d", r.Attention, tc.attention)
 			}
@@ -168,7 +168,7 @@ func TestUsageAttention(t *testing.T) {
 				}
 			}
 			var buf bytes.Buffer
-			if err := WriteUsage(&buf, FormatTable, r); err != nil {
+			if err := report.WriteUsage(&buf, report.FormatTable, r); err != nil {
 				t.Fatal(err)
 			}
 			if tc.sentence != "" && !strings.Contains(buf.String(), tc.sentence) {
@@ -180,7 +180,7 @@ func TestUsageAttention(t *testing.T) {
 
 func TestWriteUsageDocument(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteUsage(&buf, FormatJSON, NewUsageReport(midDeprecation())); err != nil {
+	if err := report.WriteUsage(&buf, report.FormatJSON, midDeprecation().Judge()); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -198,7 +198,7 @@ func TestWriteUsageDocument(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, buf.String())
 	}
-	if doc.APIVersion != APIVersion || doc.Kind != "UsageReport" || doc.Attention != 1 || doc.Metrics["access"] != "read" || doc.Metrics["startedAt"] != "2025-05-01T10:00:00Z" {
+	if doc.APIVersion != report.APIVersion || doc.Kind != "UsageReport" || doc.Attention != 1 || doc.Metrics["access"] != "read" || doc.Metrics["startedAt"] != "2025-05-01T10:00:00Z" {
 		t.Errorf("document head = %+v", doc)
 	}
 	it := doc.Items[0]
@@ -222,7 +222,7 @@ func TestWriteUsageDocument(t *testing.T) {
 	}
 
 	buf.Reset()
-	if err := WriteUsage(&buf, FormatName, NewUsageReport(midDeprecation())); err != nil {
+	if err := report.WriteUsage(&buf, report.FormatName, midDeprecation().Judge()); err != nil {
 		t.Fatal(err)
 	}
 	if got := buf.String(); got != "customresourcedefinition.apiextensions.k8s.io/widgets.example.com\n" {

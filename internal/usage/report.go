@@ -1,0 +1,81 @@
+package usage
+
+import (
+	"strings"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+)
+
+// Judge puts what Read found as the usage report: what REQUESTED can say
+// of each version, and which versions need a person to look.
+func (res *Result) Judge() report.UsageReport {
+	r := report.UsageReport{APIVersion: report.APIVersion, Kind: "UsageReport", Items: []report.UsageItem{}}
+	m := res.Metrics
+	r.Metrics.Access = string(m.Access)
+	r.Metrics.Message = metricsMessage(m)
+	if !m.StartedAt.IsZero() {
+		t := m.StartedAt
+		r.Metrics.StartedAt = &t
+	}
+	for _, u := range res.CRDs {
+		it := report.UsageItem{Name: u.CRD.Name, Group: u.CRD.Spec.Group, Resource: u.CRD.Spec.Names.Plural, ListedAt: u.Managers.ListedAt, Objects: u.Managers.Objects}
+		names := make([]string, 0, len(u.CRD.Spec.Versions))
+		for _, v := range u.CRD.Spec.Versions {
+			names = append(names, v.Name)
+		}
+		lifecycle.SortByPriority(names)
+		for _, name := range names {
+			v := versionUsage(u, name, m.Access)
+			if v.Attention {
+				r.Attention++
+			}
+			it.Versions = append(it.Versions, v)
+		}
+		r.Items = append(r.Items, it)
+	}
+	return r
+}
+
+func versionUsage(u CRDUsage, name string, access MetricsAccess) report.VersionUsage {
+	out := report.VersionUsage{Name: name, Managers: []report.ManagerUsage{}}
+	for _, v := range u.CRD.Spec.Versions {
+		if v.Name == name {
+			out.Served, out.Deprecated, out.Storage = v.Served, v.Deprecated, v.Storage
+		}
+	}
+	req, seen := u.Requests[name]
+	switch {
+	case seen:
+		// A series outlives the deprecation or the serving that set it.
+		out.Requested, out.RemovedRelease = report.RequestedYes, req.RemovedRelease
+		for _, s := range req.Subresources {
+			out.RequestedResources = append(out.RequestedResources, strings.TrimSuffix(u.CRD.Spec.Names.Plural+"/"+s, "/"))
+		}
+		if own, ok := u.Own[name]; ok {
+			out.OwnRequests = &report.OwnRequestsUsage{Commands: own.Commands, Requests: own.Requests, Last: own.Last, RequestsSince: own.Since}
+		}
+	case access != MetricsRead:
+		out.Requested, out.RequestedReason = report.RequestedUnknown, "/metrics not read"
+	case !out.Served:
+		out.Requested, out.RequestedReason = report.RequestedUnknown, "not served"
+	case !out.Deprecated:
+		out.Requested, out.RequestedReason = report.RequestedUnknown, "not deprecated"
+	default:
+		out.Requested = report.RequestedNo
+	}
+	for _, mu := range u.Managers.Managers {
+		if mu.Version == name {
+			out.Managers = append(out.Managers, report.ManagerUsage{Manager: mu.Manager, Operation: mu.Operation, Objects: mu.Objects})
+		}
+	}
+	out.Attention = (out.Deprecated || !out.Served) && (out.RequestedByOthers() || len(out.Managers) > 0)
+	return out
+}
+
+func metricsMessage(m *DeprecatedAPIs) string {
+	if why := m.Unreadable(); why != "" {
+		return why + "; usage by request cannot be shown"
+	}
+	return ""
+}
