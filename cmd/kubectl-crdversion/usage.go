@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usagereport"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -114,7 +115,7 @@ func (o *UsageOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r := res.Judge()
+	r := usagereport.From(res)
 	if err := report.WriteUsage(o.Out, o.format, r); err != nil {
 		return err
 	}

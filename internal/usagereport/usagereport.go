@@ -1,15 +1,19 @@
-package usage
+// Package usagereport judges what usage.Read found as the usage report:
+// what REQUESTED can say of each version, and which need a person to look.
+// It stands apart from usage so that the migration library, which reads
+// usage, does not link the printers.
+package usagereport
 
 import (
 	"strings"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
-// Judge puts what Read found as the usage report: what REQUESTED can say
-// of each version, and which versions need a person to look.
-func (res *Result) Judge() report.UsageReport {
+// From judges what usage.Read found.
+func From(res *usage.Result) report.UsageReport {
 	r := report.UsageReport{APIVersion: report.APIVersion, Kind: "UsageReport", Items: []report.UsageItem{}}
 	m := res.Metrics
 	r.Metrics.Access = string(m.Access)
@@ -37,7 +41,7 @@ func (res *Result) Judge() report.UsageReport {
 	return r
 }
 
-func versionUsage(u CRDUsage, name string, access MetricsAccess) report.VersionUsage {
+func versionUsage(u usage.CRDUsage, name string, access usage.MetricsAccess) report.VersionUsage {
 	out := report.VersionUsage{Name: name, Managers: []report.ManagerUsage{}}
 	for _, v := range u.CRD.Spec.Versions {
 		if v.Name == name {
@@ -55,7 +59,7 @@ func versionUsage(u CRDUsage, name string, access MetricsAccess) report.VersionU
 		if own, ok := u.Own[name]; ok {
 			out.OwnRequests = &report.OwnRequestsUsage{Commands: own.Commands, Requests: own.Requests, Last: own.Last, RequestsSince: own.Since}
 		}
-	case access != MetricsRead:
+	case access != usage.MetricsRead:
 		out.Requested, out.RequestedReason = report.RequestedUnknown, "/metrics not read"
 	case !out.Served:
 		out.Requested, out.RequestedReason = report.RequestedUnknown, "not served"
@@ -73,7 +77,7 @@ func versionUsage(u CRDUsage, name string, access MetricsAccess) report.VersionU
 	return out
 }
 
-func metricsMessage(m *DeprecatedAPIs) string {
+func metricsMessage(m *usage.DeprecatedAPIs) string {
 	if why := m.Unreadable(); why != "" {
 		return why + "; usage by request cannot be shown"
 	}

@@ -1,4 +1,4 @@
-package usage
+package usagereport
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -31,13 +32,13 @@ var (
 )
 
 // midDeprecation: v1beta1 is deprecated and still read and written.
-func midDeprecation() *Result {
-	return &Result{
-		Metrics: &DeprecatedAPIs{Access: MetricsRead, StartedAt: time.Date(2025, 5, 1, 10, 0, 0, 0, time.UTC)},
-		CRDs: []CRDUsage{{
+func midDeprecation() *usage.Result {
+	return &usage.Result{
+		Metrics: &usage.DeprecatedAPIs{Access: usage.MetricsRead, StartedAt: time.Date(2025, 5, 1, 10, 0, 0, 0, time.UTC)},
+		CRDs: []usage.CRDUsage{{
 			CRD:      usageCRD(v1alpha1, v1, v1beta1),
-			Requests: map[string]VersionRequests{"v1beta1": {Subresources: []string{"", "status"}}},
-			Managers: &ManagerCount{ListedAt: "v1", Objects: 15, Managers: []ManagerUse{
+			Requests: map[string]usage.VersionRequests{"v1beta1": {Subresources: []string{"", "status"}}},
+			Managers: &usage.ManagerCount{ListedAt: "v1", Objects: 15, Managers: []usage.ManagerUse{
 				{Manager: "helm", Operation: "Apply", Version: "v1", Objects: 3},
 				{Manager: "kubectl-client-side-apply", Operation: "Update", Version: "v1beta1", Objects: 12},
 				{Manager: "helm", Operation: "Apply", Version: "v1beta1", Objects: 3},
@@ -48,7 +49,7 @@ func midDeprecation() *Result {
 
 func TestWriteUsageTable(t *testing.T) {
 	var buf bytes.Buffer
-	r := midDeprecation().Judge()
+	r := From(midDeprecation())
 	if err := report.WriteUsage(&buf, report.FormatTable, r); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ attention: v1beta1 is deprecated and still used: requested since the API server 
 func TestUsageAttention(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		result    func() *Result
+		result    func() *usage.Result
 		attention int
 		requested map[string]report.Requested
 		sentence  string
@@ -92,7 +93,7 @@ func TestUsageAttention(t *testing.T) {
 		},
 		{
 			name: "deprecated, not requested, no manager: nothing to look at",
-			result: func() *Result {
+			result: func() *usage.Result {
 				r := midDeprecation()
 				r.CRDs[0].Requests = nil
 				r.CRDs[0].Managers.Managers = r.CRDs[0].Managers.Managers[:1]
@@ -102,9 +103,9 @@ func TestUsageAttention(t *testing.T) {
 		},
 		{
 			name: "metrics not allowed: managers alone still count",
-			result: func() *Result {
+			result: func() *usage.Result {
 				r := midDeprecation()
-				r.Metrics = &DeprecatedAPIs{Access: MetricsNotAllowed}
+				r.Metrics = &usage.DeprecatedAPIs{Access: usage.MetricsNotAllowed}
 				r.CRDs[0].Requests = nil
 				return r
 			},
@@ -114,10 +115,10 @@ func TestUsageAttention(t *testing.T) {
 		},
 		{
 			name: "not served, last written by a client",
-			result: func() *Result {
+			result: func() *usage.Result {
 				r := midDeprecation()
 				r.CRDs[0].Requests = nil
-				r.CRDs[0].Managers.Managers = []ManagerUse{{Manager: "old-operator", Operation: "Update", Version: "v1alpha1", Objects: 1}}
+				r.CRDs[0].Managers.Managers = []usage.ManagerUse{{Manager: "old-operator", Operation: "Update", Version: "v1alpha1", Objects: 1}}
 				return r
 			},
 			attention: 1,
@@ -125,10 +126,10 @@ func TestUsageAttention(t *testing.T) {
 		},
 		{
 			name: "requested only by this plugin's own verify: no attention",
-			result: func() *Result {
+			result: func() *usage.Result {
 				r := midDeprecation()
 				r.CRDs[0].Managers.Managers = r.CRDs[0].Managers.Managers[:1]
-				r.CRDs[0].Own = map[string]OwnUse{"v1beta1": {Commands: []string{"verify"}, Requests: 12, Last: time.Date(2025, 5, 2, 9, 0, 0, 0, time.UTC)}}
+				r.CRDs[0].Own = map[string]usage.OwnUse{"v1beta1": {Commands: []string{"verify"}, Requests: 12, Last: time.Date(2025, 5, 2, 9, 0, 0, 0, time.UTC)}}
 				return r
 			},
 			requested: map[string]report.Requested{"v1beta1": report.RequestedYes},
@@ -136,10 +137,10 @@ func TestUsageAttention(t *testing.T) {
 		},
 		{
 			name: "requested by a client since this plugin's own",
-			result: func() *Result {
+			result: func() *usage.Result {
 				r := midDeprecation()
 				r.CRDs[0].Managers.Managers = r.CRDs[0].Managers.Managers[:1]
-				r.CRDs[0].Own = map[string]OwnUse{"v1beta1": {Commands: []string{"verify", "migrate"}, Requests: 12, Since: 1}}
+				r.CRDs[0].Own = map[string]usage.OwnUse{"v1beta1": {Commands: []string{"verify", "migrate"}, Requests: 12, Since: 1}}
 				return r
 			},
 			attention: 1,
@@ -148,17 +149,17 @@ func TestUsageAttention(t *testing.T) {
 		},
 		{
 			name: "storage version used and requested: no attention",
-			result: func() *Result {
+			result: func() *usage.Result {
 				r := midDeprecation()
 				r.CRDs[0].CRD = usageCRD(v1)
-				r.CRDs[0].Requests = map[string]VersionRequests{"v1": {Subresources: []string{""}}}
+				r.CRDs[0].Requests = map[string]usage.VersionRequests{"v1": {Subresources: []string{""}}}
 				return r
 			},
 			requested: map[string]report.Requested{"v1": report.RequestedYes},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := tc.result().Judge()
+			r := From(tc.result())
 			if r.Attention != tc.attention {
 				t.Errorf("attention = %d, want %d", r.Attention, tc.attention)
 			}
@@ -180,7 +181,7 @@ func TestUsageAttention(t *testing.T) {
 
 func TestWriteUsageDocument(t *testing.T) {
 	var buf bytes.Buffer
-	if err := report.WriteUsage(&buf, report.FormatJSON, midDeprecation().Judge()); err != nil {
+	if err := report.WriteUsage(&buf, report.FormatJSON, From(midDeprecation())); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -222,7 +223,7 @@ func TestWriteUsageDocument(t *testing.T) {
 	}
 
 	buf.Reset()
-	if err := report.WriteUsage(&buf, report.FormatName, midDeprecation().Judge()); err != nil {
+	if err := report.WriteUsage(&buf, report.FormatName, From(midDeprecation())); err != nil {
 		t.Fatal(err)
 	}
 	if got := buf.String(); got != "customresourcedefinition.apiextensions.k8s.io/widgets.example.com\n" {
