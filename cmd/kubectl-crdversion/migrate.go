@@ -172,9 +172,9 @@ func (o *MigrateOptions) migration(failures func(cluster, crd string, f results.
 		opts.CleanManagedFields = o.CleanManagedFields
 		opts.Restore.OnFailure = func(f results.Failure) { failures(o.cluster, crd.Name, f) }
 		if o.Via == viaCluster {
-			return migrate.MigrateViaCluster(ctx, o.clients, crd.Name, opts)
+			return migrate.MigrateViaCluster(ctx, migrate.Clients{Clients: o.clients}, crd.Name, opts)
 		}
-		return migrate.Migrate(ctx, o.clients, crd.Name, opts)
+		return migrate.Migrate(ctx, migrate.Clients{Clients: o.clients}, crd.Name, opts)
 	}
 }
 

@@ -147,7 +147,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	target, _ := lifecycle.PromoteTarget(crd, o.Version, lifecycle.Stage(o.To), false)
 	o.holdFor(crd, target.Next.EditsVersions())
 	bars := newTaskBars(o.ErrOut, isTerminal(o.ErrOut))
-	res, err := migrate.Promote(ctx, o.clients.Clients, crd.Name, migrate.PromoteOptions{
+	res, err := migrate.Promote(ctx, migrate.Clients{Clients: o.clients.Clients}, crd.Name, migrate.PromoteOptions{
 		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifestFor(crd.Name), ConversionFromFile: o.ConversionFromFile, DeprecationWarning: o.DeprecationWarning,
 		DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update,
 		DespiteClients: o.DespiteClients, Own: ownRecords(o.configFlags),
@@ -221,7 +221,7 @@ func (o *PromoteOptions) offlineGate(ctx context.Context, p *lifecycle.Plan) err
 	if err != nil {
 		return err
 	}
-	let, err := migrate.ClientsInUseFor(ctx, c.Clients, p, migrate.PromoteOptions{DespiteClients: o.DespiteClients, Own: ownRecords(o.configFlags)})
+	let, err := migrate.ClientsInUseFor(ctx, migrate.Clients{Clients: c.Clients}, p, migrate.PromoteOptions{DespiteClients: o.DespiteClients, Own: ownRecords(o.configFlags)})
 	var inUse *migrate.ClientsInUse
 	switch {
 	case errors.As(err, &inUse):

@@ -54,11 +54,11 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 	}
 	if !o.IHaveMigrated {
 		return o.run(ctx, crds, o.dryRun == migrate.DryRunNone, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*results.Result, error) {
-			return migrate.Migrate(ctx, o.clients, crd.Name, opts)
+			return migrate.Migrate(ctx, migrate.Clients{Clients: o.clients}, crd.Name, opts)
 		})
 	}
 	return o.run(ctx, crds, o.dryRun == migrate.DryRunNone, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*results.Result, error) {
 		fmt.Fprintln(o.ErrOut, pruneOnYourWord(crd.Name, lifecycle.StorageVersion(crd)))
-		return migrate.PruneUnproven(ctx, o.clients, crd.Name, opts)
+		return migrate.PruneUnproven(ctx, migrate.Clients{Clients: o.clients}, crd.Name, opts)
 	})
 }

@@ -80,7 +80,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	}
 	o.holdFor(crd, true)
 	bars := newTaskBars(o.ErrOut, isTerminal(o.ErrOut))
-	res, err := migrate.Rollback(ctx, o.clients.Clients, crd.Name, migrate.RollbackOptions{Version: o.Version, SwitchStorage: o.SwitchStorage, DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update})
+	res, err := migrate.Rollback(ctx, migrate.Clients{Clients: o.clients.Clients}, crd.Name, migrate.RollbackOptions{Version: o.Version, SwitchStorage: o.SwitchStorage, DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update})
 	bars.Finish()
 	if res.StepResult == nil {
 		return err

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
 
@@ -24,7 +23,7 @@ import (
 type Migrator struct {
 	opts    Options
 	phases  phases
-	clients cluster.Clients
+	clients migrate.Clients
 	events  events.EventRecorder
 	log     logr.Logger
 	// deferred is the reason each CRD was last deferred for, while it

@@ -108,7 +108,8 @@ func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 // reaches, a version the live CRD serves and p's CRD does not. A cluster
 // without the CRD has no client of it. Those opts.DespiteClients names are
 // let through and returned; any other is a *ClientsInUse.
-func ClientsInUseFor(ctx context.Context, c cluster.Clients, p *lifecycle.Plan, opts PromoteOptions) ([]usage.Client, error) {
+func ClientsInUseFor(ctx context.Context, cs Clients, p *lifecycle.Plan, opts PromoteOptions) ([]usage.Client, error) {
+	c := cs.Clients
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, p.CRD, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):

@@ -27,10 +27,17 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// NewClients builds every client a migration needs from one config, with
-// no client-side rate limit unless the config sets one: the bundle of
-// internal/cluster, which every package of the plugin shares.
-func NewClients(cfg *rest.Config) (cluster.Clients, error) { return cluster.NewClients(cfg) }
+// Clients are the connections to one cluster that this package's
+// functions read and write through; NewClients makes them.
+type Clients struct {
+	cluster.Clients
+}
+
+// NewClients connects to the cluster cfg names.
+func NewClients(cfg *rest.Config) (Clients, error) {
+	c, err := cluster.NewClients(cfg)
+	return Clients{c}, err
+}
 
 // newRestoreRun is a pass over objects through c, tuned by opts.
 func newRestoreRun(c cluster.Clients, opts RestoreOptions) restoreRun {
@@ -93,7 +100,8 @@ const nothingToPrune = "storedVersions already holds only the storage version"
 // deprecated, while its objects are checked at it, and unserved after: what
 // only its schema holds is the user's data, and no check sees it at
 // another version.
-func Migrate(ctx context.Context, c cluster.Clients, name string, opts Options) (*results.Result, error) {
+func Migrate(ctx context.Context, cs Clients, name string, opts Options) (*results.Result, error) {
+	c := cs.Clients
 	opts = opts.withDefaults()
 	if err := opts.Restore.DryRun.check(true); err != nil {
 		return nil, err
@@ -609,7 +617,8 @@ func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (res
 // Migrate's prune. An object still stored at a pruned version becomes
 // unreadable once that version is removed; Migrate proves what this takes
 // on trust.
-func PruneUnproven(ctx context.Context, c cluster.Clients, name string, opts Options) (*results.Result, error) {
+func PruneUnproven(ctx context.Context, cs Clients, name string, opts Options) (*results.Result, error) {
+	c := cs.Clients
 	opts = opts.withDefaults()
 	if err := opts.Restore.DryRun.check(true); err != nil {
 		return nil, err

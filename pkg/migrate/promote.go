@@ -101,7 +101,8 @@ var (
 // server serves as the CRD says.
 //
 // A dry run plans and validates the step and runs no pass after it.
-func Promote(ctx context.Context, c cluster.Clients, name string, opts PromoteOptions) (*PromoteResult, error) {
+func Promote(ctx context.Context, cs Clients, name string, opts PromoteOptions) (*PromoteResult, error) {
+	c := cs.Clients
 	res := &PromoteResult{}
 	progress := func(task string) func(done, total int64) {
 		if opts.Progress == nil {

@@ -56,7 +56,8 @@ var ErrRollbackUndone = errors.New("storing at the old version would lose data: 
 // new→old→new (what a write at the new version stores from then on, and
 // what re-storing at the old version makes permanent), or the switch back
 // is undone and the new version's bridge record dropped.
-func Rollback(ctx context.Context, c cluster.Clients, name string, opts RollbackOptions) (*RollbackResult, error) {
+func Rollback(ctx context.Context, cs Clients, name string, opts RollbackOptions) (*RollbackResult, error) {
+	c := cs.Clients
 	res := &RollbackResult{}
 	if err := opts.DryRun.check(false); err != nil {
 		return res, err

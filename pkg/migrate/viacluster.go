@@ -56,7 +56,8 @@ const pendingWarning = time.Minute
 // The in-tree migrator prunes as soon as its pass ends, so its pass starts
 // only after the switch grace: a write begun before the storage switch
 // cannot then land at the old version behind it.
-func MigrateViaCluster(ctx context.Context, c cluster.Clients, name string, opts Options) (*results.Result, error) {
+func MigrateViaCluster(ctx context.Context, cs Clients, name string, opts Options) (*results.Result, error) {
+	c := cs.Clients
 	opts = opts.withDefaults()
 	if err := opts.Restore.DryRun.check(true); err != nil {
 		return nil, err

@@ -21,7 +21,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
@@ -41,7 +40,7 @@ func gadgetSchema(edit func(spec *apiextensionsv1.JSONSchemaProps)) *apiextensio
 }
 
 // startSandbox starts a sandbox: the fixtures' clients and the plugin's.
-func startSandbox(t *testing.T) (fixtures.Clients, cluster.Clients) {
+func startSandbox(t *testing.T) (fixtures.Clients, migrate.Clients) {
 	t.Helper()
 	cfg := sandbox.StartT(t, sandbox.Options{}).RestConfig()
 	cfg.QPS, cfg.Burst = -1, 0
@@ -58,7 +57,7 @@ func startSandbox(t *testing.T) (fixtures.Clients, cluster.Clients) {
 
 // liveGadgets starts a sandbox with a gadgets CRD (v1, gadgetSchema) and
 // its objects.
-func liveGadgets(t *testing.T, objs []fixtures.Object) (cluster.Clients, *apiextensionsv1.CustomResourceDefinition) {
+func liveGadgets(t *testing.T, objs []fixtures.Object) (migrate.Clients, *apiextensionsv1.CustomResourceDefinition) {
 	t.Helper()
 	fx, c := startSandbox(t)
 	live := fixtures.CRD("example.com", "Gadget", "gadgets", apiextensionsv1.NamespaceScoped, false, fixtures.Version{Name: "v1", Served: true, Storage: true})
@@ -96,7 +95,7 @@ func TestCheckValidatesLiveObjects(t *testing.T) {
 		}
 	})
 
-	found, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{Objects: true, PageSize: 2})
+	found, err := check.AgainstCluster(t.Context(), c.Clients, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{Objects: true, PageSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +141,7 @@ func TestCheckGroupsObjectsThatFailAlike(t *testing.T) {
 		spec.Required = []string{"owner"}
 		spec.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.replicas <= 5"}}
 	})
-	found, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{Objects: true, PageSize: 7})
+	found, err := check.AgainstCluster(t.Context(), c.Clients, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{Objects: true, PageSize: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +167,7 @@ func TestCheckGroupsObjectsThatFailAlike(t *testing.T) {
 	passing.Spec.Versions[0].Schema = gadgetSchema(func(spec *apiextensionsv1.JSONSchemaProps) {
 		spec.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.replicas <= 5"}}
 	})
-	found, err = check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{passing}, check.Options{Objects: true, PageSize: 7})
+	found, err = check.AgainstCluster(t.Context(), c.Clients, []*apiextensionsv1.CustomResourceDefinition{passing}, check.Options{Objects: true, PageSize: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +175,7 @@ func TestCheckGroupsObjectsThatFailAlike(t *testing.T) {
 		t.Errorf("a rule every object passes: %+v", found)
 	}
 	// A CRD author's release rules keep it an error.
-	found, err = check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{passing}, check.Options{Objects: true, Policy: true, PageSize: 7})
+	found, err = check.AgainstCluster(t.Context(), c.Clients, []*apiextensionsv1.CustomResourceDefinition{passing}, check.Options{Objects: true, Policy: true, PageSize: 7})
 	if err != nil || len(found) != 1 || found[0].Severity != lifecycle.SeverityError {
 		t.Errorf("with Policy: %+v %v", found, err)
 	}
@@ -200,7 +199,7 @@ func TestCheckSaysWhatLiveObjectsLoseToPruning(t *testing.T) {
 	v2.Schema = gadgetSchema(func(spec *apiextensionsv1.JSONSchemaProps) { delete(spec.Properties, "name") })
 	next.Spec.Versions = append(next.Spec.Versions, *v2)
 
-	found, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{Objects: true, PageSize: 1})
+	found, err := check.AgainstCluster(t.Context(), c.Clients, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{Objects: true, PageSize: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +245,7 @@ func TestCheckSaysClientSideApplyIsRefusedPastTheAnnotationLimit(t *testing.T) {
 		spec.Description = strings.Repeat("Every field of the gadget, described at length. ", 6000)
 	})
 
-	found, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{})
+	found, err := check.AgainstCluster(t.Context(), c.Clients, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +321,7 @@ func TestCheckSendsTheManifestAsItsServerSideApplyOwnerDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	found, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{manifest}, check.Options{})
+	found, err := check.AgainstCluster(t.Context(), c.Clients, []*apiextensionsv1.CustomResourceDefinition{manifest}, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +370,7 @@ func TestCheckAppliesAsTheOwnersPersistNothing(t *testing.T) {
 	manifest := live.DeepCopy()
 	manifest.Spec.Versions[1].Deprecated = true
 	manifest.Spec.Versions[1].Served = false
-	if _, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{manifest}, check.Options{}); err != nil {
+	if _, err := check.AgainstCluster(t.Context(), c.Clients, []*apiextensionsv1.CustomResourceDefinition{manifest}, check.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	after, err := crds.Get(t.Context(), live.Name, metav1.GetOptions{})
@@ -420,7 +419,7 @@ func TestCheckOfACRDTheAPIServerDoesNotServe(t *testing.T) {
 	if why := lifecycle.Assess(live).NotServed; !strings.Contains(why, "NamesAccepted=False") {
 		t.Errorf("status's reason %q, want the NamesAccepted condition", why)
 	}
-	found, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{clash}, check.Options{Objects: true})
+	found, err := check.AgainstCluster(t.Context(), c.Clients, []*apiextensionsv1.CustomResourceDefinition{clash}, check.Options{Objects: true})
 	if err != nil {
 		t.Fatalf("check of a CRD not served: %v, want findings", err)
 	}

@@ -46,7 +46,7 @@ func TestCheckNamesWhatObjectsStoredAtAnOldVersionLose(t *testing.T) {
 	next := live.DeepCopy()
 	next.Spec.Versions[0].Served, next.Spec.Versions[0].Storage, next.Spec.Versions[1].Storage = false, false, true
 
-	found, err := check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{Objects: true, PageSize: 3})
+	found, err := check.AgainstCluster(t.Context(), c.Clients, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{Objects: true, PageSize: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestCheckNamesWhatObjectsStoredAtAnOldVersionLose(t *testing.T) {
 
 	// The control: v1 keeps spec.snapshot. Nothing is lost, nothing said.
 	next.Spec.Versions[1].Schema = withSnapshot
-	found, err = check.AgainstCluster(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{Objects: true, PageSize: 3})
+	found, err = check.AgainstCluster(t.Context(), c.Clients, []*apiextensionsv1.CustomResourceDefinition{next}, check.Options{Objects: true, PageSize: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

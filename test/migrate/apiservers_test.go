@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -24,7 +23,7 @@ import (
 // returns clients through a connection-balancing proxy in front of all
 // four, whose discovery reads reach only the first server, as the three
 // reads of a switch check may all miss the late server.
-func (s *switched) withLateServer(t *testing.T) cluster.Clients {
+func (s *switched) withLateServer(t *testing.T) migrate.Clients {
 	t.Helper()
 	cfgs := []*rest.Config{s.sb.RestConfig()}
 	for range 2 {
@@ -52,7 +51,7 @@ func (s *switched) withLateServer(t *testing.T) cluster.Clients {
 
 // balancedClients are clients through a connection-balancing proxy in
 // front of cfgs, whose discovery reads reach only the first server.
-func balancedClients(t *testing.T, cfgs []*rest.Config) cluster.Clients {
+func balancedClients(t *testing.T, cfgs []*rest.Config) migrate.Clients {
 	t.Helper()
 	c, err := migrate.NewClients(sandbox.BalanceT(t, cfgs...).RestConfig())
 	if err != nil {

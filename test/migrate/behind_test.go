@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -31,7 +30,7 @@ func TestMigrateWithAServerOneGenerationBehind(t *testing.T) {
 	const n = 24
 	for _, tc := range []struct {
 		name    string
-		clients func(*testing.T, []*rest.Config) cluster.Clients
+		clients func(*testing.T, []*rest.Config) migrate.Clients
 		// told: the servers can be told apart, and the pass goes through
 		// the three that serve the hotfix; else nothing is written.
 		told bool

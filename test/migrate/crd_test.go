@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -114,7 +113,7 @@ func TestPromoteServerDryRunPersistsNothing(t *testing.T) {
 // of a CRD's spec (the step's update) waits until edit, another client's
 // write, is done: the moment between the step's read and its write, made
 // certain.
-func editingBeforeFirstStepWrite(t *testing.T, cfg *rest.Config, edit func()) cluster.Clients {
+func editingBeforeFirstStepWrite(t *testing.T, cfg *rest.Config, edit func()) migrate.Clients {
 	t.Helper()
 	cfg = rest.CopyConfig(cfg)
 	var once sync.Once

@@ -57,7 +57,7 @@ func newSSAWidgets(t *testing.T) *ssaWidgets {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := migrate.Migrate(t.Context(), cluster.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic, Metadata: w.meta, Discovery: disc}, crd.Name, opts())
+	res, err := migrate.Migrate(t.Context(), migrate.Clients{Clients: cluster.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic, Metadata: w.meta, Discovery: disc}}, crd.Name, opts())
 	if err != nil || !res.Pruned {
 		t.Fatalf("migrate: %+v %v", res, err)
 	}

@@ -30,7 +30,7 @@ import (
 type switched struct {
 	sb      *sandbox.Sandbox
 	fx      fixtures.Clients
-	clients cluster.Clients
+	clients migrate.Clients
 	crd     string
 	gvr     schema.GroupVersionResource
 }
@@ -92,7 +92,7 @@ func newWidgets(t *testing.T, opts sandbox.Options, crd *apiextensionsv1.CustomR
 		t.Fatal(err)
 	}
 	s := &switched{sb: sb, fx: fx, crd: crd.Name, gvr: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}}
-	s.clients = cluster.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic}
+	s.clients = migrate.Clients{Clients: cluster.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic}}
 	if s.clients.Metadata, err = metadata.NewForConfig(cfg); err != nil {
 		t.Fatal(err)
 	}

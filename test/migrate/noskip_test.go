@@ -317,7 +317,7 @@ func TestTheSwitchCheckTakesARefusalAsNotStoredThere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proofs, err := verify.ProveRestorable(t.Context(), s.clients, crd, verify.ProveOptions{PageSize: 4})
+	proofs, err := verify.ProveRestorable(t.Context(), s.clients.Clients, crd, verify.ProveOptions{PageSize: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -275,7 +275,7 @@ func TestVerifyCountsSkippedObjectsApart(t *testing.T) {
 			}
 		}
 	}}
-	res, err := verify.Verify(t.Context(), s.clients, crd, opts)
+	res, err := verify.Verify(t.Context(), s.clients.Clients, crd, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestVerifyProgressCountsObjectsPerVersion(t *testing.T) {
 			last[task] = [2]int64{done, total}
 		}
 	}}
-	if _, err := verify.Verify(t.Context(), s.clients, crd, opts); err != nil {
+	if _, err := verify.Verify(t.Context(), s.clients.Clients, crd, opts); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"verify v1beta1→v1→v1beta1", "verify v1 (the storage version: no conversion)"}

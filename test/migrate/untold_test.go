@@ -9,7 +9,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -35,7 +34,7 @@ func (s *switched) addServers(t *testing.T) (cfgs []*rest.Config, late *sandbox.
 // proxiedClients are clients through a TLS-terminating proxy in front of
 // cfgs, discovery included: every answer carries the proxy's certificate,
 // whichever server gave it.
-func proxiedClients(t *testing.T, cfgs []*rest.Config) cluster.Clients {
+func proxiedClients(t *testing.T, cfgs []*rest.Config) migrate.Clients {
 	t.Helper()
 	c, err := migrate.NewClients(sandbox.TerminateTLS(t, cfgs...).RestConfig())
 	if err != nil {
@@ -128,7 +127,7 @@ func (s *switched) switchedButLate(t *testing.T) ([]*rest.Config, *sandbox.Serve
 // untoldLateServer is withLateServer behind a TLS-terminating proxy: the
 // storage switch to v1 is held from the late server, and the clients
 // reach all four servers through the proxy, discovery too.
-func (s *switched) untoldLateServer(t *testing.T) cluster.Clients {
+func (s *switched) untoldLateServer(t *testing.T) migrate.Clients {
 	t.Helper()
 	cfgs, _ := s.switchedButLate(t)
 	if got, old := hashOf(t, cfgs[3]), svHash("example.com", "v1beta1", "Widget"); got != old {
