@@ -13,10 +13,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // PromoteOptions holds what `kubectl crdversion promote` needs.
@@ -150,7 +150,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	res, err := migrate.Promote(ctx, migrate.Clients{Clients: o.clients.Clients}, crd.Name, migrate.PromoteOptions{
 		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifestFor(crd.Name), ConversionFromFile: o.ConversionFromFile, DeprecationWarning: o.DeprecationWarning,
 		DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update,
-		DespiteClients: o.DespiteClients, Own: ownRecords(o.configFlags),
+		DespiteClients: o.DespiteClients, OwnRequestsDir: ownRecords(o.configFlags).Dir,
 	})
 	bars.Finish()
 	var inUse *migrate.ClientsInUse
@@ -203,7 +203,7 @@ func (o *PromoteOptions) inUse(err *migrate.ClientsInUse, step lifecycle.Step) e
 }
 
 // despite warns of each client a step stopped serving a version to.
-func (o *PromoteOptions) despite(let []usage.Client) {
+func (o *PromoteOptions) despite(let []results.Client) {
 	for _, cl := range let {
 		fmt.Fprintf(o.ErrOut, "warning: stopped serving despite %s: %s\n", cl.Name, cl.Evidence)
 	}
@@ -221,7 +221,7 @@ func (o *PromoteOptions) offlineGate(ctx context.Context, p *lifecycle.Plan) err
 	if err != nil {
 		return err
 	}
-	let, err := migrate.ClientsInUseFor(ctx, migrate.Clients{Clients: c.Clients}, p, migrate.PromoteOptions{DespiteClients: o.DespiteClients, Own: ownRecords(o.configFlags)})
+	let, err := migrate.ClientsInUseFor(ctx, migrate.Clients{Clients: c.Clients}, p, migrate.PromoteOptions{DespiteClients: o.DespiteClients, OwnRequestsDir: ownRecords(o.configFlags).Dir})
 	var inUse *migrate.ClientsInUse
 	switch {
 	case errors.As(err, &inUse):

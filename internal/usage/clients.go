@@ -2,6 +2,7 @@ package usage
 
 import (
 	"fmt"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"slices"
 )
 
@@ -9,36 +10,28 @@ import (
 // metric counts: the metric names none.
 const Requests = "requests"
 
-// Client is someone besides this plugin still using a version, with the
-// evidence.
-type Client struct {
-	// Name is a field manager, or Requests.
-	Name     string `json:"name"`
-	Evidence string `json:"evidence"`
-}
-
 // Clients names who but this plugin still uses version: each field manager
 // whose last write to an object used it, and the API server's count of
 // requests to it where this plugin's own records do not account for every
 // one, or where the metric could not be read (what cannot be seen is not
 // taken as nobody).
-func (u CRDUsage) Clients(version string, m *DeprecatedAPIs) []Client {
-	var out []Client
+func (u CRDUsage) Clients(version string, m *DeprecatedAPIs) []results.Client {
+	var out []results.Client
 	if u.Managers != nil {
 		for _, mu := range u.Managers.Managers {
-			if mu.Version == version && !slices.ContainsFunc(out, func(c Client) bool { return c.Name == mu.Manager }) {
-				out = append(out, Client{Name: mu.Manager, Evidence: fmt.Sprintf("its last write to %d objects used %s (managedFields, %s)", mu.Objects, version, mu.Operation)})
+			if mu.Version == version && !slices.ContainsFunc(out, func(c results.Client) bool { return c.Name == mu.Manager }) {
+				out = append(out, results.Client{Name: mu.Manager, Evidence: fmt.Sprintf("its last write to %d objects used %s (managedFields, %s)", mu.Objects, version, mu.Operation)})
 			}
 		}
 	}
 	switch _, requested := u.Requests[version]; {
 	case m == nil:
 	case m.Access != MetricsRead:
-		out = append(out, Client{Name: Requests, Evidence: fmt.Sprintf("requests to %s cannot be seen: %s", version, m.Unreadable())})
+		out = append(out, results.Client{Name: Requests, Evidence: fmt.Sprintf("requests to %s cannot be seen: %s", version, m.Unreadable())})
 	case requested:
 		own, ok := u.Own[version]
 		if !ok || own.Since > 0 {
-			out = append(out, Client{Name: Requests, Evidence: fmt.Sprintf("the API server counted requests to %s since it started (%s), not all of them this plugin's; the metric names no client (the audit log does)", version, m.StartedAt.UTC().Format("2006-01-02 15:04:05Z"))})
+			out = append(out, results.Client{Name: Requests, Evidence: fmt.Sprintf("the API server counted requests to %s since it started (%s), not all of them this plugin's; the metric names no client (the audit log does)", version, m.StartedAt.UTC().Format("2006-01-02 15:04:05Z"))})
 		}
 	}
 	return out

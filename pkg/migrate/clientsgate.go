@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // ClientsInUse refuses the step that stops serving versions while someone
@@ -21,7 +22,7 @@ import (
 type ClientsInUse struct {
 	CRD      string
 	Versions []string
-	Clients  []usage.Client
+	Clients  []results.Client
 }
 
 func (e *ClientsInUse) Error() string {
@@ -59,7 +60,7 @@ func prunedAt(crd *apiextensionsv1.CustomResourceDefinition) time.Time {
 // serving: the objects' field managers (one metadata list) and the API
 // server's deprecated-API metric. Those despite names are let through and
 // returned; any other is a refusal.
-func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, p *lifecycle.Plan, opts PromoteOptions) ([]usage.Client, error) {
+func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, p *lifecycle.Plan, opts PromoteOptions) ([]results.Client, error) {
 	var versions []string
 	for _, v := range crd.Spec.Versions {
 		if after := lifecycle.SpecVersion(p.After, v.Name); v.Served && (after == nil || !after.Served) {
@@ -83,8 +84,8 @@ func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 	if err != nil {
 		return nil, err
 	}
-	u := usage.CRDUsage{CRD: crd, Requests: m.ForCRD(crd), Own: opts.Own.Own(crd, m), Managers: managers}
-	var found, let []usage.Client
+	u := usage.CRDUsage{CRD: crd, Requests: m.ForCRD(crd), Own: usage.OwnRecords{Dir: opts.OwnRequestsDir}.Own(crd, m), Managers: managers}
+	var found, let []results.Client
 	for _, v := range versions {
 		for _, cl := range u.Clients(v, m) {
 			if since.IsZero() && cl.Name != usage.Requests {
@@ -108,7 +109,7 @@ func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 // reaches, a version the live CRD serves and p's CRD does not. A cluster
 // without the CRD has no client of it. Those opts.DespiteClients names are
 // let through and returned; any other is a *ClientsInUse.
-func ClientsInUseFor(ctx context.Context, cs Clients, p *lifecycle.Plan, opts PromoteOptions) ([]usage.Client, error) {
+func ClientsInUseFor(ctx context.Context, cs Clients, p *lifecycle.Plan, opts PromoteOptions) ([]results.Client, error) {
 	c := cs.Clients
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, p.CRD, metav1.GetOptions{})
 	switch {

@@ -14,7 +14,6 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -45,13 +44,13 @@ type PromoteOptions struct {
 	// Progress hears each pass over objects: its task (the round trip it
 	// checks, or the managedFields cleanup) and the count done of the total.
 	Progress func(task string, done, total int64)
-	// DespiteClients names the clients (field managers, usage.Requests)
+	// DespiteClients names the clients (field managers, "requests")
 	// that the step to blocked may stop serving while they still use the
 	// version; any other it finds refuses the step (ClientsInUse).
 	DespiteClients []string
-	// Own are this plugin's records of its own requests, which the
-	// deprecated-API metric counts as anyone's.
-	Own usage.OwnRecords
+	// OwnRequestsDir holds this plugin's records of its own requests,
+	// which the deprecated-API metric counts as anyone's ("": none).
+	OwnRequestsDir string
 }
 
 // PromoteResult is a step taken, with what the passes around it found.
@@ -69,7 +68,7 @@ type PromoteResult struct {
 	Reused *lifecycle.Verification
 	// Overridden are the clients still using a version the step stopped
 	// serving, let through by PromoteOptions.DespiteClients.
-	Overridden []usage.Client
+	Overridden []results.Client
 }
 
 var (

@@ -78,7 +78,7 @@ type VersionUsage struct {
 
 // OwnRequestsUsage is what this plugin's own commands requested of a
 // deprecated version, told from other clients' by the API server's request
-// count (usage.OwnRequests).
+// count.
 type OwnRequestsUsage struct {
 	// Commands are the plugin's commands that sent Requests requests.
 	Commands []string  `json:"commands"`

@@ -51,3 +51,11 @@ type Finding struct {
 	// Fix is what to do instead, in order: commands or release steps.
 	Fix []lifecycle.Advice `json:"fix,omitempty"`
 }
+
+// Client is someone besides this plugin still using a version, with the
+// evidence.
+type Client struct {
+	// Name is a field manager, or "requests" for the API server's count.
+	Name     string `json:"name"`
+	Evidence string `json:"evidence"`
+}
