@@ -22,11 +22,14 @@ func outputNames(extra []report.Format) []string {
 	return names
 }
 
-// addOutputFlag adds -o to cmd. Completion offers every value, a
-// template's name with its "=".
+// addOutputFlag adds -o and --template to cmd; value gets -o as
+// parseOutput reads it. Completion offers every value, a template's name
+// with its "=".
 func addOutputFlag(cmd *cobra.Command, value *string, extra ...report.Format) {
 	names := outputNames(extra)
-	cmd.Flags().StringVarP(value, "output", "o", "", fmt.Sprintf("Output format. One of: (%s).", strings.Join(names, ", ")))
+	o := &outputAndTemplate{value: value}
+	cmd.Flags().VarP(outputPart{o}, "output", "o", fmt.Sprintf("Output format. One of: (%s).", strings.Join(names, ", ")))
+	cmd.Flags().Var(templatePart{o}, "template", "Template string or path to template file to use when -o=go-template, -o=go-template-file, -o=jsonpath or -o=jsonpath-file; without -o, go-template.")
 	completions := make([]string, len(names))
 	for i, n := range names {
 		if slices.Contains(report.Templates, n) {
@@ -56,4 +59,44 @@ func parseOutput(value string, extra ...report.Format) (report.Format, error) {
 // noPrinter refuses an -o value in kubectl's words, naming the ones taken.
 func noPrinter(value string, taken []string) error {
 	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", value, strings.Join(taken, ","))
+}
+
+// outputAndTemplate joins -o and --template into one -o value as kubectl
+// takes them: -o jsonpath --template='{.items}' is -o jsonpath='{.items}',
+// and --template alone is a go-template. Either flag may come first.
+type outputAndTemplate struct {
+	value            *string
+	output, template string
+}
+
+func (o *outputAndTemplate) join() {
+	out := o.output
+	switch {
+	case o.template == "" || strings.Contains(out, "="):
+	case out == "":
+		out = "go-template=" + o.template
+	case slices.Contains(report.Templates, out):
+		out += "=" + o.template
+	}
+	*o.value = out
+}
+
+type outputPart struct{ *outputAndTemplate }
+
+func (p outputPart) String() string { return p.output }
+func (p outputPart) Type() string   { return "string" }
+func (p outputPart) Set(s string) error {
+	p.output = s
+	p.join()
+	return nil
+}
+
+type templatePart struct{ *outputAndTemplate }
+
+func (p templatePart) String() string { return p.template }
+func (p templatePart) Type() string   { return "string" }
+func (p templatePart) Set(s string) error {
+	p.template = s
+	p.join()
+	return nil
 }

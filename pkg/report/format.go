@@ -40,7 +40,7 @@ func ParseFormat(s string) (Format, error) {
 	case "wide", "json", "yaml", "name", "markdown":
 		return Format(s), nil
 	}
-	if kind, tmpl, ok := strings.Cut(s, "="); ok && slices.Contains(Templates, kind) {
+	if kind, tmpl, _ := strings.Cut(s, "="); slices.Contains(Templates, kind) {
 		if tmpl == "" {
 			return "", fmt.Errorf("template format specified but no template given")
 		}
