@@ -12,7 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"fmt"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 )
 
 // migrate --via=cluster hands the writing to kube-controller-manager's
@@ -150,4 +152,59 @@ func conditionTrue(crd *apiextensionsv1.CustomResourceDefinition, t apiextension
 		}
 	}
 	return false
+}
+
+// The cluster's migrator re-stores without a check of each object, so
+// --via=cluster refuses a CRD whose objects may be stored at a version no
+// one serves and whose schemas do not prove the round trip (what only that
+// version holds, nothing shows): it creates no migration and writes
+// nothing, and its words lead to the plugin's own pass, which serves the
+// version again, checks each object at it, and goes through.
+func TestMigrateViaClusterRefusesWhatItCannotCheck(t *testing.T) {
+	e := newEnv(t, shared)
+	ctx := t.Context()
+	w := e.installWidgets("viaunserved", 0, false)
+	var objs []fixtures.Object
+	for i := range 6 {
+		objs = append(objs, fixtures.Object{Namespace: "default", Name: fmt.Sprintf("w-%d", i), Spec: map[string]any{"size": int64(i)}})
+	}
+	if err := e.clients.CreateObjects(ctx, w.gvr("v1beta1"), "Widget", objs); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.clients.SwitchStorage(ctx, w.name(), "v1", false); err != nil {
+		t.Fatal(err)
+	}
+	// v1 keeps spec.size alone: the schemas no longer prove v1beta1→v1→
+	// v1beta1 (a spec.color would be lost), though no object has one.
+	crds := e.clients.CRDs.ApiextensionsV1().CustomResourceDefinitions()
+	crd := e.crd(w.name())
+	crd.Spec.Versions[0].Served = false
+	crd.Spec.Versions[1].Schema.OpenAPIV3Schema.Properties["spec"] = apiextensionsv1.JSONSchemaProps{
+		Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"size": {Type: "integer"}}}
+	if _, err := crds.Update(ctx, crd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	r := mustCode(t, e.plugin("migrate", w.name(), "--via=cluster", "--switch-grace=0s"), 1)
+	contains(t, "migrate --via=cluster refused", r.Stderr, "error: ", "v1beta1 not served", "--via=plugin checks each object")
+	if n := len(e.migrationsOf(w)); n != 0 {
+		t.Errorf("a refused --via=cluster created %d StorageVersionMigrations", n)
+	}
+	if got, want := e.stored(w), map[string]int{w.group + "/v1beta1": 6}; !maps.Equal(got, want) {
+		t.Errorf("after the refusal etcd holds %v, want %v", got, want)
+	}
+
+	// The plugin's own pass, as the hint says.
+	r = mustCode(t, e.plugin("migrate", w.name(), "--via=plugin", "--switch-grace=0s"), 0)
+	contains(t, "migrate --via=plugin", r.Stdout, "(pruned)")
+	if got, want := e.stored(w), map[string]int{w.group + "/v1": 6}; !maps.Equal(got, want) {
+		t.Errorf("after the plugin's pass etcd holds %v, want %v", got, want)
+	}
+	after := e.crd(w.name())
+	if !slices.Equal(after.Status.StoredVersions, []string{"v1"}) {
+		t.Errorf("storedVersions %v, want [v1]", after.Status.StoredVersions)
+	}
+	if after.Spec.Versions[0].Served {
+		t.Errorf("v1beta1 is served after the pass; it was not before")
+	}
 }
