@@ -15,33 +15,23 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/transport"
 )
 
-// requestTimeout bounds one attempt of a request, beyond the 60 s the API
-// server may hold a request (queued by priority and fairness, say): one
-// that hangs longer is retried.
+// requestTimeout bounds one attempt, past the 60 s the API server may hold a request.
 const requestTimeout = 90 * time.Second
 
-// throttlePause is how long a throttled request waits before it asks for a
-// slot again.
+// throttlePause is how long a throttled request waits before asking for a slot again.
 const throttlePause = 100 * time.Millisecond
 
-// maxThrottled is how long one request may be throttled (429) before it is
-// given up as failed.
+// maxThrottled is how long one request may be throttled (429) before it fails.
 const maxThrottled = 10 * time.Minute
 
-// Unreachable wraps an error that outlasted the retry budget: the server
-// is gone, not the object at fault, so a pass stops rather than fail every
-// object left.
+// Unreachable wraps an error past the retry budget: the server is gone, so the pass stops.
 type Unreachable struct{ Err error }
 
 func (u Unreachable) Error() string { return "the API server did not answer: " + u.Err.Error() }
 func (u Unreachable) Unwrap() error { return u.Err }
 
-// Attempt runs one request of the pass until it is answered; cancelling
-// ctx abandons it. Transient errors (the server busy or restarting) are
-// retried with bounded backoff, past which the error is Unreachable; a 429
-// the server's throttling sent is retried for as long as it keeps
-// answering it, each retry waiting for room under the limit the 429
-// lowered. Any other answer, error or not, is the caller's.
+// Attempt runs one request until it is answered; cancelling ctx abandons it. Transient errors are
+// retried with bounded backoff, then Unreachable; a throttling 429, under the limit it lowered.
 func (p *Pass) Attempt(ctx context.Context, request func(context.Context) error) error {
 	deadline := time.Now().Add(p.opts.RetryFor)
 	delay := 100 * time.Millisecond
@@ -56,13 +46,8 @@ func (p *Pass) Attempt(ctx context.Context, request func(context.Context) error)
 		case err == nil:
 			return nil
 		case mark.Throttled():
-			// The server throttles (priority and fairness may hold a user to
-			// one seat for long): it is there and asks for fewer requests.
-			// It is waited for, never taken for unreachable, and the retry
-			// waits for room under the limit the 429 lowered rather than
-			// keep the slot of a pass that has too many; only a request
-			// throttled for maxThrottled is given up, as failed. The lowered
-			// limit paces the retries: no backoff of its own.
+			// The server is there and asks for fewer requests: wait for room under the limit the 429
+			// lowered (which paces the retries), and give up only after maxThrottled.
 			if throttledSince.IsZero() {
 				throttledSince = time.Now()
 			} else if time.Since(throttledSince) > maxThrottled {
@@ -74,8 +59,7 @@ func (p *Pass) Attempt(ctx context.Context, request func(context.Context) error)
 			}
 			continue
 		case apierrors.IsTooManyRequests(err):
-			// A 429 the server's throttling did not send (no Retry-After):
-			// an admission denial with that code, about this object.
+			// A 429 not sent by throttling (no Retry-After): an admission denial about this object.
 			return err
 		case !IsTransient(err):
 			return err
@@ -91,18 +75,13 @@ func (p *Pass) Attempt(ctx context.Context, request func(context.Context) error)
 	}
 }
 
-// IsConversionFailure tells a failing conversion webhook: the API server
-// answers 500 with the webhook named in the message.
+// IsConversionFailure tells a failing conversion webhook: the API server answers 500 naming it.
 func IsConversionFailure(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "conversion webhook")
 }
 
-// IsConversionRefusal tells a conversion webhook that answered, and
-// answered no: the API server passes on the failure its ConversionReview
-// carried. Not a refusal: a webhook the API server could not call or whose
-// answer it could not read; the call's own error then follows "failed: "
-// (an address, a connection, TLS, a timeout, an HTTP status, a malformed
-// review).
+// IsConversionRefusal tells a conversion webhook that answered no from one the API server could
+// not call or read (its error then follows "failed: ").
 func IsConversionRefusal(err error) bool {
 	if !IsConversionFailure(err) {
 		return false
@@ -119,16 +98,12 @@ func IsConversionRefusal(err error) bool {
 	return true
 }
 
-// callFailures are words of the API server's own errors in calling a
-// conversion webhook, never of a webhook's answer.
+// callFailures are words of the API server's errors calling a webhook, never of its answer.
 var callFailures = []string{`Post "`, "connection refused", "no such host", "x509:", "tls:", "i/o timeout", "deadline exceeded",
 	"EOF", "the server ", "an error on the server", "no response provided", "expected response.uid", "expected webhook response"}
 
-// IsTransient tells errors worth retrying: the server is busy, restarting
-// or unreachable for a moment. A conversion failure is not retried: a
-// failing webhook must stop the writing, not be hammered. Nor is any other
-// 500: it is about the object (too large for etcd, say) and would fail
-// again.
+// IsTransient tells errors worth retrying: the server busy, restarting or briefly unreachable;
+// not a failing conversion webhook (do not hammer it) nor another 500 (about the object).
 func IsTransient(err error) bool {
 	if err == nil || IsConversionFailure(err) || errors.Is(err, transport.ErrNewConnection) || errors.Is(err, transport.ErrEveryServerAvoided) {
 		return false

@@ -7,15 +7,11 @@ import (
 	"time"
 )
 
-// minWindow is the shortest measuring window: a few dozen requests even
-// on a fast local server, so one slow answer does not swing the limit.
+// minWindow is the shortest measuring window, so one slow answer does not swing the limit.
 const minWindow = 100 * time.Millisecond
 
-// gate lets through as many requests at once as the limiter allows and
-// feeds it what they saw, one window at a time. A window lasts at least
-// two mean latencies, so it sees the requests that a change of the limit
-// started. A gentle gate paces the starts of requests instead, at the rate
-// its pacer sets from each window's latencies.
+// gate lets through as many requests at once as the limiter allows and feeds it what they saw,
+// in windows of at least two mean latencies. A gentle gate paces starts instead (see pacer).
 type gate struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -23,21 +19,16 @@ type gate struct {
 	limit    int
 	inflight int
 	onLimit  func(int)
-	// throttled counts the 429 answers the clients saw so far (nil: not
-	// known); each window takes the difference.
+	// throttled counts the 429s seen so far (nil: unknown); each window takes the difference.
 	throttled     func() int64
 	lastThrottled int64
-	// lastCut is when a 429 last lowered the limit.
-	lastCut time.Time
+	lastCut       time.Time // when a 429 last lowered the limit
 
 	start   time.Time
 	done    int
 	latency time.Duration
 
-	// Gentle: the pace (lim is then nil). interval spaces the starts of
-	// requests, next is when the next may start, and latencies are the
-	// window's. peakShown is the most the pace kept in flight at a
-	// measured latency.
+	// Gentle only (lim is nil): interval spaces starts; peakShown is the most shown in flight.
 	pace        *pacer
 	maxLimit    int
 	interval    time.Duration
@@ -66,19 +57,15 @@ func newGate(maxLimit int, gentle bool, throttled func() int64, onLimit func(int
 	return g
 }
 
-// setPace paces starts at rate a second, and bounds the requests in flight
-// at twice what the rate keeps in flight at latency, so a server that
-// slows down all at once does not find a pile of them. g.mu is held, or
-// the gate not yet shared.
+// setPace paces starts at rate a second and caps requests in flight at twice what that rate
+// keeps at latency, so a sudden slowdown finds no pile of them. Needs g.mu or an unshared gate.
 func (g *gate) setPace(rate float64, latency time.Duration) {
 	g.interval = time.Duration(float64(time.Second) / rate)
 	g.limit = min(g.maxLimit, int(math.Ceil(2*rate*latency.Seconds()))+1)
 	g.paceLatency = latency
 }
 
-// shown is the limit the progress line shows: for a paced gate, the
-// requests its rate keeps in flight. g.mu is held, or the gate not yet
-// shared.
+// shown is the limit the progress line shows (paced: what the rate keeps in flight). Needs g.mu.
 func (g *gate) shown() int {
 	if g.pace == nil {
 		return g.limit
@@ -86,8 +73,7 @@ func (g *gate) shown() int {
 	return max(1, int(math.Round(g.pace.rate*g.paceLatency.Seconds())))
 }
 
-// startFor sets the first limit for a round trip of rtt (see
-// limiter.startFor), before any request.
+// startFor sets the first limit for a round trip of rtt, before any request.
 func (g *gate) startFor(rtt time.Duration) {
 	g.mu.Lock()
 	if g.pace != nil {
@@ -102,8 +88,7 @@ func (g *gate) startFor(rtt time.Duration) {
 	}
 }
 
-// acquire waits for room under the limit, and for its turn under the pace
-// when there is one; false when ctx ended first.
+// acquire waits for room under the limit and, if paced, its turn; false when ctx ended first.
 func (g *gate) acquire(ctx context.Context) bool {
 	if !g.slot(ctx) {
 		return false
@@ -148,7 +133,7 @@ func (g *gate) slot(ctx context.Context) bool {
 		return false
 	}
 	if g.inflight < g.limit {
-		// The common case on the hot path: no wait, so no wake-up to arrange.
+		// Fast path: no wait, so no wake-up to arrange.
 		g.inflight++
 		return true
 	}
@@ -168,8 +153,7 @@ func (g *gate) slot(ctx context.Context) bool {
 	return true
 }
 
-// release ends a request that took latency, and closes the window when it
-// is long enough.
+// release ends a request that took latency, closing the window when it is long enough.
 func (g *gate) release(latency time.Duration) {
 	g.mu.Lock()
 	g.inflight--
@@ -218,17 +202,14 @@ func (g *gate) release(latency time.Duration) {
 	}
 }
 
-// pause gives back the slot of a request the server answered 429, lowers
-// the limit at once (once per window: the other 429s of the same burst were
-// sent under the limit this one lowers), waits d, and waits for room under
-// the lowered limit. false when ctx ended: the slot is then taken anyway,
-// for the caller's release.
+// pause gives back the slot of a request answered 429, lowers the limit at once (once per
+// window: the burst's other 429s were sent under the limit this one lowers), waits d, then
+// for room. false when ctx ended; the slot is then taken anyway, for the caller's release.
 func (g *gate) pause(ctx context.Context, d time.Duration) bool {
 	g.mu.Lock()
 	g.inflight--
 	changed := 0
-	// Every 429 counted so far is this burst's: the window's close must
-	// not halve for them again.
+	// Every 429 so far is this burst's: the window's close must not halve for them again.
 	if g.throttled != nil {
 		g.lastThrottled = g.throttled()
 	}
@@ -261,8 +242,7 @@ func (g *gate) pause(ctx context.Context, d time.Duration) bool {
 	return false
 }
 
-// meanLatency is the mean latency of the requests of the current window,
-// or of none. g.mu is held.
+// meanLatency is the current window's mean latency, 0 before any request. Needs g.mu.
 func (g *gate) meanLatency() time.Duration {
 	if g.done == 0 {
 		return 0
@@ -270,8 +250,7 @@ func (g *gate) meanLatency() time.Duration {
 	return g.latency / time.Duration(g.done)
 }
 
-// stats is what the limit did over the pass: for a paced gate, the rate
-// too, requests started a second.
+// stats is what the limit did over the pass, and for a paced gate the rate (starts a second).
 func (g *gate) stats() (final, peak int, rate, peakRate float64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -5,23 +5,12 @@ import (
 	"time"
 )
 
-// A pass keeps as many requests in flight as the path to the API server
-// and the server itself can use, and no more, found by measuring the way
-// TCP finds a path's capacity rather than by knowing it:
-//   - It starts at startLimit and doubles each measuring
-//     window while the throughput grows with it by at least climbGain.
-//   - A step up that brings no more throughput means the server (or the
-//     path) is the bottleneck: the limit goes back.
-//   - Every probeEvery settled windows it tries again, alternately a
-//     quarter more (the server may have got faster) and half as many (it
-//     may do as well with fewer): a step down stays while the throughput
-//     keeps within keepShare of the best of the recent windows, so the
-//     limit sheds requests that only queue.
-//   - A 429 (API Priority and Fairness, or a server shedding load) halves
-//     it at once, and the limit that drew it becomes a ceiling for a
-//     cooldown of windows that doubles with each 429 (up to maxCooldown):
-//     a user held to one seat must not probe into it again and again, as
-//     each 429 costs a Retry-After of a second.
+// limiter finds how many requests in flight the path and server can use, the way TCP finds a
+// path's capacity: it doubles the limit each window while throughput grows by climbGain and goes
+// back when a step brings none. Every probeEvery settled windows it probes a quarter up or half
+// down; a step down stays while throughput keeps within keepShare of the recent best, shedding
+// requests that only queue. A 429 halves it, and the limit that drew it is a ceiling for a cooldown
+// doubling per 429 (to maxCooldown): each 429 costs a Retry-After of a second.
 type limiter struct {
 	max    int
 	limit  float64
@@ -48,22 +37,15 @@ const (
 )
 
 const (
-	// startLimit was picked by measurement (make bench, 2 cores shared by
-	// server and client): 32 writers keep a local server busy and hide a
-	// 10 ms round trip; farther servers take the doubling from there.
-	startLimit = 32
-	// startRTT is the round trip startLimit was measured at, and below.
-	startRTT = 10 * time.Millisecond
-	// climbGain is the throughput a step up must add to count.
-	climbGain = 1.05
-	// keepShare is the throughput a step down may keep and stay.
-	keepShare = 0.95
-	// probeEvery is how many settled windows pass between probes.
-	probeEvery = 5
-	// recentWindows is how far back the best throughput looks.
-	recentWindows = 20
-	// firstCooldown and maxCooldown bound how many windows a 429's ceiling
-	// holds.
+	// startLimit was measured (make bench, 2 cores): 32 writers keep a local server busy and hide
+	// a 10 ms round trip; farther servers double from there.
+	startLimit    = 32
+	startRTT      = 10 * time.Millisecond // the round trip startLimit was measured at, and below
+	climbGain     = 1.05                  // the throughput a step up must add to count
+	keepShare     = 0.95                  // the throughput a step down may keep and stay
+	probeEvery    = 5                     // settled windows between probes
+	recentWindows = 20                    // how far back the best throughput looks
+	// firstCooldown and maxCooldown bound the windows a 429's ceiling holds.
 	firstCooldown, maxCooldown = 20, 640
 )
 
@@ -74,10 +56,8 @@ func newLimiter(maxLimit int) *limiter {
 	return l
 }
 
-// startFor scales the first limit to a round trip longer than the one
-// startLimit was measured at: by Little's law the same throughput needs
-// that many more requests in flight, and doubling there from startLimit
-// costs a window of two round trips per step.
+// startFor scales the first limit to a round trip longer than startRTT: by Little's law the same
+// throughput needs that many more in flight, and each doubling step costs two round trips.
 func (l *limiter) startFor(rtt time.Duration) int {
 	if rtt > startRTT {
 		l.limit = math.Min(math.Round(startLimit*float64(rtt)/float64(startRTT)), float64(l.max))
@@ -144,8 +124,7 @@ func (l *limiter) observe(w window) int {
 }
 
 func (l *limiter) result() int {
-	// Up, not to the nearest: 1 × 1.25 must become 2, or the limit would
-	// never leave 1.
+	// Round up: 1 × 1.25 must become 2, or the limit would never leave 1.
 	n := max(int(math.Ceil(l.limit-1e-9)), 1)
 	l.limit = float64(n)
 	l.peak = max(l.peak, n)

@@ -6,32 +6,13 @@ import (
 	"time"
 )
 
-// A gentle pass must leave other clients' latency as it was, and what a
-// pass costs them is in the tail: measured here (make bench, 2 cores), a
-// pass at 15 % of what the server could take left another client's median
-// latency where it was and tripled its 99th percentile (the server's
-// garbage collection and run queue, which every request waits in, not a
-// queue of the pass's own). So a gentle pass paces its writes at a rate,
-// which may be well below one request in flight, and sets the rate by the
-// tail of its own requests, which wait in the same places as everyone's:
-//   - The server's part of a latency is what it took above the fastest
-//     answer seen (the round trip), so the same margins hold at 1 ms and
-//     at 100 ms.
-//   - Each window of gentleSamples requests gives its tail, the slowest
-//     of them above that floor. One window's tail is noise (a collection
-//     that happened to fall in it): the pace follows the median of the
-//     last tailWindows windows' tails.
-//   - The idle tail is the lowest of the first tailWindows windows' tails,
-//     at the starting pace, a few percent of what a small server serves.
-//   - The rate grows by gentleGrowth while the recent tail keeps within
-//     growMargin of the idle tail, and falls by gentleBackoff past
-//     backMargin; after the first fall it grows half as fast. growMargin
-//     is tight because the tail other clients see grows faster than the
-//     pass's own: measured here, a pass whose own tail kept within 1.5 ×
-//     idle tripled another client's 99th percentile.
-//   - The tail does not take the rate below gentleStart: the idle tail was
-//     measured there, so a tail beyond it at that pace is noise.
-//   - A 429 halves it, to one a second at the least.
+// pacer sets a gentle pass's rate. What a pass costs other clients is in the latency tail:
+// measured (make bench, 2 cores), a pass at 15 % of capacity left another client's median as it
+// was and tripled its 99th percentile. So the rate follows the pass's own tail above the fastest
+// answer seen: the median of the last tailWindows windows' slowest requests. It grows while that
+// tail keeps within growMargin of the idle tail (the lowest of the first windows') and falls by
+// gentleBackoff past backMargin, not below gentleStart; after a fall it grows half as fast.
+// growMargin is tight as others' tail grows faster than the pass's own. A 429 halves the rate.
 type pacer struct {
 	rate   float64 // requests started per second
 	growth float64
@@ -42,17 +23,14 @@ type pacer struct {
 }
 
 const (
-	// gentleStart is the first rate, requests/s.
-	gentleStart = 20.0
-	// gentleSamples is a window's size, and tailWindows how many windows
-	// the tail is the median of.
+	gentleStart = 20.0 // the first rate, requests/s
+	// gentleSamples is a window's size; tailWindows how many windows the tail is the median of.
 	gentleSamples, tailWindows = 50, 3
 	gentleGrowth               = 1.25
 	// gentleRegrowth is the growth after a fall: half as fast.
 	gentleRegrowth = 1 + (gentleGrowth-1)/2
 	gentleBackoff  = 0.7
-	// growMargin and backMargin bound the recent tail: a factor of the
-	// idle tail plus gentleSlack, the jitter of a request's scheduling.
+	// The margins scale the idle tail, plus gentleSlack for a request's scheduling jitter.
 	growMargin, backMargin = 1.25, 2
 	gentleSlack            = 250 * time.Microsecond
 )

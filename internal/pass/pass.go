@@ -1,11 +1,7 @@
-// Package pass is the one engine of every per-object pass over a
-// cluster's objects: the re-store, the re-store that checks each object
-// first, the managedFields cleanup and the round-trip check. It lists the
-// objects a page at a time and hands each to a function, on a pool of
-// workers whose requests in flight adapt to what the API server and the
-// path to it take (see limiter) or are paced by the server's latency tail
-// (see pacer), and back off when the server answers 429. What a function
-// does with its object, and what the pass reports, is the caller's.
+// Package pass runs every per-object pass over a cluster's objects (re-store, checked re-store,
+// managedFields cleanup, round-trip check): it lists them a page at a time and hands each to a
+// function on a pool of workers. Requests in flight adapt to what the server and path take (see
+// limiter) or are paced by the server's latency tail (see pacer), and back off on 429.
 package pass
 
 import (
@@ -21,44 +17,33 @@ import (
 
 // Options tune a pass; the caller has set every default.
 type Options struct {
-	// Concurrency bounds the requests in flight.
 	Concurrency int
-	// Gentle paces the starts of requests by the server's latency tail
-	// instead of filling what the server takes.
-	Gentle bool
-	// PageSize is objects listed per request.
+	// Gentle paces starts by the server's latency tail instead of filling what it takes.
+	Gentle   bool
 	PageSize int64
-	// RetryFor bounds how long one request is retried while the server is
-	// busy or unreachable (see Attempt).
+	// RetryFor bounds how long one request is retried while the server is busy or unreachable.
 	RetryFor time.Duration
-	// Throttled counts the 429 answers the clients saw so far (nil: not
-	// known), so the limit backs off on them.
+	// Throttled counts the 429s the clients saw so far (nil: unknown), for the limit to back off.
 	Throttled func() int64
-	// RTT, when known, is a round trip to the API server measured before
-	// the pass: the limit starts where it would have climbed to.
+	// RTT, if known, is a round trip measured before the pass: the limit starts where it would climb.
 	RTT time.Duration
-	// OnLimit hears each change of the limit. Calls may come from many
-	// goroutines.
+	// OnLimit hears each change of the limit, from many goroutines.
 	OnLimit func(limit int)
-	// Progress hears, after each object, the objects done by the run and
-	// its estimated total. Calls come from many goroutines.
+	// Progress hears, after each object, the objects done and the estimated total, from many goroutines.
 	Progress func(done, total int64)
 }
 
-// Page is one page of a listing and how many objects the server says
-// remain after it (nil: it did not say).
+// Page is one page of a listing and how many objects remain after it (nil: not said).
 type Page[T any] struct {
 	Items     []T
 	Remaining *int64
 }
 
-// Source lists objects a page at a time and hands each page on, in list
-// order; it returns how many continue tokens expired.
+// Source lists objects a page at a time, in list order; it returns how many continue tokens expired.
 type Source[T any] func(ctx context.Context, pageSize int64, page func(Page[T]) error) (int, error)
 
-// Pass is a gate on requests in flight and the count of requests sent.
-// Runs of one Pass share the gate: what one run measured, the next starts
-// from.
+// Pass is a gate on requests in flight and a count of requests sent. Runs of one Pass share the
+// gate: each starts from what the last measured.
 type Pass struct {
 	opts Options
 	gate *gate
@@ -77,20 +62,16 @@ func New(o Options) *Pass {
 
 // Stats is what a run saw of its listing, and why it ended early.
 type Stats struct {
-	// Listed is the objects handed to the workers.
 	Listed int64
-	// ExpiredContinues is how often the listing's continue token expired
-	// and the listing went on from a fresh one.
+	// ExpiredContinues counts continue tokens that expired, the listing going on from a fresh one.
 	ExpiredContinues int
 	// Halted is what a function returned that stopped the run.
 	Halted error
-	// ListErr is why the listing failed, when it did on its own (not
-	// halted, not cancelled).
+	// ListErr is why the listing failed on its own (not halted, not cancelled).
 	ListErr error
 }
 
-// Requests counts every page listed and every attempt of every request
-// made through Attempt, over every run of p.
+// Requests counts every page listed and every attempt through Attempt, over every run of p.
 func (p *Pass) Requests() int64 { return p.sent.Load() }
 
 // Concurrency is what the limit of requests in flight did.
@@ -101,14 +82,9 @@ func (p *Pass) Concurrency() results.Concurrency {
 
 var errHalted = errors.New("halted")
 
-// Run hands every object src lists to each, on p's pool: each runs while
-// it holds one slot of the gate, however many requests it makes. An error
-// from each halts the run: no object is started after it, the ones in
-// flight finish, and Stats.Halted holds the first such error; an object's
-// own failure is for each to record, not to return. Cancelling ctx ends
-// the run promptly; the caller tells that from ctx. Workers start as
-// objects arrive, never more than there are objects: a high bound costs a
-// small resource nothing.
+// Run hands every object src lists to each, on p's pool, one gate slot per object however many
+// requests it makes. An error from each halts the run (Stats.Halted holds the first); an object's
+// own failure is each's to record. Cancelling ctx ends the run promptly.
 func Run[T any](ctx context.Context, p *Pass, src Source[T], each func(ctx context.Context, it T) error) Stats {
 	var (
 		st      Stats

@@ -15,11 +15,9 @@ type Version struct {
 	Served     bool   `json:"served"`
 	Storage    bool   `json:"storage"`
 	Deprecated bool   `json:"deprecated"`
-	// DeprecationWarning is the text clients receive: the CRD's own, or the
-	// API server's default when the CRD sets none. Empty when not deprecated.
+	// DeprecationWarning is what clients receive: the CRD's own or the API server's default.
 	DeprecationWarning string `json:"deprecationWarning,omitempty"`
-	// Stored is true when the version is listed in status.storedVersions, so
-	// objects may still be stored at it.
+	// Stored: listed in status.storedVersions, so objects may still be stored at it.
 	Stored bool `json:"stored"`
 	// InSpec is false for a storedVersions entry missing from spec.versions.
 	InSpec bool  `json:"inSpec"`
@@ -32,8 +30,7 @@ type Severity string
 const (
 	SeverityError   Severity = "error"
 	SeverityWarning Severity = "warning"
-	// SeverityNote: worth knowing, nothing will fail (check: a schema
-	// tightened that every live object passes).
+	// SeverityNote: worth knowing, nothing will fail.
 	SeverityNote Severity = "note"
 )
 
@@ -56,25 +53,21 @@ const (
 	ActionWait Action = "wait"
 	// ActionNone: nothing to do.
 	ActionNone Action = "none"
-	// ActionFix: the CRD itself is wrong (a manifest the API server would
-	// refuse); no command of this plugin takes it further.
+	// ActionFix: the CRD itself is wrong (the API server would refuse it); no command takes it further.
 	ActionFix Action = "fix"
 )
 
 // Next is the step a person can act on.
 type Next struct {
 	Action Action `json:"action"`
-	// Command is Step as a command line, for a document's readers: filled
-	// in where status is printed (pkg/report), never here.
+	// Command is Step as a command line, filled in where status is printed, never here.
 	Command string `json:"command,omitempty"`
 	Reason  string `json:"reason"`
 	Step    *Step  `json:"step,omitempty"`
 }
 
-// InFile is the next step for a CRD read from manifest rather than a
-// cluster: a promote is made in the file. A file shows no objects, so
-// there introduced moves on to deprecated, and its plan names the bridge
-// check to run on the cluster before the file is applied there.
+// InFile is the next step for a CRD read from a manifest: a file shows no objects, so introduced
+// moves on to deprecated, its plan naming the bridge check to run on the cluster first.
 func (n Next) InFile(manifest string) Next {
 	s := n.Step
 	if s == nil || s.Op != OpPromote {
@@ -90,52 +83,39 @@ func (n Next) InFile(manifest string) Next {
 
 // Assessment is everything status says about one CRD.
 type Assessment struct {
-	Name           string `json:"name"`
-	Group          string `json:"group"`
-	Kind           string `json:"kind"`
-	Resource       string `json:"resource"`
-	Scope          string `json:"scope"`
-	Conversion     string `json:"conversion"`
-	StorageVersion string `json:"storageVersion"`
-	// StoredVersions is status.storedVersions as the API server has it.
+	Name           string   `json:"name"`
+	Group          string   `json:"group"`
+	Kind           string   `json:"kind"`
+	Resource       string   `json:"resource"`
+	Scope          string   `json:"scope"`
+	Conversion     string   `json:"conversion"`
+	StorageVersion string   `json:"storageVersion"`
 	StoredVersions []string `json:"storedVersions"`
-	// Migrating is true while the cluster's own storage version migrator
-	// reports StorageMigrating=True on the CRD.
-	Migrating bool `json:"migrating"`
-	// MigratingCondition is the CRD's StorageMigrating condition as the
-	// cluster's migrator last left it, when it has one.
+	// Migrating: the cluster's storage version migrator reports StorageMigrating=True.
+	Migrating          bool       `json:"migrating"`
 	MigratingCondition *Condition `json:"storageMigratingCondition,omitempty"`
-	// Versions is in Kubernetes version priority order, highest first, and
-	// includes storedVersions entries missing from spec.versions.
+	// Versions are in priority order, highest first, including storedVersions entries not in spec.
 	Versions []Version `json:"versions"`
 	Problems []Problem `json:"problems"`
-	// GitOps is the tool that syncs the CRD from Git, when one does: the
-	// next step is then taken in its manifest.
+	// GitOps is the tool syncing the CRD from Git, if any: the next step is then made in its manifest.
 	GitOps *GitOps `json:"gitOps,omitempty"`
-	// Refused is what the last migrate left for data loss, while it holds
-	// for the CRD as it is.
+	// Refused is what the last migrate left for data loss, while it holds for the CRD as it is.
 	Refused *Refused `json:"refused,omitempty"`
-	// StaleManagedFields is what the CRD's objects carry of managedFields
-	// entries at versions it does not serve, where status listed them and
-	// found some (AssessWith).
+	// StaleManagedFields is what status found of managedFields entries at unserved versions.
 	StaleManagedFields *StaleManagedFields `json:"staleManagedFields,omitempty"`
-	// NotServed says why the API server serves none of the CRD's objects
-	// (NotServed); "" where it serves them.
+	// NotServed says why the API server serves none of the CRD's objects; "" where it serves them.
 	NotServed string `json:"notServed,omitempty"`
 	Next      Next   `json:"next"`
-	// namesRefused: NotServed because the API server refused the names,
-	// which only an edit of the manifest ends.
+	// namesRefused: the API server refused the names, which only a manifest edit ends.
 	namesRefused bool
 }
 
-// Assess infers every version's stage, the CRD's problems and its next step
-// from the CRD alone.
+// Assess infers every version's stage, the CRD's problems and its next step from the CRD alone.
 func Assess(crd *apiextensionsv1.CustomResourceDefinition) Assessment {
 	return AssessWith(crd, nil)
 }
 
-// AssessWith is Assess knowing what the CRD's objects carry of managedFields
-// entries at versions it does not serve (nil or none found: nothing).
+// AssessWith is Assess knowing the objects' managedFields entries at unserved versions (nil: none).
 func AssessWith(crd *apiextensionsv1.CustomResourceDefinition, stale *StaleManagedFields) Assessment {
 	if stale != nil && stale.Objects == 0 {
 		stale = nil
@@ -206,8 +186,7 @@ func inferStage(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1
 	}
 }
 
-// Pending lists the versions besides storage that objects may still be
-// stored at: a migration is pending while there is one.
+// Pending lists the versions besides storage that objects may still be stored at.
 func (a Assessment) Pending() []string {
 	var out []string
 	for _, v := range a.Versions {
@@ -218,8 +197,7 @@ func (a Assessment) Pending() []string {
 	return out
 }
 
-// MigrationPending reports a CRD whose status.storedVersions names a
-// version besides the storage version.
+// MigrationPending reports a CRD whose storedVersions names a version besides storage.
 func MigrationPending(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	storage := StorageVersion(crd)
 	for _, v := range crd.Status.StoredVersions {
@@ -269,8 +247,7 @@ func problems(a Assessment) []Problem {
 	return out
 }
 
-// storageVersions are the versions marked storage: exactly one, in any
-// CRD the API server took.
+// storageVersions are the versions marked storage: exactly one in any CRD the API server took.
 func (a Assessment) storageVersions() []string {
 	var out []string
 	for _, v := range a.Versions {
@@ -288,10 +265,8 @@ func badStorage(storage []string) string {
 	return fmt.Sprintf("%d versions have storage: true (%s); exactly one must (the API server refuses this CRD)", len(storage), strings.Join(storage, ", "))
 }
 
-// nextStep picks the one step that unblocks the most: repair before
-// migration, migration (dropping managedFields entries at versions not
-// served on the way, where the objects carry any) before any promotion,
-// newer versions before older.
+// nextStep picks the one step that unblocks the most: repair before migration, migration (with
+// the stale managedFields cleanup) before promotion, newer versions before older.
 func nextStep(a Assessment) Next {
 	crd := a.Name
 	migrate := MigrateStep(crd)
@@ -313,8 +288,7 @@ func nextStep(a Assessment) Next {
 	case len(byStage[StageMissing]) > 0:
 		return Next{Action: ActionRun, Step: migrate, Reason: fmt.Sprintf("re-store every object at %s and prune %s from storedVersions", a.StorageVersion, strings.Join(byStage[StageMissing], ", "))}
 	case len(pending) > 0 && a.Refused != nil:
-		// The same migrate would leave the same objects: the way forward
-		// is to change them, or to drop those fields on purpose.
+		// The same migrate would leave the same objects: change them, or drop those fields on purpose.
 		r := a.Refused
 		return Next{Action: ActionFix, Step: &Step{Op: OpMigrate, CRD: crd, AcceptLoss: true},
 			Reason: fmt.Sprintf("the last migrate left %s stored at %s: re-storing them at %s would lose %s (%s); edit those fields out of them (or into fields %s keeps) and migrate again, which names each object and field as it checks it; or re-store them unchecked, losing whatever they hold that %s lacks",
@@ -342,8 +316,7 @@ func nextStep(a Assessment) Next {
 	}
 }
 
-// StorageVersion returns the name of the version marked storage, or "" when
-// none is (which the API server does not allow, but a manifest may hold).
+// StorageVersion is the version marked storage, or "" (a manifest may have none).
 func StorageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 	for _, v := range crd.Spec.Versions {
 		if v.Storage {
@@ -353,8 +326,7 @@ func StorageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 	return ""
 }
 
-// DeprecationWarning is the text a client receives for deprecated version v:
-// the CRD's own warning, or the default the API server composes.
+// DeprecationWarning is the warning clients get for deprecated v: the CRD's or the server's default.
 func DeprecationWarning(crd *apiextensionsv1.CustomResourceDefinition, v string) string {
 	if sv := SpecVersion(crd, v); sv != nil && sv.DeprecationWarning != nil {
 		return *sv.DeprecationWarning
@@ -382,8 +354,7 @@ func SpecVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) *ap
 	return nil
 }
 
-// ConvertsByWebhook says whether the CRD's versions are converted by a
-// webhook; otherwise (None) they differ only in apiVersion.
+// ConvertsByWebhook says whether a webhook converts the versions; else they differ only in apiVersion.
 func ConvertsByWebhook(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	return conversionStrategy(crd) == string(apiextensionsv1.WebhookConverter)
 }
@@ -395,10 +366,8 @@ func conversionStrategy(crd *apiextensionsv1.CustomResourceDefinition) string {
 	return string(crd.Spec.Conversion.Strategy)
 }
 
-// NotServed says, from the CRD's own conditions, why the API server serves
-// none of its objects: not Established, most often because NamesAccepted is
-// False (a plural, kind or short name another CRD holds). "" where it is
-// established, or carries no condition (a file, or a CRD just created).
+// NotServed says, from the CRD's conditions, why the API server serves none of its objects (not
+// Established, often NamesAccepted=False); "" if established or without conditions (a file).
 func NotServed(crd *apiextensionsv1.CustomResourceDefinition) string {
 	var established, names *apiextensionsv1.CustomResourceDefinitionCondition
 	for i, c := range crd.Status.Conditions {
@@ -425,10 +394,8 @@ func NotServed(crd *apiextensionsv1.CustomResourceDefinition) string {
 	return why
 }
 
-// NamesRefused says whether the API server refused the CRD's names
-// (NamesAccepted=False: a plural, kind or short name another CRD holds):
-// the one reason a CRD stays unserved that only an edit of its manifest
-// ends.
+// NamesRefused says whether the API server refused the CRD's names (one another CRD holds): the
+// one reason a CRD stays unserved that only an edit of its manifest ends.
 func NamesRefused(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	for _, c := range crd.Status.Conditions {
 		if c.Type == apiextensionsv1.NamesAccepted {
@@ -454,8 +421,7 @@ func storageMigratingCondition(crd *apiextensionsv1.CustomResourceDefinition) *C
 	return nil
 }
 
-// StorageMigrating reports the CRD condition the cluster's own storage
-// version migrator sets while it re-stores the resource.
+// StorageMigrating reports the condition the cluster's storage version migrator sets while at work.
 func StorageMigrating(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	for _, c := range crd.Status.Conditions {
 		if c.Type == apiextensionsv1.StorageMigrating && c.Status == apiextensionsv1.ConditionTrue {
@@ -474,13 +440,9 @@ func firstOf(first []string, n int64) string {
 	return s
 }
 
-// ListVersion is the version for the plugin's own reads of objects that
-// need no particular version (a count, managedFields): one the CRD serves
-// and does not deprecate, so the read is not a request the API server's
-// deprecated-API metric counts (it never forgets one, and names no
-// client), the storage version among them (no conversion, so no webhook in
-// the way), else the newest; a deprecated one only when nothing else is
-// served; "" when none is.
+// ListVersion is the version for reads that need none in particular: served, not deprecated where it
+// can be (the deprecated-API metric never forgets a read), storage first (no webhook), else the
+// newest; "" when none is served.
 func ListVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 	storage := StorageVersion(crd)
 	best := map[bool]string{}

@@ -9,8 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// Field names what a Change changes: a flag of a version, the version
-// itself, or its verification record.
+// Field names what a Change changes: a version's flag, the version itself or its verification record.
 type Field string
 
 const (
@@ -22,8 +21,7 @@ const (
 	FieldDeprecationWarning Field = "deprecationWarning"
 	// FieldAnnotation is a verification record set or cleared.
 	FieldAnnotation Field = "annotation"
-	// FieldConversion is the CRD's conversion settings (Version is ""),
-	// each side summed up by ConversionSummary.
+	// FieldConversion is the conversion settings (Version ""), each side by ConversionSummary.
 	FieldConversion Field = "conversion"
 )
 
@@ -35,8 +33,7 @@ type Change struct {
 	To      string `json:"to"`
 }
 
-// diffVersions lists what differs between two revisions of a CRD, version
-// by version in priority order, so a plan shows exactly what it will write.
+// diffVersions lists what differs between two revisions of a CRD, by version in priority order.
 func diffVersions(before, after *apiextensionsv1.CustomResourceDefinition) []Change {
 	names := map[string]bool{}
 	for _, c := range []*apiextensionsv1.CustomResourceDefinition{before, after} {
@@ -84,10 +81,8 @@ func diffVersions(before, after *apiextensionsv1.CustomResourceDefinition) []Cha
 	return out
 }
 
-// ConversionSummary says in one line how a CRD's versions are converted:
-// None, or Webhook with where it is called and which CA it is trusted by
-// (a caBundle by its hash: one injected by cert-manager's cainjector
-// changes it).
+// ConversionSummary says in one line how versions are converted: None, or Webhook with where it is
+// called and its caBundle's hash (cert-manager's cainjector changes it).
 func ConversionSummary(c *apiextensionsv1.CustomResourceConversion) string {
 	if c == nil || c.Strategy == "" || c.Strategy == apiextensionsv1.NoneConverter {
 		return string(apiextensionsv1.NoneConverter)

@@ -17,8 +17,7 @@ type Owner struct {
 	Tool string `json:"tool,omitempty"`
 }
 
-// knownTools maps field managers to the tools people know them as: the
-// ones that re-apply a CRD from a manifest and so revert a live edit.
+// knownTools maps field managers to their tools: those that re-apply a CRD from a manifest.
 var knownTools = map[string]string{
 	"helm":                          "Helm",
 	"argocd-controller":             "Argo CD",
@@ -29,11 +28,8 @@ var knownTools = map[string]string{
 	"kubectl":                       "kubectl apply, server-side",
 }
 
-// VersionsOwners lists the field managers other than self that own
-// spec.versions (an atomic list: whoever owns it owns every version) and
-// would put it back: every server-side apply manager, and the known tools
-// that re-apply client-side. A one-off update (a script, kubectl edit) does
-// not come back, so it is not listed.
+// VersionsOwners lists the field managers other than self that own spec.versions (an atomic list)
+// and would put it back: server-side appliers and known client-side tools, not one-off updates.
 func VersionsOwners(crd *apiextensionsv1.CustomResourceDefinition, self string) []Owner {
 	var out []Owner
 	for _, mf := range crd.ManagedFields {
@@ -52,9 +48,7 @@ func VersionsOwners(crd *apiextensionsv1.CustomResourceDefinition, self string) 
 	return out
 }
 
-// OwnersWarning tells the user that the owners' next sync reverts a live
-// change of spec.versions, and that the manifest is where it belongs; nil
-// without owners.
+// OwnersWarning says the owners' next sync reverts a live change of spec.versions; nil without owners.
 func OwnersWarning(owners []Owner) *Advice {
 	if len(owners) == 0 {
 		return nil
@@ -69,9 +63,7 @@ func OwnersWarning(owners []Owner) *Advice {
 	what := "its next sync or upgrade reverts this change"
 	for _, o := range owners {
 		if o.Operation == string(metav1.ManagedFieldsOperationApply) {
-			// The plugin hands spec.versions back to its owners after a
-			// step, so a server-side apply meets no conflict: it writes
-			// what its manifest says.
+			// Owners get spec.versions back after a step: their server-side apply meets no conflict.
 			what = "its next apply of its manifest puts back what the manifest says, reverting this change"
 		}
 	}
@@ -80,16 +72,14 @@ func OwnersWarning(owners []Owner) *Advice {
 	return &w
 }
 
-// GitOps is the GitOps tool that syncs a CRD from a manifest in Git, and
-// what tells: a live edit of spec.versions is reverted at its next sync.
+// GitOps is the GitOps tool that syncs a CRD from Git: a live edit is reverted at its next sync.
 type GitOps struct {
 	Tool string `json:"tool"`
 	// Evidence is the label, annotation or field manager that tells.
 	Evidence string `json:"evidence"`
 }
 
-// gitOpsMarks are the labels and annotations Argo CD and Flux put on what
-// they apply.
+// gitOpsMarks are the labels and annotations Argo CD and Flux put on what they apply.
 var gitOpsMarks = []struct{ key, tool string }{
 	{"argocd.argoproj.io/tracking-id", "Argo CD"},
 	{"argocd.argoproj.io/instance", "Argo CD"},
@@ -97,11 +87,8 @@ var gitOpsMarks = []struct{ key, tool string }{
 	{"helm.toolkit.fluxcd.io/name", "Flux"},
 }
 
-// GitOpsOwner says which GitOps tool syncs the CRD, from its labels and
-// annotations (Argo CD's tracking annotation or label, Flux's kustomize and
-// helm labels) or from that tool's field manager owning spec.versions; nil
-// when none does. Argo CD's default label, app.kubernetes.io/instance,
-// counts only beside an Argo CD field manager: Helm charts set it too.
+// GitOpsOwner says which GitOps tool syncs the CRD, from its marks or field managers; nil if none.
+// Argo CD's default label app.kubernetes.io/instance counts only beside its manager: Helm sets it too.
 func GitOpsOwner(crd *apiextensionsv1.CustomResourceDefinition) *GitOps {
 	for _, m := range gitOpsMarks {
 		if v, ok := crd.Annotations[m.key]; ok {
@@ -124,8 +111,7 @@ func GitOpsOwner(crd *apiextensionsv1.CustomResourceDefinition) *GitOps {
 	return nil
 }
 
-// Reverts says what the owner's next sync does to a live edit, and where
-// the change belongs instead.
+// Reverts says what the owner's next sync does to a live edit, and where the change belongs.
 func (g GitOps) Reverts(crd string) string {
 	return fmt.Sprintf("%s is synced by %s (%s): a live edit of spec.versions would be reverted at its next sync, so the change belongs in the CRD manifest it syncs", crd, g.Tool, g.Evidence)
 }

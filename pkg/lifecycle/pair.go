@@ -12,16 +12,13 @@ import (
 // StageAbsent is where a pair stands before its new version is introduced.
 const StageAbsent Stage = "absent"
 
-// Pair is what one lifecycle step moves: Old is the version being retired,
-// New the one taking over. Old is empty once it has been removed.
+// Pair is what one lifecycle step moves: Old retiring (empty once removed), New taking over.
 type Pair struct {
 	Old string `json:"old"`
 	New string `json:"new"`
 }
 
-// Refusal is a transition the model does not allow, with why and what to run
-// instead. The plugin prints it as one line, the step spelled out, and
-// exits 1.
+// Refusal is a transition the model does not allow, with why and what to run instead.
 type Refusal struct {
 	Reason string
 	// Instead is nil when no command of the plugin gets any further.
@@ -57,10 +54,8 @@ func refuse(instead *Step, format string, args ...any) *Refusal {
 	return &Refusal{Reason: fmt.Sprintf(format, args...), Instead: instead}
 }
 
-// PairStage infers the pair that version name moves and where it stands:
-// a version absent from spec.versions is about to be introduced; a served
-// version newer than storage is introduced or bridge; the storage version
-// moves its newest older version through deprecated, blocked and removed.
+// PairStage infers the pair name moves and its stage: a version absent from spec.versions is to be
+// introduced, one newer than storage is introduced or bridge, storage moves its older versions.
 func PairStage(crd *apiextensionsv1.CustomResourceDefinition, name string) (Pair, Stage, error) {
 	storage, err := singleStorage(crd)
 	if err != nil {
@@ -69,8 +64,7 @@ func PairStage(crd *apiextensionsv1.CustomResourceDefinition, name string) (Pair
 	v := SpecVersion(crd, name)
 	switch {
 	case v == nil && len(validation.IsDNS1035Label(name)) > 0:
-		// A typo, not a version to introduce: the API server takes no
-		// such name.
+		// A typo, not a version to introduce: the API server takes no such name.
 		for _, ver := range crd.Spec.Versions {
 			if strings.EqualFold(ver.Name, name) {
 				return Pair{}, "", refuse(nil, "%s has no version %q; did you mean %s? (version names are lowercase)", crd.Name, name, ver.Name)
@@ -116,9 +110,8 @@ func singleStorage(crd *apiextensionsv1.CustomResourceDefinition) (string, error
 	return storage[0], nil
 }
 
-// olderVersions are the versions older than name, newest first. Once name
-// is storage they retire together: each step after the switch moves every
-// one of them, so no version is left behind at an earlier stage.
+// olderVersions are the versions older than name, newest first. Once name is storage they
+// retire together, so none is left behind at an earlier stage.
 func olderVersions(crd *apiextensionsv1.CustomResourceDefinition, name string) []*apiextensionsv1.CustomResourceDefinitionVersion {
 	var out []*apiextensionsv1.CustomResourceDefinitionVersion
 	for i := range crd.Spec.Versions {
@@ -130,10 +123,7 @@ func olderVersions(crd *apiextensionsv1.CustomResourceDefinition, name string) [
 	return out
 }
 
-// olderStage is where the versions older than storage stand together: at
-// the least advanced of them. One served without a deprecation is a
-// deprecation never announced (served); one still served, deprecated; all
-// unserved, blocked.
+// olderStage is the least advanced stage of the versions older than storage.
 func olderStage(older []*apiextensionsv1.CustomResourceDefinitionVersion) Stage {
 	stage := StageBlocked
 	for _, v := range older {
@@ -147,8 +137,7 @@ func olderStage(older []*apiextensionsv1.CustomResourceDefinitionVersion) Stage 
 	return stage
 }
 
-// storedOlder are the versions older than name that status.storedVersions
-// still names: objects may be stored at them.
+// storedOlder are the versions older than name that storedVersions still names.
 func storedOlder(crd *apiextensionsv1.CustomResourceDefinition, name string) []string {
 	var out []string
 	for _, v := range olderVersions(crd, name) {

@@ -19,8 +19,7 @@ type Plan struct {
 	Notes []Advice `json:"notes,omitempty"`
 	// After is the CRD with the step applied; nil only for refusals.
 	After *apiextensionsv1.CustomResourceDefinition `json:"-"`
-	// Record is what a step forward records it changed (on After, under
-	// StepsAnnotation); Restored is the record a step back took back.
+	// Record is what a step forward recorded on After; Restored, the record a step back took back.
 	Record   *StepRecord `json:"-"`
 	Restored *StepRecord `json:"-"`
 }
@@ -33,14 +32,10 @@ type PromoteOptions struct {
 	Verification *Verification
 	// DeprecationWarning overrides the default warning, for deprecated.
 	DeprecationWarning string
-	// ConversionFromFile takes the manifest's conversion settings for
-	// introduced; without it the live ones stay (a caBundle a cainjector
-	// keeps is the cluster's, not the file's). A live caBundle is kept
-	// either way where the manifest has none.
+	// ConversionFromFile takes the manifest's conversion for introduced, else the live one stays (a
+	// cainjector's caBundle is the cluster's). A live caBundle stays where the manifest has none.
 	ConversionFromFile bool
-	// Offline plans for a manifest file: a file cannot show the cluster's
-	// objects, so bridge (a check of those objects) is left to the cluster
-	// and introduced moves on to deprecated.
+	// Offline plans for a manifest file, which shows no objects: introduced moves on to deprecated.
 	Offline bool
 }
 
@@ -54,26 +49,21 @@ var forward = map[Stage]Stage{
 	StageBlocked:    StageRemoved,
 }
 
-// Target is what a promote means on a CRD as it is: the version taking
-// over, its pair, the stage the pair is in and the one it goes to.
+// Target is what a promote means on the CRD: the version, its pair, its stage and the next one.
 type Target struct {
 	Version    string
 	Pair       Pair
 	From, Next Stage
 }
 
-// PromoteTarget says where promoting version name goes (name empty: the
-// CRD's one pair in flight): the stage after the one its pair is in. A
-// target (to) other than that stage is refused with the command that gets
-// to the next one: steps are never skipped. The command line, the library
-// and the plan read promote's arguments here, and only here.
+// PromoteTarget says where promoting name goes (empty: the one pair in flight): the next stage.
+// Any other target is refused with the command for the next one: steps are never skipped.
 func PromoteTarget(crd *apiextensionsv1.CustomResourceDefinition, name string, to Stage, offline bool) (Target, error) {
 	if name == "" {
 		var err error
 		if name, err = InFlight(crd); err != nil {
 			if len(crd.Spec.Versions) == 1 {
-				// Nothing in flight: the next pair begins with a version
-				// to introduce.
+				// Nothing in flight: the next pair begins with a version to introduce.
 				return Target{}, &Refusal{Reason: fmt.Sprintf("%s has one version, %s, and no pair in flight: name the version to introduce, with the manifest that has its schema", crd.Name, crd.Spec.Versions[0].Name),
 					Instead: IntroduceStep(crd.Name, "VERSION", "CRD_MANIFEST")}
 			}
@@ -106,8 +96,7 @@ func nextStage(crd *apiextensionsv1.CustomResourceDefinition, name string, to St
 	return pair, from, next, nil
 }
 
-// PlanPromote plans moving version name's pair one stage forward (name
-// empty: the CRD's one pair in flight).
+// PlanPromote plans moving name's pair one stage forward (empty name: the one pair in flight).
 func PlanPromote(crd *apiextensionsv1.CustomResourceDefinition, name string, to Stage, opts PromoteOptions) (*Plan, error) {
 	t, err := PromoteTarget(crd, name, to, opts.Offline)
 	if err != nil {
@@ -156,8 +145,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 		if switched {
 			SpecVersion(after, nu).Storage, SpecVersion(after, old).Storage = true, false
 		}
-		// Every served older version is deprecated at once: one left
-		// without a warning would hold the pair at this stage for good.
+		// Deprecate every served older version: one left unwarned would hold the pair here for good.
 		for _, o := range olderVersions(after, nu) {
 			if !o.Served || o.Deprecated {
 				continue
@@ -176,9 +164,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 			p.Notes = append(p.Notes, Advise(PromoteToStep(crd.Name, nu, StageBridge), "bridge is checked on the cluster, not in a file: before this manifest is applied, run this there"))
 		}
 	case StageBlocked:
-		// Once a version is no longer served, what its objects hold can be
-		// checked only where another version shows it: they are re-stored
-		// while it can still be checked.
+		// Re-store first: once unserved, a version's objects can be checked only through another.
 		if stored := storedOlder(crd, nu); len(stored) > 0 {
 			return refuse(MigrateStep(crd.Name),
 				"%s still in status.storedVersions: objects may be stored at it; migrate (which checks each object and prunes storedVersions) before it stops being served", isAre(stored))
@@ -220,8 +206,7 @@ func (p *Plan) promote(crd *apiextensionsv1.CustomResourceDefinition, opts Promo
 
 func manifestVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, manifest *apiextensionsv1.CustomResourceDefinition) (apiextensionsv1.CustomResourceDefinitionVersion, error) {
 	if manifest == nil {
-		// Most often a typo; else a version to introduce, whose schema is
-		// in a manifest.
+		// Most often a typo; else a version to introduce, whose schema is in a manifest.
 		unknown := unknownVersion(crd, name)
 		return apiextensionsv1.CustomResourceDefinitionVersion{}, &Refusal{Reason: unknown.Error(), Instead: IntroduceStep(crd.Name, name, "CRD_MANIFEST"), Err: unknown}
 	}
@@ -237,9 +222,8 @@ func manifestVersion(crd *apiextensionsv1.CustomResourceDefinition, name string,
 	return out, nil
 }
 
-// takeConversion keeps the live conversion settings unless asked to take
-// the manifest's, and never drops a live caBundle the manifest lacks; it
-// says what differs and what was done.
+// takeConversion keeps the live conversion settings unless asked to take the manifest's, never
+// drops a live caBundle the manifest lacks, and says what differs.
 func takeConversion(crd, after *apiextensionsv1.CustomResourceDefinition, version string, opts PromoteOptions) []Advice {
 	live, file := ConversionSummary(crd.Spec.Conversion), ConversionSummary(opts.Manifest.Spec.Conversion)
 	if live == file || opts.Manifest.Spec.Conversion == nil {
@@ -292,9 +276,7 @@ func stageList() string {
 	return fmt.Sprint(s)
 }
 
-// storedPrecondition is what a file cannot show: whether a cluster the file
-// is applied to still names old in status.storedVersions; does is what
-// the manifest does to old ("stops serving", "removes").
+// storedPrecondition is what a file cannot show: old gone from a cluster's storedVersions before does.
 func storedPrecondition(crd, old, does string) Advice {
 	return Advise(MigrateStep(crd), "precondition: on every cluster this manifest is applied to, %s must be gone from status.storedVersions before the manifest, which %s %s, is applied there; run there", old, does, old)
 }

@@ -7,23 +7,17 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// RefusedAnnotation holds, on the CRD, the objects the last migrate left
-// as they are because re-storing them at the storage version would lose
-// data. Without it, status would point to the same migrate round after
-// round; with it, its next step names the objects, their fields and the
-// ways forward. A hint like any annotation: migrate checks every object
-// anew whatever it says.
+// RefusedAnnotation holds the objects the last migrate left as re-storing them would lose data, so
+// status names the ways forward, not the same migrate. A hint: migrate checks every object anew.
 const RefusedAnnotation = "crdversion.kubectl.io/refused"
 
 // Refused is what a migrate left for data loss.
 type Refused struct {
-	// Storage and Generation are the CRD's when the objects were checked:
-	// a record of another generation says nothing of the CRD as it is.
+	// Storage and Generation are the CRD's at the check: another generation's record says nothing.
 	Storage    string `json:"storage"`
 	Generation int64  `json:"generation"`
 	Objects    int64  `json:"objects"`
-	// First names some of the objects (ns/name) and Fields the fields
-	// they would lose, each sorted.
+	// First names some objects (ns/name), Fields the fields they would lose; each sorted.
 	First  []string  `json:"first"`
 	Fields []string  `json:"fields"`
 	At     time.Time `json:"at"`
@@ -35,8 +29,7 @@ func (r Refused) Annotation() string {
 	return string(b)
 }
 
-// RefusedFor is the record of the objects a migrate left on crd, if it
-// holds for the CRD as it is and a migration is still pending.
+// RefusedFor is the record on crd, if it holds for the CRD as it is and a migration is pending.
 func RefusedFor(crd *apiextensionsv1.CustomResourceDefinition) *Refused {
 	raw, ok := crd.Annotations[RefusedAnnotation]
 	if !ok || !MigrationPending(crd) {

@@ -10,21 +10,15 @@ import (
 
 // RollbackOptions carries what a step back needs from outside the CRD.
 type RollbackOptions struct {
-	// Offline plans for a manifest file, which cannot show the cluster's
-	// status.storedVersions nor the bridge record.
+	// Offline plans for a manifest file, which shows neither storedVersions nor the bridge record.
 	Offline bool
-	// SwitchStorage switches the storage version back to the pair's old
-	// version even where no step switched it away (a downgrade to a release
-	// that stores at it, or a step another tool took): the old version must
-	// be served, and the new one stays served beside it.
+	// SwitchStorage switches storage back to the old version even where no step switched it away (a
+	// downgrade, another tool's step); the old version must be served, and the new stays served.
 	SwitchStorage bool
 }
 
-// PlanRollback plans moving version name's pair one stage back: the
-// inverse of the step that brought it there, nothing more. With name
-// empty, the CRD's one pair in flight is meant. Where the step recorded
-// what it changed (StepsAnnotation), that is what is put back; else, for a
-// step taken by hand or by an earlier release, the rules below.
+// PlanRollback plans moving name's pair one stage back (empty: the one pair in flight): what the
+// step recorded (StepsAnnotation) is put back; a step taken by hand or by an older release, by rule.
 func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, opts RollbackOptions) (*Plan, error) {
 	if name == "" {
 		var err error
@@ -47,8 +41,7 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 				"%s is in status.storedVersions: objects may be stored at it, so it cannot be removed before they are re-stored at %s", nu, old)
 		}
 		if opts.Offline {
-			// A file cannot tell introduced from bridge, and the schema
-			// is the author's: the file keeps it.
+			// A file cannot tell introduced from bridge, and the schema is the author's.
 			return nil, refuse(nil, "%s is a version of this file with its schema: taking it out is an edit of yours, not a step back (on a cluster, rollback removes it while nothing is stored at it)", nu)
 		}
 	}
@@ -57,8 +50,7 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 		dropStep(p.After, rec)
 		p.Restored = &rec
 	} else {
-		// The record stays: an undo of this step back (a switch check
-		// that found a loss) gives the CRD back with it.
+		// The record stays: undoing this step back (a switch check found a loss) keeps it.
 		p.After, p.Notes, p.Restored = crd.DeepCopy(), nil, nil
 		if err := p.byRule(crd, opts); err != nil {
 			return nil, err
@@ -74,19 +66,15 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 	return p, nil
 }
 
-// restore puts back what the step recorded it changed, on the CRD as it is
-// now: a flag another writer moved since stays as they left it (a note
-// says which), a version removed since stays removed. It reports false,
-// changing nothing, where the record no longer describes the CRD: the
-// storage version moved since, or nothing it changed is still as it left it.
+// restore puts back what the step recorded, on the CRD as it is (what others changed since stays);
+// false, changing nothing, where the record no longer describes the CRD.
 func (p *Plan) restore(crd *apiextensionsv1.CustomResourceDefinition, rec StepRecord) bool {
 	after := p.After.DeepCopy()
 	var restored, left []string
 	for _, c := range rec.Changes {
 		switch c.Field {
 		case FieldVersion:
-			// Only the version the step brought in goes: a record is an
-			// annotation anyone may write, and decides no other removal.
+			// Only the version the step brought in goes: a record is an annotation anyone may write.
 			if c.From == "" && c.Version == p.Pair.New && rec.From == StageAbsent && SpecVersion(after, c.Version) != nil {
 				after.Spec.Versions = slices.DeleteFunc(after.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == c.Version })
 				delete(after.Annotations, VerifiedAnnotationPrefix+c.Version)
@@ -94,8 +82,7 @@ func (p *Plan) restore(crd *apiextensionsv1.CustomResourceDefinition, rec StepRe
 			}
 			continue
 		case FieldAnnotation:
-			// A record the step dropped is not put back: what proved it
-			// may no longer hold.
+			// A record the step dropped is not put back: what proved it may no longer hold.
 			if c.From == "" {
 				delete(after.Annotations, VerifiedAnnotationPrefix+c.Version)
 				restored = append(restored, c.Version)
@@ -137,10 +124,8 @@ func (p *Plan) restore(crd *apiextensionsv1.CustomResourceDefinition, rec StepRe
 	return true
 }
 
-// storageBack says whether after keeps the storage version of before or
-// switches it back from the pair's new version to its old one, the only
-// switch a step back makes; a record that would switch elsewhere, or leave
-// no single storage version, does not describe the CRD.
+// storageBack says whether after keeps before's storage version or switches it from the pair's
+// new version back to its old one, the only switch a step back makes.
 func storageBack(before, after *apiextensionsv1.CustomResourceDefinition, pair Pair) bool {
 	var storage []string
 	for _, v := range after.Spec.Versions {
@@ -171,8 +156,7 @@ func (p *Plan) byRule(crd *apiextensionsv1.CustomResourceDefinition, opts Rollba
 		return p.rollbackDeprecated(crd, opts)
 	case StageBlocked:
 		p.To = StageDeprecated
-		// The step to blocked stopped serving every older version; the
-		// step back serves them again, deprecated.
+		// The step to blocked stopped serving every older version: serve them again, deprecated.
 		for _, o := range olderVersions(after, nu) {
 			o.Served, o.Deprecated = true, true
 		}
@@ -187,9 +171,8 @@ func switchesBack(before, after *apiextensionsv1.CustomResourceDefinition, old s
 	return b != nil && a != nil && !b.Storage && a.Storage
 }
 
-// switchBackNotes says what a switch back to the old version means.
-// Objects written at old from now on were never checked: the old→new→old
-// record no longer covers every object stored at old.
+// switchBackNotes says what a switch back to old means: objects written at old from now on were
+// never checked, so the old→new→old record no longer covers them.
 func (p *Plan) switchBackNotes(crd *apiextensionsv1.CustomResourceDefinition, opts RollbackOptions) {
 	old, nu := p.Pair.Old, p.Pair.New
 	delete(p.After.Annotations, VerifiedAnnotationPrefix+old)
@@ -211,12 +194,8 @@ func servedAgain(before, after *apiextensionsv1.CustomResourceDefinition) []stri
 	return out
 }
 
-// rollbackDeprecated undoes the step to deprecated. Where the old version
-// was storage and may still hold objects (status.storedVersions names it),
-// that step switched storage, and its inverse switches back: a switch like
-// any other, which the caller checks on the objects before it stands
-// (new→old→new: what a write at the new version stores from then on).
-// Where it was not, the step only deprecated, and so does its inverse.
+// rollbackDeprecated undoes the step to deprecated: where storedVersions names old, it switched
+// storage, so switch back (the caller checks the objects); else only undo the deprecation.
 func (p *Plan) rollbackDeprecated(crd *apiextensionsv1.CustomResourceDefinition, opts RollbackOptions) error {
 	after, old, nu := p.After, p.Pair.Old, p.Pair.New
 	o := SpecVersion(after, old)
@@ -245,8 +224,7 @@ func (p *Plan) rollbackDeprecated(crd *apiextensionsv1.CustomResourceDefinition,
 	return nil
 }
 
-// switchRefused says why the pair's storage version cannot go back to its
-// old version in one step, and what comes first.
+// switchRefused says why storage cannot go back to the pair's old version in one step, and what first.
 func switchRefused(crd *apiextensionsv1.CustomResourceDefinition, pair Pair, from Stage) error {
 	switch {
 	case StorageVersion(crd) != pair.New:
@@ -266,8 +244,8 @@ func names(versions []*apiextensionsv1.CustomResourceDefinitionVersion) []string
 	return out
 }
 
-// InFlight finds the one version whose pair is moving: a served version
-// newer than storage, or the storage version while an older one remains.
+// InFlight finds the one version whose pair is moving: a served version newer than storage, or
+// storage while an older one remains.
 func InFlight(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
 	storage, err := singleStorage(crd)
 	if err != nil {
@@ -291,14 +269,9 @@ func InFlight(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
 	return "", refuse(nil, "%s has several versions in flight (%v): name the one to roll back", crd.Name, names)
 }
 
-// PlanUndo plans taking back a step just applied that switched storage,
-// when the check after it failed: every flag the step changed goes back to
-// what it was, on the CRD as it is now, and the verification records of
-// forget are dropped (what the check found disproves them). What others
-// changed meanwhile stays: a version another writer removed has no flags
-// to put back. Only the version to be storage again must still be there
-// (it is in storedVersions, so the API server keeps it). What the step
-// recorded goes back too.
+// PlanUndo plans taking back a just-applied step that switched storage, when the check after it
+// failed: each flag it changed goes back on the CRD as it is now (others' changes stay), as does
+// its record, and forget's verification records go. The version to be storage again must remain.
 func PlanUndo(crd *apiextensionsv1.CustomResourceDefinition, step *Plan, forget ...string) (*Plan, error) {
 	p := &Plan{CRD: crd.Name, Pair: step.Pair, From: step.To, To: step.From, After: crd.DeepCopy()}
 	for _, c := range step.Changes {
@@ -314,8 +287,7 @@ func PlanUndo(crd *apiextensionsv1.CustomResourceDefinition, step *Plan, forget 
 	for _, v := range forget {
 		delete(p.After.Annotations, VerifiedAnnotationPrefix+v)
 	}
-	// The record follows: a step undone is no step to roll back, and a
-	// step back undone leaves its step to roll back again.
+	// An undone step is no step to roll back; an undone step back leaves its step to roll back again.
 	if step.Record != nil {
 		dropStep(p.After, *step.Record)
 	}

@@ -6,12 +6,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// PlanServeAgain plans serving old versions again, deprecated, while their
-// objects are checked: an object stored at a version no one serves shows
-// what only that version's schema holds at no other, so only serving it
-// lets a check see it. The step is recorded like any other, so that its
-// undo (PlanUndo) takes back exactly what it changed, and a run that was
-// interrupted before its undo leaves a step `rollback` takes back.
+// PlanServeAgain plans serving old versions again, deprecated, while their objects are checked (only a
+// served version shows what its schema alone holds); recorded like any step, for its undo.
 func PlanServeAgain(crd *apiextensionsv1.CustomResourceDefinition, versions []string) (*Plan, error) {
 	storage := StorageVersion(crd)
 	if len(versions) == 0 {

@@ -8,44 +8,26 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// StaleManagedFields is what a list of a CRD's objects found of their
-// managedFields entries recorded at a version of the CRD's group that the
-// CRD does not serve. Once that version is gone from spec.versions, the
-// API server cannot convert such an entry, and every server-side apply of
-// the object fails ("request to convert CR to an invalid group/version",
-// kubernetes#111937) until the entry is dropped; while the version is
-// still in spec.versions, unserved, it converts and breaks nothing yet.
+// StaleManagedFields is what a CRD's objects carry of managedFields entries at unserved versions:
+// once one leaves spec.versions, server-side apply fails until the entry goes (kubernetes#111937).
 type StaleManagedFields struct {
-	// Objects counts the objects that carry such an entry; First names
-	// the first of them (namespace/name), in the order listed.
+	// Objects counts the objects with such entries; First names the first (namespace/name).
 	Objects int64    `json:"objects"`
 	First   []string `json:"first"`
-	// Removed are the versions the entries name that spec.versions no
-	// longer has (server-side apply of those objects fails now); Unserved
-	// those it has, not served (it fails once they are removed). Each in
-	// version priority order, highest first.
+	// Removed are the entries' versions gone from spec.versions (apply fails now), Unserved those
+	// still there unserved (it fails once removed); each highest priority first.
 	Removed  []string `json:"removed,omitempty"`
 	Unserved []string `json:"unserved,omitempty"`
 }
 
-// MayHaveStaleManagedFields says whether the CRD's objects can carry a
-// managedFields entry at a version it does not serve, judged from the CRD
-// alone, so that status lists objects only where they may: a client records
-// the version it wrote at, so an entry at a version not served now needs a
-// spec changed since the CRD was created (metadata.generation past 1): a
-// version stopped being served, or was removed, which the CRD keeps no
-// trace of. A CRD whose spec never changed served every version its
-// objects were written at (deleting a CRD deletes its objects). The one
-// way past this is a client that sends managedFields itself (objects
-// re-created from a dump that kept them): `migrate --all
-// --clean-managed-fields` lists every CRD's objects.
+// MayHaveStaleManagedFields says whether the objects can carry entries at an unserved version: that
+// takes a spec changed since creation (generation past 1), or objects re-created with managedFields.
 func MayHaveStaleManagedFields(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	return crd.Generation != 1
 }
 
-// StaleVersions sorts the versions of stale entries found on the objects
-// of crd into those spec.versions no longer has and those it does not
-// serve, each in version priority order; versions it serves are left out.
+// StaleVersions sorts the versions of stale entries into those spec.versions lacks and those it
+// does not serve, each in priority order; served versions are left out.
 func StaleVersions(crd *apiextensionsv1.CustomResourceDefinition, versions []string) (removed, unserved []string) {
 	for _, v := range slices.SortedFunc(slices.Values(versions), ByPriority) {
 		switch sv := SpecVersion(crd, v); {
@@ -58,9 +40,7 @@ func StaleVersions(crd *apiextensionsv1.CustomResourceDefinition, versions []str
 	return removed, unserved
 }
 
-// staleProblem says what the entries break: server-side apply now (an
-// error: a client's apply of those objects is refused today), or once the
-// unserved versions are removed (a warning).
+// staleProblem is an error where apply fails now (versions removed), else a warning.
 func staleProblem(s *StaleManagedFields) Problem {
 	which := firstOf(s.First, s.Objects)
 	carry := "carry"
@@ -81,8 +61,7 @@ func staleProblem(s *StaleManagedFields) Problem {
 		Objects(s.Objects), which, carry, strings.Join(s.Unserved, ", "), is, it)}
 }
 
-// staleNext is the step that cleans the entries: moved to the storage
-// version while their version is listed, dropped once it is gone.
+// staleNext cleans the entries: moved to storage while their version is listed, dropped once gone.
 func staleNext(crd string, s *StaleManagedFields) Next {
 	if len(s.Removed) > 0 {
 		return Next{Action: ActionRun, Step: CleanManagedFieldsStep(crd), Reason: fmt.Sprintf(

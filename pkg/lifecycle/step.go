@@ -12,39 +12,30 @@ const (
 	OpCheck    Op = "check"
 )
 
-// Step is a command of the plugin a person is pointed to, held as what it
-// does: how a command is spelled (its flags) belongs to the command line,
-// and pkg/report writes it out. Names in capitals (NEW_VERSION,
-// CRD_MANIFEST, FILE) are placeholders for the person to fill in: the
-// library knows none of their files.
+// Step is a command of the plugin a person is pointed to, held as what it does, not how it is
+// spelled. Names in capitals (NEW_VERSION, CRD_MANIFEST, FILE) are placeholders to fill in.
 type Step struct {
 	Op      Op     `json:"op"`
 	CRD     string `json:"crd,omitempty"`
 	Version string `json:"version,omitempty"`
 	// To is the stage promote takes Version to; empty for the next one.
 	To Stage `json:"to,omitempty"`
-	// FromFile is the manifest promote takes a new version's schema from,
-	// and File the manifest a command works on instead of the cluster.
+	// FromFile is the manifest promote takes a new schema from; File one to use instead of the cluster.
 	FromFile string `json:"fromFile,omitempty"`
 	File     string `json:"file,omitempty"`
-	// AgainstFile is the manifests check compares File with, instead of
-	// the cluster.
+	// AgainstFile is the manifests check compares File with, instead of the cluster.
 	AgainstFile string `json:"againstFile,omitempty"`
-	// CleanManagedFields has migrate also clean the managedFields entries at
-	// versions no longer served.
+	// CleanManagedFields has migrate also clean managedFields entries at unserved versions.
 	CleanManagedFields bool `json:"cleanManagedFields,omitempty"`
 	// All has migrate take every CRD with a migration pending.
 	All bool `json:"all,omitempty"`
-	// AcceptLoss has migrate re-store objects even where old→new→old
-	// loses their data.
+	// AcceptLoss has migrate re-store objects even where old→new→old loses data.
 	AcceptLoss bool `json:"acceptLoss,omitempty"`
 	// ConversionFromFile has promote take FromFile's spec.conversion too.
 	ConversionFromFile bool `json:"conversionFromFile,omitempty"`
-	// SwitchStorage has rollback switch the storage version back to the
-	// pair's old version where no step of the plugin switched it away.
+	// SwitchStorage has rollback switch storage back where no step of the plugin switched it away.
 	SwitchStorage bool `json:"switchStorage,omitempty"`
-	// Context is the kubeconfig context the step is for, in a view of
-	// several clusters: pasted, it must not run against the current one.
+	// Context is the kubeconfig context the step is for: pasted, it must not run against another.
 	Context string `json:"context,omitempty"`
 }
 
@@ -88,26 +79,22 @@ func (s Step) InFile(manifest string) *Step {
 	return &s
 }
 
-// SwitchStorageBackStep is the step that makes the version below version (the storage version)
-// the storage version again, checked on every object stored at version.
+// SwitchStorageBackStep is the step that switches storage from version back to the one below it.
 func SwitchStorageBackStep(crd, version string) *Step {
 	return &Step{Op: OpRollback, CRD: crd, Version: version, SwitchStorage: true}
 }
 
-// MigrateStep is the step that re-stores every object at the storage version and prunes
-// storedVersions.
+// MigrateStep is the step that re-stores every object at storage and prunes storedVersions.
 func MigrateStep(crd string) *Step {
 	return &Step{Op: OpMigrate, CRD: crd}
 }
 
-// MigrateAllStep is the step that migrates every CRD whose storedVersions holds more than its
-// storage version.
+// MigrateAllStep is the step that migrates every CRD with a migration pending.
 func MigrateAllStep() *Step {
 	return &Step{Op: OpMigrate, All: true}
 }
 
-// CleanManagedFieldsStep is the step that migrates and cleans the managedFields entries at
-// versions no longer served.
+// CleanManagedFieldsStep is the step that migrates and cleans entries at unserved versions.
 func CleanManagedFieldsStep(crd string) *Step {
 	return &Step{Op: OpMigrate, CRD: crd, CleanManagedFields: true}
 }
@@ -117,18 +104,15 @@ func CheckFileStep(manifest string) *Step {
 	return &Step{Op: OpCheck, File: manifest}
 }
 
-// CheckAgainstStep is the step that checks the upgrade from the manifests old to those of
-// manifest, without a cluster.
+// CheckAgainstStep is the step that checks the upgrade from the manifests old to manifest, offline.
 func CheckAgainstStep(manifest, old string) *Step {
 	return &Step{Op: OpCheck, File: manifest, AgainstFile: old}
 }
 
-// Advice is a sentence for a person and, when a command of the plugin does
-// what it says, that command.
+// Advice is a sentence for a person and, when a command of the plugin does it, that command.
 type Advice struct {
 	Text string `json:"text"`
-	// Command is Step as a command line, for a document's readers: filled
-	// in where the advice is printed (pkg/report), never here.
+	// Command is Step as a command line, filled in where the advice is printed, never here.
 	Command string `json:"command,omitempty"`
 	Step    *Step  `json:"step,omitempty"`
 }

@@ -10,11 +10,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// StepsAnnotation holds, on the CRD (or in its manifest file), what each
-// step of the pair in flight changed, oldest first: a rollback restores
-// what the last one recorded, nothing else. A rule cannot tell a version
-// the step deprecated from one deprecated long before, nor one it stopped
-// serving from one already unserved; the record can.
+// StepsAnnotation holds, on the CRD or its manifest, what each step of the pair in flight changed,
+// oldest first: unlike a rule, it tells a version the step deprecated or unserved from one already so.
 const StepsAnnotation = "crdversion.kubectl.io/steps"
 
 // maxRecordedSteps bounds the record: a pair has four steps forward.
@@ -27,23 +24,20 @@ type StepRecord struct {
 	From    Stage            `json:"from"`
 	To      Stage            `json:"to"`
 	Changes []RecordedChange `json:"changes"`
-	// AnnotationsText is, for the step that first wrote the record into a
-	// file, the file's own metadata.annotations before it ("" for none):
-	// the last rollback puts it back as it was.
+	// AnnotationsText is, for the step that first wrote the record into a file, the file's
+	// metadata.annotations before it ("" for none): the last rollback puts it back.
 	AnnotationsText *string `json:"annotationsText,omitempty"`
 }
 
 // RecordedChange is one change of a step, as the step saw it.
 type RecordedChange struct {
 	Change
-	// Text is, in a file, the key's own lines before the step ("" where
-	// the key was absent), so that its rollback gives the file back byte
-	// for byte; nil on a cluster.
+	// Text is, in a file, the key's lines before the step ("" if absent), so rollback gives the file
+	// back byte for byte; nil on a cluster.
 	Text *string `json:"text,omitempty"`
 }
 
-// Steps reads the steps recorded on a CRD; a record that does not parse is
-// no record (a rollback then steps back by the rules).
+// Steps reads the CRD's step records; one that does not parse is none (rollback then uses rules).
 func Steps(crd *apiextensionsv1.CustomResourceDefinition) []StepRecord {
 	raw, ok := crd.Annotations[StepsAnnotation]
 	if !ok {
@@ -56,10 +50,8 @@ func Steps(crd *apiextensionsv1.CustomResourceDefinition) []StepRecord {
 	return steps
 }
 
-// StepsWellFormed says whether the CRD's record of steps, where it has one,
-// is a record this plugin writes: a list of steps, each naming its version,
-// the stage it went to and what it changed, and nothing else. A value that
-// is not can be no one's but a person's, and is not written over.
+// StepsWellFormed says whether the CRD's step record, if any, is one this plugin writes; one that
+// is not can only be a person's, and is not written over.
 func StepsWellFormed(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	raw, ok := crd.Annotations[StepsAnnotation]
 	if !ok {
@@ -91,8 +83,7 @@ func EncodeSteps(steps []StepRecord) string {
 	return string(b)
 }
 
-// PushStep adds a step's record to those of its pair: a step of another
-// pair starts the record anew.
+// PushStep adds a step's record to its pair's; a step of another pair starts anew.
 func PushStep(steps []StepRecord, rec StepRecord) []StepRecord {
 	if n := len(steps); n > 0 && steps[n-1].Version != rec.Version {
 		steps = nil
@@ -104,7 +95,6 @@ func PushStep(steps []StepRecord, rec StepRecord) []StepRecord {
 	return steps
 }
 
-// recordOf is the record of a plan's changes.
 func recordOf(p *Plan) StepRecord {
 	rec := StepRecord{Version: p.Pair.New, From: p.From, To: p.To}
 	for _, c := range p.Changes {
@@ -120,8 +110,7 @@ func (p *Plan) record(before *apiextensionsv1.CustomResourceDefinition) {
 	setSteps(p.After, PushStep(Steps(before), rec))
 }
 
-// lastStep is the record of the step that brought version to stage, if the
-// CRD holds one.
+// lastStep is the record of the step that brought version to stage, if the CRD holds one.
 func lastStep(crd *apiextensionsv1.CustomResourceDefinition, version string, stage Stage) (StepRecord, bool) {
 	steps := Steps(crd)
 	if n := len(steps); n > 0 && steps[n-1].Version == version && steps[n-1].To == stage {

@@ -9,41 +9,28 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// VerifiedAnnotationPrefix prefixes the annotation, one per version, in which
-// a passed round-trip check is recorded. The annotation of version v with
-// From s records that every object read at v came back intact through
-// storage version s: v→s→v. For a new version before the switch that is
-// the bridge (the CRD state of introduced and bridge is otherwise
-// identical, so the record is what tells them apart); for an old version
-// after the switch it is old→new→old, what re-storing its objects at the
-// new version makes permanent.
+// VerifiedAnnotationPrefix prefixes the per-version record of a passed round-trip check: v's, with
+// From s, says every object read at v came back intact through storage s. Before the switch it alone
+// tells bridge from introduced; after, on the old version, it covers what re-storing makes permanent.
 const VerifiedAnnotationPrefix = "crdversion.kubectl.io/verified-"
 
-// CheckedAnnotationPrefix prefixes the annotation, one per version, in which
-// `verify` records a passed check of v→storage→v. Unlike the bridge's
-// record it moves no stage; promote --to bridge takes it instead of
-// checking again while it holds (CheckFor): the same storage version,
-// schemas, conversion and generation, and the same objects.
+// CheckedAnnotationPrefix prefixes verify's per-version record of a passed v→storage→v check. It
+// moves no stage; promote --to bridge takes it instead of checking again while it holds (CheckFor).
 const CheckedAnnotationPrefix = "crdversion.kubectl.io/checked-"
 
 // Verification is the record a passed round-trip check leaves on the CRD.
 type Verification struct {
 	// From is the storage version the objects were converted from and back to.
 	From string `json:"from"`
-	// Fingerprint covers what decides whether a round trip is lossless: both
-	// versions' schemas and the conversion settings. Any change to them makes
-	// the record stale; flag changes (served, storage, deprecated) do not, so a
-	// rollback to bridge keeps it.
+	// Fingerprint covers both versions' schemas and the conversion settings; flag changes (served,
+	// storage, deprecated) do not change it, so a rollback to bridge keeps the record.
 	Fingerprint string    `json:"fingerprint"`
 	Objects     int64     `json:"objects"`
 	At          time.Time `json:"at"`
-	// Generation is the CRD's metadata.generation when the objects were
-	// checked. Every spec change moves it, a storage switch among them: a
-	// record of another generation may predate objects written since.
+	// Generation is the CRD's at the check; every spec change, a storage switch among them, moves
+	// it, so a record of another generation may predate objects written since.
 	Generation int64 `json:"generation,omitempty"`
-	// ObjectSet identifies the objects checked: a hash of every object's
-	// address, uid and resourceVersion in list order. Any write, creation
-	// or deletion since changes it.
+	// ObjectSet hashes every checked object's address, uid and resourceVersion: any write changes it.
 	ObjectSet string `json:"objectSet,omitempty"`
 }
 
@@ -52,8 +39,7 @@ func VerificationFor(crd *apiextensionsv1.CustomResourceDefinition, v string) (V
 	return recordAt(crd, VerifiedAnnotationPrefix+v)
 }
 
-// CheckFor returns the check of v that `verify` recorded, if it still holds
-// for the CRD as it is: the caller compares the object set.
+// CheckFor returns verify's check of v if it holds for the CRD as it is; the caller compares ObjectSet.
 func CheckFor(crd *apiextensionsv1.CustomResourceDefinition, v string) (Verification, bool) {
 	rec, ok := recordAt(crd, CheckedAnnotationPrefix+v)
 	storage := StorageVersion(crd)
@@ -72,8 +58,7 @@ func recordAt(crd *apiextensionsv1.CustomResourceDefinition, key string) (Verifi
 	return rec, true
 }
 
-// Fingerprint hashes the schemas of versions a and b and the CRD's
-// conversion settings.
+// Fingerprint hashes the schemas of versions a and b and the CRD's conversion settings.
 func Fingerprint(crd *apiextensionsv1.CustomResourceDefinition, a, b string) string {
 	part := func(name string) any {
 		if v := SpecVersion(crd, name); v != nil {
@@ -86,9 +71,7 @@ func Fingerprint(crd *apiextensionsv1.CustomResourceDefinition, a, b string) str
 	return hex.EncodeToString(sum[:])
 }
 
-// ValidVerification returns v's recorded check if it still holds: made
-// through the current storage version with the schemas and conversion as
-// they are now.
+// ValidVerification returns v's check if made through current storage, schemas and conversion.
 func ValidVerification(crd *apiextensionsv1.CustomResourceDefinition, v string) (Verification, bool) {
 	storage := StorageVersion(crd)
 	rec, ok := VerificationFor(crd, v)
@@ -100,8 +83,7 @@ func (rec Verification) Annotation(v string) (string, string) {
 	return rec.annotation(VerifiedAnnotationPrefix + v)
 }
 
-// CheckAnnotation is the key and value that record rec as verify's check
-// of v.
+// CheckAnnotation is the key and value that record rec as verify's check of v.
 func (rec Verification) CheckAnnotation(v string) (string, string) {
 	return rec.annotation(CheckedAnnotationPrefix + v)
 }
