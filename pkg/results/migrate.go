@@ -48,7 +48,7 @@ type Result struct {
 type ServedAgain struct {
 	Versions []string `json:"versions"`
 	// Undone: no longer served after the pass, as before it; else
-	// UndoError says what is left and what to run.
+	// UndoError says what is left.
 	Undone    bool   `json:"undone"`
 	UndoError string `json:"undoError,omitempty"`
 	// FieldsKept says why spec fields the plugin's two steps took from
