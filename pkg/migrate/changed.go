@@ -18,17 +18,11 @@ func (c changedByWrite) Error() string {
 }
 
 // writeEffects compares an object's metadata as listed with the answer to a
-// write that should have changed nothing. What it can see: mutating
-// admission changing labels, annotations or finalizers, or the spec (the
-// generation moves); and the API server dropping managedFields, which it
-// does silently when the re-encoded object is too large with them. What it
-// cannot see: a change to spec or status that leaves the generation alone
-// (status through a CRD without the status subresource's split, say).
-// Labels and annotations are compared only when before was read at the
-// version after is (a conversion may change them between versions).
-// defaults are the fields the storage version's schema defaults where an
-// old version's lacks a default: a spec that moves by them is the storage
-// version's defaulting, which any write persists, not admission.
+// write meant to change nothing: it sees mutating admission (labels,
+// annotations, finalizers, a generation moved) and managedFields dropped as
+// too large, not a change that keeps the generation. Labels and annotations
+// count only where before was read at after's version; defaults explain a
+// generation moved by the storage version's defaulting, as any write does.
 func writeEffects(before, after *metav1.ObjectMeta, labels bool, defaults []string) []string {
 	var out []string
 	if before.Generation != after.Generation {
@@ -53,7 +47,6 @@ func writeEffects(before, after *metav1.ObjectMeta, labels bool, defaults []stri
 	return out
 }
 
-// mapChanges names the keys added, removed or changed, or "".
 func mapChanges(a, b map[string]string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(a)) {

@@ -15,25 +15,16 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// maxRechecks bounds how often one object is checked again because someone
-// wrote it between its check and its re-store.
+// maxRechecks bounds the re-checks of an object written between check and re-store.
 const maxRechecks = 5
 
-// checkedRestore re-stores every object of the CRD, each only once
-// old→new→old is shown for that object as it is written: the object is
-// read at each version in versions (the old versions the schemas do not
-// prove, or the served versions that show an unserved one), sent back
-// there as a server-side dry run (with the storage switch in effect,
-// exactly old→new→old through the API server's own conversion path, a
-// webhook included) and compared; then the re-store is written with the
-// resourceVersion the check read as its precondition. A write by anyone in
-// between is a conflict, and the object is read and checked again: the
-// check is about the object the re-store writes, never an earlier one. An
-// object that loses data is not written (onLoss hears it). An object the
-// converter will not express at any of versions is not stored at any of
-// them; where those are every old version in storedVersions (all, says so)
-// it is stored at the storage version already, and is not written. Two
-// requests an object, one slot of the pass's gate for both.
+// checkedRestore re-stores every object only once old→new→old is shown for
+// it as written: read at each of versions, sent back there as a server-side
+// dry run (through the API server's own conversion, a webhook included) and
+// compared, then re-stored with the checked resourceVersion as precondition,
+// so a write in between is a conflict and a new check. An object that loses
+// data is not written; one the converter expresses at none of versions is
+// stored at none, and where those are all old versions (all) is not written.
 func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string, all bool, checked *atomic.Int64, opts restoreRun) *results.RestoreResult {
 	opts.checked = checked
 	check := verify.NewObjectCheck(dyn, crd, versions)
@@ -50,15 +41,13 @@ func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.In
 				return outcomeNotAtOld, nil
 			}
 			if found != verify.Conflicted {
-				// Read at an old version, labels and annotations may differ
-				// by conversion; the dry run compared them.
+				// Read at an old version, labels may differ by conversion; the dry run compared them.
 				out, err := restoreAt(ctx, ri, gr, it, opts, false)
 				if out != outcomeConflicted {
 					markChecked(opts)
 					return out, err
 				}
 			}
-			// The check reads it at each version again.
 			var gone bool
 			if it, gone, err = readAnew(ctx, ri, gr, it.Name); gone {
 				return outcomeGone, nil

@@ -17,8 +17,8 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// ClientsInUse refuses the step that stops serving versions while someone
-// besides this plugin still uses them: their next request would get 404.
+// ClientsInUse refuses a step that stops serving versions someone besides
+// this plugin still uses: their next request would get 404.
 type ClientsInUse struct {
 	CRD      string
 	Versions []string
@@ -42,10 +42,8 @@ func (e *ClientsInUse) Names() []string {
 	return out
 }
 
-// prunedAt is when this plugin last wrote status.storedVersions (the
-// prune after a migration), from the CRD's managedFields; zero where it
-// never did (pruned by hand, or by the cluster's migrator): then every
-// write at the version counts.
+// prunedAt is when this plugin last pruned status.storedVersions, from the
+// CRD's managedFields; zero if never: then every write at the version counts.
 func prunedAt(crd *apiextensionsv1.CustomResourceDefinition) time.Time {
 	for _, mf := range crd.ManagedFields {
 		if mf.Manager == cluster.FieldManager && mf.Subresource == "status" && mf.Time != nil && mf.FieldsV1 != nil &&
@@ -56,10 +54,8 @@ func prunedAt(crd *apiextensionsv1.CustomResourceDefinition) time.Time {
 	return time.Time{}
 }
 
-// clientsGate finds who but this plugin still uses the versions plan stops
-// serving: the objects' field managers (one metadata list) and the API
-// server's deprecated-API metric. Those despite names are let through and
-// returned; any other is a refusal.
+// clientsGate finds who but this plugin still uses the versions p stops
+// serving; the ones opts names are returned, any other refuses the step.
 func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, p *lifecycle.Plan, opts PromoteOptions) ([]results.Client, error) {
 	var versions []string
 	for _, v := range crd.Spec.Versions {
@@ -70,15 +66,13 @@ func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 	if len(versions) == 0 {
 		return nil, nil
 	}
-	// The metric first: the list below is a request too (at a version not
-	// deprecated, which the metric does not count).
+	// The metric first: the list below is a request too.
 	m, err := usage.DeprecatedRequests(ctx, c.Discovery.RESTClient())
 	if err != nil {
 		return nil, err
 	}
-	// A write at the version before the migration re-stored and pruned it
-	// is history; one after it is a client still at it. The prune's second
-	// is taken as before it: managedFields times have no finer grain.
+	// A write at the version before the prune is history; one after it is a
+	// client. The prune's second counts as before: managedFields times are seconds.
 	since := prunedAt(crd)
 	managers, err := usage.FieldManagersSince(ctx, c.Metadata, crd, max(opts.PageSize, 1), since)
 	if err != nil {
@@ -104,11 +98,9 @@ func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 	return let, nil
 }
 
-// ClientsInUseFor is promote's gate for a step planned on a manifest file
-// (blocked, removed): who but this plugin still uses, on the cluster c
-// reaches, a version the live CRD serves and p's CRD does not. A cluster
-// without the CRD has no client of it. Those opts.DespiteClients names are
-// let through and returned; any other is a *ClientsInUse.
+// ClientsInUseFor is promote's gate for a step planned on a manifest file:
+// who but this plugin still uses a version the live CRD serves and p's does
+// not. Names in opts.DespiteClients are returned; any other is a *ClientsInUse.
 func ClientsInUseFor(ctx context.Context, cs Clients, p *lifecycle.Plan, opts PromoteOptions) ([]results.Client, error) {
 	c := cs.Clients
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, p.CRD, metav1.GetOptions{})

@@ -13,16 +13,14 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// maxReplans bounds how often a step is re-planned after someone else
-// changed the CRD between our read and our write.
+// maxReplans bounds the re-plans after someone else changed the CRD.
 const maxReplans = 5
 
 // planner decides a lifecycle step from the CRD as it is now.
 type planner func(*apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error)
 
-// applyStep reads the CRD, plans the step and writes the result with the
-// resourceVersion it read. A conflict means someone else changed the CRD:
-// the step is re-planned against their change, never written over it.
+// applyStep reads the CRD, plans the step and writes it with the
+// resourceVersion read: on a conflict it re-plans, never writing over a change.
 func applyStep(ctx context.Context, client apiextensionsclient.Interface, name string, dryRun DryRun, plan planner) (*results.StepResult, error) {
 	if err := dryRun.check(false); err != nil {
 		return nil, err
@@ -38,8 +36,8 @@ func applyStep(ctx context.Context, client apiextensionsclient.Interface, name s
 		if err != nil {
 			return nil, err
 		}
-		// A re-plan goes no further than the step its user saw planned:
-		// two "next step"s at once must not take two steps.
+		// A re-plan takes no other step than the one planned first: two "next step"s
+		// at once must not take two steps.
 		if first := res.Plan; first != nil && (first.Pair != p.Pair || first.From != p.From || first.To != p.To) {
 			return nil, fmt.Errorf("%w: %s: %s of %s was planned from %s, and is now %s (another client's step?): nothing was written",
 				ErrChangedMeanwhile, name, first.To, first.Pair.New, first.From, p.From)

@@ -18,11 +18,9 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
-// CRDChanged is why a pass stopped writing: the CRD its proofs were made
-// on moved to another generation (a GitOps sync, a Helm upgrade, another
-// user's step) while it wrote. Every proof of the pass — the switch in
-// effect, the schemas' word on old→new→old, the version each dry run was
-// sent at — is about the generation it began with.
+// CRDChanged is why a pass stopped writing: the CRD moved to another
+// generation (a GitOps sync, a Helm upgrade, another user's step) while it
+// wrote, and every proof of the pass is about the generation it began with.
 type CRDChanged struct {
 	Name     string
 	From, To int64
@@ -46,20 +44,15 @@ func (c CRDChanged) pruneSkipped() string {
 	return fmt.Sprintf("the CRD was changed during the migration (generation %d → %d: %s)", c.From, c.To, c.What)
 }
 
-// crdPoll is how often the CRD is read where it cannot be watched (a role
-// without watch on CRDs, a watch that broke).
+// crdPoll is how often the CRD is read where it cannot be watched.
 const crdPoll = 500 * time.Millisecond
 
-// watchGeneration returns a context that ends, with a CRDChanged as its
-// cause, once crd's generation moves or it is deleted; stop ends the
-// watch. It follows the CRD from resourceVersion from (a read that showed
-// crd's generation), so no change after that read is missed; where the
-// watch is refused or breaks, it reads the CRD anew every crdPoll until a
-// read shows where to watch from again.
+// watchGeneration returns a context ended, with a CRDChanged cause, once crd's
+// generation moves or it is deleted; it watches from resourceVersion from, so
+// no change is missed, and polls every crdPoll where the watch fails.
 func watchGeneration(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, from string, log logr.Logger) (context.Context, context.CancelFunc) {
 	wctx, cancel := context.WithCancelCause(ctx)
-	// Writes stop before the line is logged: whoever reads "no further
-	// write" may count on it.
+	// Writes stop before the line is logged: a reader may count on it.
 	g := generationWatch{crd: crd, cancel: func(c CRDChanged) {
 		cancel(c)
 		log.Info("CRD changed: no further write", "from", c.From, "to", c.To, "what", c.What)
@@ -73,8 +66,7 @@ type generationWatch struct {
 	cancel func(CRDChanged)
 }
 
-// moved ends the watch's context where now is another generation (or
-// another CRD of the same name).
+// moved ends the watch's context where now is another generation or CRD.
 func (g generationWatch) moved(now *apiextensionsv1.CustomResourceDefinition) bool {
 	if now.Generation == g.crd.Generation && now.UID == g.crd.UID {
 		return false
@@ -102,9 +94,7 @@ func (g generationWatch) run(ctx context.Context, client apiextensionsclient.Int
 				continue // ended as watches do: on from where it was, or read anew
 			}
 		}
-		// Refused, expired or broken: read it as it is now. A watch from no
-		// resourceVersion would start at some later one and could miss a
-		// change in between.
+		// Read it anew: a watch from no resourceVersion could miss a change.
 		select {
 		case <-ctx.Done():
 			return
@@ -148,7 +138,6 @@ func (g generationWatch) follow(w watch.Interface, rv string) (string, bool) {
 	return rv, false
 }
 
-// changeOf says how the CRD moved from was to now.
 func changeOf(was, now *apiextensionsv1.CustomResourceDefinition) CRDChanged {
 	c := CRDChanged{Name: was.Name, From: was.Generation, To: now.Generation}
 	var what []string

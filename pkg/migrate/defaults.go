@@ -15,22 +15,18 @@ const DefaultSwitchTimeout = 2 * time.Minute
 
 // Errors a caller can branch on (errors.Is) and put into a condition.
 var (
-	// ErrClusterMigrating: the cluster's own storage version migrator is
-	// at work on the CRD.
+	// ErrClusterMigrating: the cluster's own storage version migrator is at work on the CRD.
 	ErrClusterMigrating = errors.New("the cluster's storage version migrator is at work")
-	// ErrStorageMigrating: the CRD reports StorageMigrating=True; it is an
-	// ErrClusterMigrating, and Options.Force goes ahead (a migration of the
-	// cluster's own that is under way is never forced).
+	// ErrStorageMigrating: the CRD reports StorageMigrating=True (an ErrClusterMigrating);
+	// Options.Force goes ahead, but never over a cluster migration under way.
 	ErrStorageMigrating = fmt.Errorf("StorageMigrating=True: %w", ErrClusterMigrating)
-	// ErrSwitchNotInEffect: discovery did not report the new storage
-	// version within the timeout; nothing was written.
+	// ErrSwitchNotInEffect: discovery did not report the new storage version
+	// within the timeout; nothing was written.
 	ErrSwitchNotInEffect = errors.New("the storage version switch is not in effect")
-	// ErrClientDryRun: dry-run=client sends nothing, so a pass over
-	// objects or a prune has nothing to show; refused.
+	// ErrClientDryRun: dry-run=client sends nothing, so a pass or prune is refused.
 	ErrClientDryRun = errors.New(`dry run "client" sends nothing: use "server"`)
-	// ErrNotProven: a re-store that could not check each object as it
-	// writes it, where the CRD does not prove old→new→old for every
-	// object; nothing was written.
+	// ErrNotProven: the CRD does not prove old→new→old for every object, and
+	// the re-store could not check each object; nothing was written.
 	ErrNotProven = errors.New("re-storing is not proven to lose nothing")
 	// ErrChangedMeanwhile: the CRD moved to another stage while a step was
 	// planned; the step was not written.

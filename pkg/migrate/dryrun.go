@@ -30,13 +30,11 @@ func ParseDryRun(s string) (DryRun, error) {
 	return "", fmt.Errorf(`invalid dry-run value (%s): must be "none", "server", or "client"`, s)
 }
 
-// ErrInvalidDryRun: a DryRun that is none of none, client, server (or ""):
-// refused before anything is sent, since it is unclear whether the caller
-// meant a write.
+// ErrInvalidDryRun: a DryRun that is none of none, client, server (or ""),
+// refused before anything is sent.
 var ErrInvalidDryRun = errors.New(`invalid dry run: must be "none", "server" or "client"`)
 
-// check refuses an invalid value, and with passes (a pass over objects, a
-// prune: nothing to show without sending) "client" too.
+// check refuses an invalid value, and "client" where passes (nothing to show unsent).
 func (d DryRun) check(passes bool) error {
 	switch d {
 	case "", DryRunNone, DryRunServer:

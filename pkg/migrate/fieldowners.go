@@ -15,20 +15,13 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
-// maxReturnTries bounds the re-reads when another writer moves the CRD
-// while the plugin hands its fields back.
+// maxReturnTries bounds the re-reads when another writer moves the CRD.
 const maxReturnTries = 5
 
-// returnFields hands the fields a step's update took back to the managers
-// that held them before it, and lets go of any other field a manifest
-// carries (carriedByManifests): the step
-// is the owner's next state written on its behalf, so the owner's next
-// server-side apply must meet no conflict with the plugin (spec.versions is
-// an atomic list: one flag changed takes every version). The update itself
-// cannot do it: the API server gives every field an update changes to its
-// field manager, whatever managedFields the request carries. A second
-// update, changing managedFields alone, can. A field another writer took
-// meanwhile is theirs, and stays so.
+// returnFields hands the fields a step's update took back to their earlier
+// managers and lets go of those a manifest carries, so the owner's next apply
+// meets no conflict (spec.versions is atomic). The update cannot: the API
+// server gives every changed field to its manager; a second update can.
 func returnFields(ctx context.Context, client apiextensionsclient.Interface, before, after *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	cur := after
@@ -40,15 +33,13 @@ func returnFields(ctx context.Context, client apiextensionsclient.Interface, bef
 		sent := cur.DeepCopy()
 		sent.ManagedFields = managed
 		if len(managed) == 0 {
-			// An empty list is left out of the request, and the API server
-			// then keeps what it has: one empty entry clears them.
+			// An empty list would keep what the server has: one empty entry clears them.
 			sent.ManagedFields = []metav1.ManagedFieldsEntry{{}}
 		}
 		back, err := crds.Update(ctx, sent, metav1.UpdateOptions{FieldManager: cluster.FieldManager})
 		switch {
 		case err == nil:
-			// Only the answer tells: a server may keep managedFields it
-			// could not decode.
+			// Only the answer tells: a server may keep managedFields it could not decode.
 			if _, still, err := fieldsReturned(before.ManagedFields, back.ManagedFields, cluster.FieldManager); err != nil || still {
 				return back, fmt.Errorf("return spec fields of %s to their owners: the API server kept them the plugin's", after.Name)
 			}
@@ -62,10 +53,8 @@ func returnFields(ctx context.Context, client apiextensionsclient.Interface, bef
 	}
 }
 
-// fieldsReturned computes managedFields in which self's update entry holds
-// no field another manager held in before and none a manifest carries: each
-// taken field goes back to every manager that held it, an entry the update
-// emptied is put back, and self's entry goes when nothing is left in it.
+// fieldsReturned computes managedFields in which self's update entry holds no
+// field another manager held in before and none a manifest carries.
 func fieldsReturned(before, now []metav1.ManagedFieldsEntry, self string) ([]metav1.ManagedFieldsEntry, bool, error) {
 	mine := -1
 	for i, e := range now {
@@ -120,8 +109,7 @@ func fieldsReturned(before, now []metav1.ManagedFieldsEntry, self string) ([]met
 	return out, true, nil
 }
 
-// giveTo adds fields to prev's entry in out, or puts prev's entry back
-// holding just them when the update took all it had.
+// giveTo adds fields to prev's entry in out, or puts prev's entry back.
 func giveTo(out *[]metav1.ManagedFieldsEntry, prev metav1.ManagedFieldsEntry, fields *fieldpath.Set) error {
 	for i, e := range *out {
 		if !sameEntry(e, prev) {
@@ -148,18 +136,15 @@ func giveTo(out *[]metav1.ManagedFieldsEntry, prev metav1.ManagedFieldsEntry, fi
 	return nil
 }
 
-// sameEntry tells the API server's key of an entry: manager, operation and
-// subresource, and for an update its apiVersion too (an apply entry is
-// one a manager, whatever apiVersion it applied at last).
+// sameEntry tells the API server's key of an entry: manager, operation,
+// subresource, and for an update its apiVersion.
 func sameEntry(a, b metav1.ManagedFieldsEntry) bool {
 	return a.Manager == b.Manager && a.Operation == b.Operation && a.Subresource == b.Subresource &&
 		(a.Operation == metav1.ManagedFieldsOperationApply || a.APIVersion == b.APIVersion)
 }
 
-// carriedByManifests says whether an owner's manifest may hold the field:
-// the spec, and the record of steps promote -f writes into a manifest
-// beside the step. Held by the plugin, either makes that manifest's
-// server-side apply a conflict; held by nobody, it is the manifest's.
+// carriedByManifests says whether an owner's manifest may hold the field (the
+// spec, the steps annotation): held by the plugin, it makes their apply conflict.
 func carriedByManifests(p fieldpath.Path) bool {
 	switch {
 	case len(p) > 0 && isField(p[0], "spec"):

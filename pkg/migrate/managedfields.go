@@ -16,20 +16,11 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// CleanManagedFields moves, on every object of the CRD, the managedFields
-// entries recorded at a version the CRD no longer serves to the storage
-// version, or drops them (entriesCleaner): server-side apply fails on them
-// once that version is removed ("request to convert CR to an invalid
-// group/version", kubernetes#111937). Each object is patched with a
-// resourceVersion precondition; on a conflict it is read again and the
-// entries recomputed, never written over someone else's change.
-//
-// Moving entries is a write, and every write re-encodes its object at the
-// storage version. So this writes only where the CRD proves that keeps every
-// object: storedVersions names no other version, or the schemas prove
-// old→new→old for each one it names. Elsewhere it writes nothing and says
-// so (StopNotProven): Migrate with CleanManagedFields cleans the entries in
-// the re-store it checks for each object.
+// CleanManagedFields moves or drops, on every object, managedFields entries at
+// versions the CRD no longer serves: server-side apply fails on them once the
+// version is removed (kubernetes#111937). Each patch has a resourceVersion
+// precondition, and as any write re-encodes, it writes only where the CRD
+// proves that keeps every object (else StopNotProven: Migrate cleans instead).
 func CleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts RestoreOptions) *results.RestoreResult {
 	return cleanManagedFields(ctx, meta, crd, restoreRun{RestoreOptions: opts})
 }
@@ -47,8 +38,7 @@ func cleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiex
 	})
 }
 
-// unprovenStored says why the CRD alone does not prove that a write at the
-// storage version keeps every object, or "".
+// unprovenStored says why the CRD does not prove a write keeps every object, or "".
 func unprovenStored(crd *apiextensionsv1.CustomResourceDefinition) string {
 	storage := lifecycle.StorageVersion(crd)
 	for _, v := range crd.Status.StoredVersions {
@@ -62,10 +52,8 @@ func unprovenStored(crd *apiextensionsv1.CustomResourceDefinition) string {
 	return ""
 }
 
-// cleanSummary is what a migration that cleaned as it re-stored did to
-// managedFields: the objects it cleaned, and those that still carry entries
-// at unserved versions once it is over, counted on the cluster (objects the
-// checks left alone among them). A dry run persists nothing to count.
+// cleanSummary is what a migration's cleanup did: objects cleaned, and those
+// still carrying stale entries afterwards, counted on the cluster.
 func cleanSummary(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts restoreRun, res *results.RestoreResult) *results.RestoreResult {
 	mf := &results.RestoreResult{Failures: []results.Failure{}, Listed: res.Listed, Rewritten: opts.cleaned.Load()}
 	if opts.DryRun.persists() {
@@ -79,16 +67,11 @@ func cleanSummary(ctx context.Context, meta metadata.Interface, crd *apiextensio
 	return mf
 }
 
-// entriesCleaner makes the managedFields a write leaves on an object, and
-// says whether they differ from those it had. An entry at a version the CRD
-// still lists but no longer serves moves to the storage version, into the
-// entry its manager already has there, so that its manager still owns its
-// fields and its next apply can drop one: until the version is removed the
-// API server records every writer's fields, so the entry is up to date. It
-// holds where no webhook converts: every version names a field by the same
-// path. An entry at a removed version is dropped: other writers' fields
-// went unrecorded since, and moving it would hand them to its manager. So
-// is one a webhook's conversion may name by other paths.
+// entriesCleaner makes the managedFields a write leaves, and whether they
+// changed. An entry at a version listed but unserved moves to the storage
+// version, so its manager keeps its fields, unless a webhook converts (other
+// paths). One at a removed version is dropped: moving it would hand its
+// manager fields others wrote since, unrecorded.
 func entriesCleaner(crd *apiextensionsv1.CustomResourceDefinition) func([]metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool) {
 	stale := cluster.StaleVersion(crd)
 	storage := crd.Spec.Group + "/" + lifecycle.StorageVersion(crd)
@@ -117,10 +100,8 @@ func entriesCleaner(crd *apiextensionsv1.CustomResourceDefinition) func([]metav1
 	}
 }
 
-// mergeEntry adds e to entries, into the entry of the same key if there is
-// one (the API server keeps one a key): their fields joined, the later time
-// kept. An entry whose fields do not parse is left out, as where a webhook
-// converts.
+// mergeEntry adds e into entries' entry of the same key, if any (the API
+// server keeps one a key), fields joined and the later time kept.
 func mergeEntry(entries []metav1.ManagedFieldsEntry, e metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
 	for i, have := range entries {
 		if !sameEntry(have, e) {
@@ -145,9 +126,8 @@ func mergeEntry(entries []metav1.ManagedFieldsEntry, e metav1.ManagedFieldsEntry
 	return append(entries, e)
 }
 
-// managedFieldsValue is what a merge patch sets managedFields to. An empty
-// list would mean "leave them alone" to the API server; one empty entry is
-// how to clear them.
+// managedFieldsValue is what a merge patch sets managedFields to: an empty
+// list would leave them alone, one empty entry clears them.
 func managedFieldsValue(keep []metav1.ManagedFieldsEntry) any {
 	if len(keep) == 0 {
 		return []map[string]any{{}}

@@ -27,8 +27,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// Clients are the connections to one cluster that this package's
-// functions read and write through; NewClients makes them.
+// Clients are the connections to one cluster this package works through.
 type Clients struct {
 	cluster.Clients
 }
@@ -39,7 +38,6 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 	return Clients{c}, err
 }
 
-// newRestoreRun is a pass over objects through c, tuned by opts.
 func newRestoreRun(c cluster.Clients, opts RestoreOptions) restoreRun {
 	return restoreRun{RestoreOptions: opts, throttled: c.Throttled}
 }
@@ -50,56 +48,36 @@ func newRestoreRun(c cluster.Clients, opts RestoreOptions) restoreRun {
 type Options struct {
 	// Restore tunes the passes over objects.
 	Restore RestoreOptions
-	// KeepStoredVersions leaves status.storedVersions as it is: no prune,
-	// however the pass ends (the CLI's --prune=false).
+	// KeepStoredVersions never prunes status.storedVersions (--prune=false).
 	KeepStoredVersions bool
-	// Force goes ahead while the cluster's own migrator reports
-	// StorageMigrating=True.
+	// Force goes ahead while the cluster's migrator reports StorageMigrating=True.
 	Force bool
-	// SwitchTimeout bounds the wait for the storage switch to take effect
-	// (0: DefaultSwitchTimeout).
+	// SwitchTimeout bounds the wait for the storage switch (0: DefaultSwitchTimeout).
 	SwitchTimeout time.Duration
-	// CleanManagedFields drops managedFields entries of unserved versions
-	// after the re-store pass.
+	// CleanManagedFields drops managedFields entries of unserved versions.
 	CleanManagedFields bool
-	// AcceptLoss re-stores objects stored at an old version without proof
-	// that old→new→old keeps them intact.
+	// AcceptLoss re-stores objects at an old version without proof of old→new→old.
 	AcceptLoss bool
-	// SwitchGrace is how long after the storage switch a write that began
-	// before it may still land at the old version (0: DefaultSwitchGrace;
-	// NoSwitchGrace: none). The prune waits it out and re-stores once more.
+	// SwitchGrace is how long after the switch a write begun before it may land at
+	// the old version; the prune waits it out (0: DefaultSwitchGrace; NoSwitchGrace: none).
 	SwitchGrace time.Duration
-	// Sightings say when the storage switch can have happened at the
-	// latest (nil: what this process has seen; see Sightings).
+	// Sightings date the storage switch (nil: what this process has seen).
 	Sightings *Sightings
-	// Notify, when set, hears what the migration is waiting for, in words
-	// for a person.
+	// Notify, when set, hears what the migration waits for, in words for a person.
 	Notify func(string)
-	// Countdown, when set, is started as a wait of known length begins
-	// (what is waited for, and when it ends) and stopped when the wait
-	// ends, however it ends: a wait of minutes shows the time left.
+	// Countdown, when set, is called as a wait of known length begins; its stop, as it ends.
 	Countdown func(what string, until time.Time) (stop func())
-	// Log hears each phase as it ends (switch observed, webhook answered,
-	// pass done, settle, prune), with its reason; the zero Logger discards
-	// them.
+	// Log hears each phase as it ends, with its reason (zero Logger: discarded).
 	Log logr.Logger
 }
 
 const nothingToPrune = "storedVersions already holds only the storage version"
 
-// Migrate re-stores every object of a CRD at its storage version and, when
-// that is proven, prunes status.storedVersions. Its phases, each of which
-// can stop it with the reason: the cluster's own migrator is not at work;
-// the storage switch is in effect; a conversion webhook answers; every
-// object is re-written, each checked first as it is written unless the CRD
-// proves old→new→old for every object; once the switch grace is over,
-// every object once more; the CRD did not change meanwhile; prune.
-//
-// An old version in storedVersions that is not served, and whose fields
-// the schemas do not prove the storage version keeps, is served again,
-// deprecated, while its objects are checked at it, and unserved after: what
-// only its schema holds is the user's data, and no check sees it at
-// another version.
+// Migrate re-stores every object of a CRD at its storage version, each one
+// checked as it is written unless the CRD proves old→new→old for all, then
+// prunes status.storedVersions; where something is not proven it stops, with
+// the reason in the result. An unserved old version the schemas do not prove
+// kept is served again, deprecated, for the checks, and unserved after.
 func Migrate(ctx context.Context, cs Clients, name string, opts Options) (*results.Result, error) {
 	c := cs.Clients
 	opts = opts.withDefaults()
@@ -131,9 +109,7 @@ func Migrate(ctx context.Context, cs Clients, name string, opts Options) (*resul
 	return migrateServedAgain(ctx, c, crd, hidden, opts)
 }
 
-// migrate is Migrate on the CRD as it is served now. kept, when set, is
-// the CRD as its owner keeps it, whose unserved versions' managedFields
-// entries a cleanup drops (nil: the CRD as served).
+// migrate is Migrate on the CRD as served now; kept, if set, is the CRD the cleanup goes by.
 func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, kept *apiextensionsv1.CustomResourceDefinition) (*results.Result, error) {
 	log := opts.Log.WithValues("crd", name)
 	p, err := prepare(ctx, c, name, opts, log, cluster.Access{Op: "migrate", ObjectVerbs: []string{"list"}, WriteVerbs: []string{"patch"}})
@@ -145,8 +121,7 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	}
 	crd, res, grace := p.crd, p.res, p.grace
 	if len(p.unserved) > 0 && !opts.AcceptLoss && opts.Restore.DryRun.persists() {
-		// Migrate serves them again first where the CRD has objects: one
-		// found now was not there then, or serving failed to show.
+		// Migrate serves these again where there are objects: refuse any found since.
 		some, err := hasObjects(ctx, c, crd)
 		if err != nil {
 			return nil, err
@@ -170,8 +145,7 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	}
 	res.DefaultsPersisted = p.defaults
 	if len(p.defaults) > 0 && opts.Notify != nil && opts.Restore.DryRun.persists() {
-		// Said before the first write: a controller of these objects sees a
-		// new generation, and its owner may want the names first.
+		// Told before the first write: each such object's generation moves.
 		opts.Notify(fmt.Sprintf("%s: re-storing writes the storage version %s's defaults (%s), which the schema of %s does not default, into each object stored there that lacks them: every read shows them already, but their generation moves; --dry-run=server names those objects without writing",
 			name, res.Storage, strings.Join(p.defaults, ", "), strings.Join(p.defaultsFrom, ", ")))
 	}
@@ -185,15 +159,13 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 		}
 	}
 	if opts.CleanManagedFields {
-		// Dropped in the re-store's own write, which each pass proves for
-		// its object: an object a check left alone keeps its entries too.
+		// Cleaned in the re-store's own, proven write: an unchecked object keeps them.
 		if kept == nil {
 			kept = crd
 		}
 		run.clean, run.cleaned = entriesCleaner(kept), &atomic.Int64{}
 	}
-	// Every write of the passes is proven for the CRD's generation they
-	// began with: once it moves, no further write goes out.
+	// The proofs hold for this generation: once it moves, no further write.
 	wctx, stopWatch := watchGeneration(ctx, c.CRDs, crd, p.watchFrom, log)
 	defer stopWatch()
 	pass := func() *results.RestoreResult {
@@ -205,24 +177,18 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	var changed CRDChanged
 	passStart := time.Now()
 	res.RestoreResult = *pass()
-	// The objects checked are the first pass's: a second pass checks them
-	// again, and may add losses, never objects.
+	// A second pass checks the same objects again: it adds losses, never objects.
 	objects := checked.Load() + res.Lost
 	describeChecks(res, objects, losses)
 	if opts.Restore.DryRun == DryRunServer && lifecycle.MigrationPending(crd) {
-		// A dry run writes no etcd key, so every answer keeps its
-		// resourceVersion: the API server does not tell a dry run which
-		// objects it would re-encode. Each one accepted counts as one the
-		// run re-stores (one found at the storage version then costs the
-		// run a round trip), never as already there.
+		// A dry run writes no etcd key, so no answer shows which objects it would
+		// re-encode: count each accepted one as re-stored.
 		res.Rewritten, res.Unchanged = res.Rewritten+res.Unchanged, 0
 	}
 	log.Info("re-store pass done", "rewritten", res.Rewritten, "unchanged", res.Unchanged, "lost", res.Lost, "failed", res.Failed, "stopped", res.StopReason)
 	prune := !opts.KeepStoredVersions && opts.Restore.DryRun.persists()
 	if prune && res.Complete() && grace.began(passStart) {
-		// Writes begun before the switch may land at the old version until
-		// the grace is over, however long the pass took: re-store once more
-		// after it, before pruning.
+		// A write begun before the switch may land at the old version until the grace ends.
 		switch {
 		case grace.wait(wctx, "re-storing once more before pruning"):
 			res.Settle = pass()
@@ -257,8 +223,6 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	}
 	log.Info("prune", "reason", res.PruneReason, "storedVersions", res.StoredVersionsAfter)
 	if opts.Restore.DryRun.persists() && res.StopReason == "" {
-		// The second pass checks the same objects again: its losses are
-		// the first's, and any new.
 		lost := res.Lost
 		if res.Settle != nil {
 			lost = max(lost, res.Settle.Lost)
@@ -269,8 +233,6 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	return res, nil
 }
 
-// describeChecks says, in the proofs of the versions a pass checked object
-// by object, what the checks found: n objects checked, losses among them.
 func describeChecks(res *results.Result, n int64, losses []results.Loss) {
 	for i := range res.Proofs {
 		pr := &res.Proofs[i]
@@ -293,35 +255,27 @@ func describeChecks(res *results.Result, n int64, losses []results.Loss) {
 	}
 }
 
-// prepared is a CRD whose objects may now be re-stored: the storage switch
-// is in effect and a conversion webhook answers. check are the old versions
-// whose objects are checked one by one as they are re-stored. done says
-// the migration ended before that, with res saying why.
+// prepared is a CRD whose objects may now be re-stored; check are the old
+// versions checked object by object, done that the migration already ended.
 type prepared struct {
 	crd   *apiextensionsv1.CustomResourceDefinition
 	res   *results.Result
 	grace grace
 	check []string
-	// checksAll says check holds every old version in storedVersions: an
-	// object no version of check shows is stored at none of them.
+	// checksAll: check holds every old version in storedVersions.
 	checksAll bool
-	// unserved are old versions no version shows all of: what only they
-	// hold no check sees unless they are served again.
+	// unserved are old versions no served version shows in full.
 	unserved []string
-	// defaults are what the storage version defaults and an old one does
-	// not: a re-store persists them; defaultsFrom are those old versions.
+	// defaults are what the storage version defaults and defaultsFrom do not.
 	defaults, defaultsFrom []string
 	start                  time.Time
 	done                   bool
 	rtt                    time.Duration
-	// watchFrom is the resourceVersion of the last read that showed the
-	// CRD at the generation proven: the passes watch it from there.
+	// watchFrom is the resourceVersion of the read showing the generation proven.
 	watchFrom string
 }
 
-// prepare runs the phases before any object is re-stored. A CRD the
-// cluster's migrator is at work on is refused without Force. a is what the
-// caller needs allowed, besides the prune's write when it will prune.
+// prepare runs the phases before any re-store; a is the access the caller needs.
 func prepare(ctx context.Context, c cluster.Clients, name string, opts Options, log logr.Logger, a cluster.Access) (*prepared, error) {
 	p := &prepared{start: time.Now()}
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
@@ -366,15 +320,13 @@ func prepare(ctx context.Context, c cluster.Clients, name string, opts Options, 
 		p.checksAll = p.checksAll && (v == res.Storage || slices.Contains(p.check, v))
 	}
 	if len(p.check) > 0 {
-		// Reading and sending back at an old version: the user's rights to
-		// do so are asked for with the rest.
+		// The checks read and dry-run update at an old version.
 		a.ObjectVerbs = append(slices.Clone(a.ObjectVerbs), "get", "update")
 	}
 	if !opts.KeepStoredVersions && opts.Restore.DryRun.persists() {
 		a.Need = append(slices.Clone(a.Need), cluster.CRDPermission("update", "status", name))
 	}
-	// Both only read, and a refusal ends the wait for the switch: at a
-	// distance their round trips add up.
+	// Both only read; at a distance their round trips add up.
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return cluster.RequireAccess(gctx, c, crd, a, opts.Notify) })
 	g.Go(func() error { return waitForSwitch(gctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout) })
@@ -390,8 +342,7 @@ func prepare(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	for _, pr := range res.Proofs {
 		log.Info("old→new→old", "version", pr.Version, "by", pr.By, "detail", pr.Detail)
 	}
-	// The proofs hold for the CRD they were made on; a change since (a
-	// storage switch back and forth, another schema) voids them.
+	// A change to the CRD since (a switch back and forth, a schema) voids the proofs.
 	asked := time.Now()
 	now, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -410,30 +361,22 @@ func prepare(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	return p, nil
 }
 
-// grace is the time after the storage switch during which a write begun
-// before it may still land at the old version: the API server runs a
-// request with the storage it had when the request began, for up to twice
-// its request timeout.
+// grace is the time after the storage switch in which a write begun before it
+// may land at the old version: the API server keeps a request's old storage.
 type grace struct {
 	name   string
 	length time.Duration
-	// seen is the latest moment the switch can have happened: when it
-	// was first seen.
+	// seen is the latest moment the switch can have happened.
 	seen      time.Time
 	over      time.Time
 	notify    func(string)
 	countdown func(string, time.Time) func()
 }
 
-// graceMargin covers what the switch time cannot show: the API server
-// observing the update a moment after it was written, and seconds of clock
-// difference between it and this client.
+// graceMargin covers the API server seeing the update late, and clock skew.
 const graceMargin = 5 * time.Second
 
-// newGrace counts the grace from the latest moment the switch can have
-// happened: when this CRD generation was first seen (Sightings). A CRD
-// whose storedVersions names no other version has no grace: no object can
-// be at another version, so nothing is waited for.
+// newGrace counts from the first sighting of this generation (Sightings).
 func newGrace(crd *apiextensionsv1.CustomResourceDefinition, opts Options) grace {
 	g := grace{name: crd.Name, length: opts.SwitchGrace, notify: opts.Notify, countdown: opts.Countdown}
 	switch {
@@ -451,12 +394,10 @@ func newGrace(crd *apiextensionsv1.CustomResourceDefinition, opts Options) grace
 	return g
 }
 
-// began reports a pass that began before the grace was over: a write
-// begun before the switch may have landed behind it.
+// began reports a pass begun before the grace was over.
 func (g grace) began(pass time.Time) bool { return !g.over.IsZero() && pass.Before(g.over) }
 
-// wait waits until the grace is over, saying so and why it is as long as
-// it is; false if interrupted.
+// wait waits out the grace, saying why it is so long; false if interrupted.
 func (g grace) wait(ctx context.Context, then string) bool {
 	d := time.Until(g.over)
 	if g.notify != nil {
@@ -464,10 +405,8 @@ func (g grace) wait(ctx context.Context, then string) bool {
 		if d > 0 {
 			left = "waiting " + d.Round(time.Second).String()
 		}
-		// Nothing on the cluster dates a switch in a way a write cannot
-		// move back (an update keeps the managedFields times its client
-		// sent; an annotation is anyone's): the grace counts from the
-		// first sighting, which on a machine new to the CRD is now.
+		// Nothing on the cluster dates a switch beyond a writer's reach (managedFields
+		// times, annotations): the grace counts from the first sighting.
 		g.notify(fmt.Sprintf("%s: writes begun before the storage switch may land at the old version for up to %s after it: %s, then %s (the switch is dated by when this machine first saw it, %s: the cluster keeps no time of it that a write cannot change)",
 			g.name, g.length, left, then, g.seen.Format(time.TimeOnly)))
 	}
@@ -485,14 +424,8 @@ func (g grace) wait(ctx context.Context, then string) bool {
 }
 
 // probeConversion proves a conversion webhook answers before anything is
-// written: it reads one object at every served version, and at least one
-// of those reads needs a conversion. A webhook that will not express an
-// object at a version (a field the version has no form for) may have
-// answered, with a no for that object: the probe then asks it to convert
-// the smallest object the schema allows (verify.ProveConverter), and a webhook
-// that does has answered. One the API server cannot call, whose answer it
-// cannot read, or that converts nothing does not answer. Without a webhook
-// there is nothing to prove.
+// written: a read at every served version, and where the webhook refuses an
+// object, a conversion of the smallest object the schema allows.
 func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
 	if !lifecycle.ConvertsByWebhook(crd) {
 		return nil
@@ -517,8 +450,7 @@ func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensi
 	return nil
 }
 
-// converting is a served version at which a write converts: v itself
-// unless it is the storage version, else another served one ("" if none).
+// converting is a served version whose writes convert ("" if none).
 func converting(crd *apiextensionsv1.CustomResourceDefinition, v string) string {
 	storage := lifecycle.StorageVersion(crd)
 	if v != storage {
@@ -532,7 +464,6 @@ func converting(crd *apiextensionsv1.CustomResourceDefinition, v string) string 
 	return ""
 }
 
-// pruneOptions tune prune.
 type pruneOptions struct {
 	// DryRun "server" sends the prune with dryRun=All; "client" is refused.
 	DryRun DryRun
@@ -540,7 +471,6 @@ type pruneOptions struct {
 	FieldManager string
 }
 
-// pruneResult is what prune did.
 type pruneResult struct {
 	Pruned              bool
 	Reason              results.PruneReason
@@ -548,11 +478,8 @@ type pruneResult struct {
 	StoredVersionsAfter []string
 }
 
-// prune writes status.storedVersions down to the storage version, through
-// /status with the resourceVersion it checked, and only if the CRD is still
-// what the migration started from: the same storage version and generation,
-// and storedVersions gained nothing but the storage version. Otherwise it
-// says why not and leaves it.
+// prune writes status.storedVersions down to the storage version, with the
+// resourceVersion it checked, unless pruneRefusal objects; then it says why.
 func prune(ctx context.Context, client apiextensionsclient.Interface, started *apiextensionsv1.CustomResourceDefinition, opts pruneOptions) (*pruneResult, error) {
 	if err := opts.DryRun.check(true); err != nil {
 		return nil, err
@@ -585,7 +512,6 @@ func prune(ctx context.Context, client apiextensionsclient.Interface, started *a
 	return &pruneResult{Reason: results.PruneKeptChanging, Message: fmt.Sprintf("%s kept changing while pruning", started.Name)}, nil
 }
 
-// pruneRefusal says why the CRD as it is now may not be pruned, or "".
 func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (results.PruneReason, string) {
 	storage := lifecycle.StorageVersion(started)
 	switch {
@@ -611,12 +537,9 @@ func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (res
 	return "", ""
 }
 
-// PruneUnproven prunes storedVersions without a pass over objects, on the
-// caller's word that every object is stored at the storage version: once
-// the storage switch is in effect, under the same checks of the CRD as
-// Migrate's prune. An object still stored at a pruned version becomes
-// unreadable once that version is removed; Migrate proves what this takes
-// on trust.
+// PruneUnproven prunes storedVersions on the caller's word that every object
+// is at the storage version, with Migrate's checks of the CRD but no pass: an
+// object still at a pruned version becomes unreadable once it is removed.
 func PruneUnproven(ctx context.Context, cs Clients, name string, opts Options) (*results.Result, error) {
 	c := cs.Clients
 	opts = opts.withDefaults()
@@ -640,7 +563,6 @@ func PruneUnproven(ctx context.Context, cs Clients, name string, opts Options) (
 	return res, nil
 }
 
-// pruneInto prunes storedVersions and says in res how it went.
 func pruneInto(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, res *results.Result) error {
 	pr, err := prune(ctx, c.CRDs, crd, pruneOptions{DryRun: opts.Restore.DryRun, FieldManager: opts.Restore.FieldManager})
 	if err != nil {

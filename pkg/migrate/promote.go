@@ -19,37 +19,31 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// PromoteOptions say which step Promote takes and how its passes over
-// objects run. The zero value takes the next step of the version in flight.
+// PromoteOptions say which step Promote takes and how its passes run. The
+// zero value takes the next step of the version in flight.
 type PromoteOptions struct {
 	// Version is the version taking over; "" for the one in flight.
 	Version string
-	// To is the stage to move to; "" for the next one. Any other stage
-	// than the next is refused.
+	// To is the stage to move to; "" for the next one, and only that is allowed.
 	To lifecycle.Stage
 	// Manifest holds the new version's schema, for introduced.
 	Manifest *apiextensionsv1.CustomResourceDefinition
-	// ConversionFromFile takes Manifest's conversion settings too (a live
-	// caBundle it lacks is kept).
+	// ConversionFromFile takes Manifest's conversion too (a live caBundle it lacks is kept).
 	ConversionFromFile bool
-	// DeprecationWarning is what clients of the old version are told, for
-	// deprecated ("" for the default).
+	// DeprecationWarning is told to clients of the old version ("" for the default).
 	DeprecationWarning string
 	DryRun             DryRun
 	Concurrency        int
 	PageSize           int64
-	// SwitchTimeout bounds the wait for a switch, and for its undo, to be
-	// in effect on every API server; zero for DefaultSwitchTimeout.
+	// SwitchTimeout bounds the wait for a switch or its undo (0: DefaultSwitchTimeout).
 	SwitchTimeout time.Duration
-	// Progress hears each pass over objects: its task (the round trip it
-	// checks, or the managedFields cleanup) and the count done of the total.
+	// Progress hears each pass over objects: its task and the count done of total.
 	Progress func(task string, done, total int64)
-	// DespiteClients names the clients (field managers, "requests")
-	// that the step to blocked may stop serving while they still use the
-	// version; any other it finds refuses the step (ClientsInUse).
+	// DespiteClients names the clients (field managers, "requests") the step to
+	// blocked may stop serving; any other still using the version refuses it.
 	DespiteClients []string
-	// OwnRequestsDir holds this plugin's records of its own requests,
-	// which the deprecated-API metric counts as anyone's ("": none).
+	// OwnRequestsDir holds this plugin's records of its own requests, which the
+	// deprecated-API metric counts as anyone's ("": none).
 	OwnRequestsDir string
 }
 
@@ -58,48 +52,36 @@ type PromoteResult struct {
 	*results.StepResult
 	// Verify is the round-trip check the bridge step ran first.
 	Verify *results.VerifyResult
-	// Switch is the check of old→new→old that followed a switch of the
-	// storage version (deprecated).
+	// Switch is the old→new→old check after a storage switch (deprecated).
 	Switch *results.SwitchCheck
 	// ManagedFields is the cleanup after the removed step.
 	ManagedFields *results.RestoreResult
-	// Reused is the check `verify` recorded that the bridge step took
-	// instead of checking again: the same CRD and the same objects.
+	// Reused is verify's recorded check the bridge step took instead of its own.
 	Reused *lifecycle.Verification
-	// Overridden are the clients still using a version the step stopped
-	// serving, let through by PromoteOptions.DespiteClients.
+	// Overridden are clients still using an unserved version, let through by DespiteClients.
 	Overridden []results.Client
 }
 
 var (
-	// ErrNotBridgeable: an object did not come back intact from the round
-	// trip new→storage→new; the bridge step was not written (the losses
-	// are in PromoteResult.Verify).
+	// ErrNotBridgeable: an object did not survive new→storage→new; the bridge
+	// step was not written (losses in PromoteResult.Verify).
 	ErrNotBridgeable = errors.New("objects do not round-trip")
-	// ErrSwitchedBack: re-storing the old version's objects at the new one
-	// would lose data; the storage version was switched back (the losses
-	// are in PromoteResult.Switch).
+	// ErrSwitchedBack: re-storing at the new version would lose data; the storage
+	// version was switched back (losses in PromoteResult.Switch).
 	ErrSwitchedBack = errors.New("re-storing would lose data: the storage version was switched back")
-	// ErrManagedFieldsLeft: the version was removed but not every object's
-	// managedFields entries of it could be dropped (PromoteResult.ManagedFields).
+	// ErrManagedFieldsLeft: the version was removed, but some objects keep its
+	// managedFields entries (PromoteResult.ManagedFields).
 	ErrManagedFieldsLeft = errors.New("managedFields of the removed version are left on some objects")
 )
 
 // Promote moves a version of the named CRD one stage along introduced →
-// bridge → deprecated → blocked → removed, with the checks that make each
-// step safe on a cluster:
-//   - bridge: first, every object must come back intact from the round
-//     trip new→storage→new (recorded on the CRD with the step);
-//   - deprecated (the storage switch): then, every object stored at the
-//     old version must survive old→new→old, or the switch is undone;
-//   - removed: then, the removed version's managedFields entries are
-//     dropped from every object, so server-side apply keeps working
-//     (kubernetes#111937).
-//
-// A step that begins or stops serving a version returns once the API
-// server serves as the CRD says.
-//
-// A dry run plans and validates the step and runs no pass after it.
+// bridge → deprecated → blocked → removed, with the check each step needs:
+// bridge first proves new→storage→new on every object (recorded with the
+// step); after the storage switch (deprecated) every object at the old
+// version must survive old→new→old, or the switch is undone; after removed,
+// the version's managedFields entries are dropped so server-side apply keeps
+// working (kubernetes#111937). A step that changes serving returns once the
+// API server serves as the CRD says; a dry run runs no pass.
 func Promote(ctx context.Context, cs Clients, name string, opts PromoteOptions) (*PromoteResult, error) {
 	c := cs.Clients
 	res := &PromoteResult{}
@@ -119,12 +101,9 @@ func Promote(ctx context.Context, cs Clients, name string, opts PromoteOptions) 
 	}
 	var (
 		verified *lifecycle.Verification
-		// verifiedOn is the CRD the check was made on: a re-plan after a
-		// conflict reuses it only for that generation (a converter or a
-		// schema changed since is not what was checked).
+		// verifiedOn, provenOn: a re-plan reuses their check only for that generation.
 		verifiedOn *apiextensionsv1.CustomResourceDefinition
-		// provenOn is the CRD whose converter was proven to answer.
-		provenOn *apiextensionsv1.CustomResourceDefinition
+		provenOn   *apiextensionsv1.CustomResourceDefinition
 	)
 	step, err := applyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		t, err := lifecycle.PromoteTarget(crd, opts.Version, opts.To, false)
@@ -137,8 +116,7 @@ func Promote(ctx context.Context, cs Clients, name string, opts PromoteOptions) 
 			}
 			verifiedOn = crd
 		case t.Next == lifecycle.StageDeprecated && t.From != lifecycle.StageServed && !sameGeneration(provenOn, crd) && opts.DryRun != DryRunClient:
-			// A switch needs a converter that answers both ways, objects
-			// or not: after it, every write at the old version needs one.
+			// The converter must answer, objects or not: every write at the old version needs it.
 			if err := verify.ProveConverter(ctx, c.Dynamic, crd, t.Version); err != nil {
 				return nil, err
 			}
@@ -171,8 +149,7 @@ func Promote(ctx context.Context, cs Clients, name string, opts PromoteOptions) 
 	return res, nil
 }
 
-// bridgeCheck is the check the bridge step needs: verify's record of it
-// while that holds, or a check of every object now.
+// bridgeCheck is verify's still-valid record of the bridge check, or a check now.
 func bridgeCheck(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, version string, opts PromoteOptions, res *PromoteResult) (*lifecycle.Verification, error) {
 	if rec, ok := recordedCheck(ctx, c, crd, version, opts.PageSize); ok {
 		res.Reused = &rec
@@ -196,8 +173,7 @@ func bridgeCheck(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 	return &rec, nil
 }
 
-// recordedCheck is verify's recorded check of version, if it still holds:
-// for the CRD as it is and for the objects as they are now.
+// recordedCheck is the recorded check of version, if the CRD and objects still match.
 func recordedCheck(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, version string, pageSize int64) (lifecycle.Verification, bool) {
 	rec, ok := lifecycle.CheckFor(crd, version)
 	if !ok {
@@ -211,10 +187,8 @@ func recordedCheck(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.
 	return rec, err == nil && set == rec.ObjectSet
 }
 
-// promoteCheckSwitch proves, right after the switch, that the objects
-// stored at the old version survive being re-stored at the new one — the
-// round trip old→new→old, which the API server shows only once the new
-// version is storage — and switches back when it does not hold.
+// promoteCheckSwitch proves old→new→old right after the switch (the API server
+// shows it only then) and switches back where it does not hold.
 func promoteCheckSwitch(ctx context.Context, c cluster.Clients, p *lifecycle.Plan, opts PromoteOptions, res *PromoteResult, progress func(string) func(int64, int64)) error {
 	back := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return lifecycle.PlanUndo(crd, p)
@@ -228,8 +202,6 @@ func promoteCheckSwitch(ctx context.Context, c cluster.Clients, p *lifecycle.Pla
 	return err
 }
 
-// promoteCleanManagedFields drops the removed version's managedFields
-// entries from every object.
 func promoteCleanManagedFields(ctx context.Context, c cluster.Clients, name string, opts PromoteOptions, res *PromoteResult, progress func(string) func(int64, int64)) error {
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -243,9 +215,8 @@ func promoteCleanManagedFields(ctx context.Context, c cluster.Clients, name stri
 	return nil
 }
 
-// switchVerbs are what a storage switch from storage to version needs on
-// the objects: with a webhook, a dry-run create proves it answers first;
-// unless the schemas prove old→new→old, every object is checked after.
+// switchVerbs are the object verbs a switch from storage to version needs:
+// a webhook's dry-run probe, and the per-object check unless schemas prove it.
 func switchVerbs(crd *apiextensionsv1.CustomResourceDefinition, storage, version string) []string {
 	var verbs []string
 	if lifecycle.ConvertsByWebhook(crd) {
@@ -257,11 +228,8 @@ func switchVerbs(crd *apiextensionsv1.CustomResourceDefinition, storage, version
 	return slices.Compact(slices.Sorted(slices.Values(verbs)))
 }
 
-// promoteAccess asks, before the step, whether the user may update the
-// CRD and do what follows it on the objects: the old→new→old check after a
-// storage switch the schemas do not prove (it runs after the switch, so a
-// refusal then would switch back), and the cleanup after a removal. The
-// bridge's check asks for itself before anything is written.
+// promoteAccess asks before the step for every right it and what follows it
+// need: a refusal after a switch would switch back.
 func promoteAccess(ctx context.Context, c cluster.Clients, name string, opts PromoteOptions) error {
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -280,7 +248,6 @@ func promoteAccess(ctx context.Context, c cluster.Clients, name string, opts Pro
 	return cluster.RequireAccess(ctx, c, crd, a, nil)
 }
 
-// sameGeneration says whether two reads show one CRD at one generation.
 func sameGeneration(a, b *apiextensionsv1.CustomResourceDefinition) bool {
 	return a != nil && b != nil && a.UID == b.UID && a.Generation == b.Generation
 }

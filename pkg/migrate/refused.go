@@ -16,18 +16,15 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// refusedNames and refusedFields bound what the record names; the run's
-// own report names every object.
+// refusedNames and refusedFields bound what the record names.
 const (
 	refusedNames  = 3
 	refusedFields = 5
 )
 
-// noteRefused leaves on the CRD what the pass left for data loss
-// (lifecycle.RefusedAnnotation), so that status's next step is a way
-// forward rather than the same migrate; a pass that left nothing takes an
-// earlier record off. The record is a hint only: a role that may not patch
-// the CRD loses the hint, not the migration, so a failure is logged.
+// noteRefused records on the CRD what the pass left for data loss, so status
+// suggests a way forward; a clean pass removes an old record. A hint only:
+// a failure to patch is logged, never fails the migration.
 func noteRefused(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, lost int64, losses []results.Loss, log logr.Logger) {
 	var value any // nil takes the annotation off
 	switch {
@@ -47,8 +44,7 @@ func noteRefused(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 				}
 			}
 		}
-		// Found in whatever order the pass's workers took them: sorted, the
-		// same objects read the same.
+		// Sorted: the same objects read the same, whatever order workers took them.
 		slices.Sort(r.First)
 		slices.Sort(r.Fields)
 		value = r.Annotation()

@@ -26,83 +26,61 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// RestoreOptions tune the rewrite pass. The zero value is the default.
+// RestoreOptions tune the re-store pass. The zero value is the default.
 type RestoreOptions struct {
-	// Concurrency bounds the requests in flight (0: 256; at most 1024).
-	// Below it the pass adapts the number to what the path to the API
-	// server and the server itself take: it grows while throughput grows
-	// and backs off when the server answers 429.
+	// Concurrency bounds the requests in flight (0: 256; at most 1024); below
+	// it the pass grows while throughput grows and backs off on 429s.
 	Concurrency int
-	// Gentle paces the writes, from 20 a second, so the server's tail
-	// latency, which every other client waits in, stays close to what it
-	// was at the slowest pace: slower, and other clients barely feel it.
+	// Gentle paces the writes, from 20 a second, keeping the server's tail latency
+	// near what it is at the slowest pace.
 	Gentle bool
-	// OnLimit, when set, hears each change of the limit of requests in
-	// flight (the progress line shows it). Calls may come from many
-	// goroutines.
+	// OnLimit, when set, hears each change of the in-flight limit, from any goroutine.
 	OnLimit func(limit int)
 	// PageSize is objects listed per request (0: 500).
 	PageSize int64
-	// DryRun "server" sends every write with dryRun=All; "client" is
-	// refused (nothing would be sent).
+	// DryRun "server" sends every write with dryRun=All; "client" is refused.
 	DryRun DryRun
-	// FieldManager names the writes in managedFields (default
-	// "kubectl-crdversion").
+	// FieldManager names the writes in managedFields (default "kubectl-crdversion").
 	FieldManager string
-	// Progress, when set, hears the estimated total and each object done.
-	// It is called from many goroutines at once and must be safe for that.
+	// Progress, when set, hears the estimated total and each object done; it must
+	// be safe for concurrent calls.
 	Progress func(done, total int64)
-	// OnFailure, when set, hears every failure as it happens (the failures
-	// file); the result keeps the first MaxFailuresKept of them. Calls come
-	// from many goroutines, one at a time, outside any lock of the pass.
+	// OnFailure, when set, hears every failure, one call at a time from many
+	// goroutines; the result keeps the first MaxFailuresKept.
 	OnFailure func(results.Failure)
-	// RetryFor bounds how long one write is retried while the server is
-	// busy or unreachable (0: 30 s); past it the run stops.
+	// RetryFor bounds the retries of one write while the server is busy or
+	// unreachable (0: 30 s); past it the run stops.
 	RetryFor time.Duration
 }
 
-// restoreRun is one pass over objects: what its caller tuned, and the state
-// the run keeps, which no caller sets.
+// restoreRun is one pass over objects: its options and the state it keeps.
 type restoreRun struct {
 	RestoreOptions
-	// throttled counts the 429 answers of the clients (NewClients
-	// counts them), so the limit backs off on them.
+	// throttled counts the clients' 429 answers, so the limit backs off on them.
 	throttled func() int64
-	// rtt, when known, is a round trip to the API server measured before
-	// the pass: the limit starts where it would have climbed to.
+	// rtt, when known, is a round trip measured before the pass: where the limit starts.
 	rtt time.Duration
-	// onLoss hears each object a checked pass did not re-store because its
-	// check showed a loss. Calls come one at a time.
+	// onLoss hears each object not re-stored because its check showed a loss.
 	onLoss func(results.Loss)
-	// run is the pass under way: its requests retry through it.
-	run *pass.Pass
-	// servers, when set, are the API servers the pass takes answers from:
-	// each object's requests keep to one, shown switched before them.
+	run    *pass.Pass
+	// servers, when set, keep each object's requests to one server shown switched.
 	servers *switchedServers
-	// checked, when set, counts the objects a checked pass checked: once
-	// each, by the run of its requests whose answers were taken.
+	// checked, when set, counts the objects checked, once each.
 	checked *atomic.Int64
-	// ran is set by the writer of one run of an object's requests once it
-	// checked the object (markChecked); each run has its own.
+	// ran is set once this run of an object's requests checked it (markChecked).
 	ran *bool
-	// clean, when set, makes the managedFields the re-store leaves (entries
-	// at versions no longer served moved or dropped: entriesCleaner);
-	// cleaned counts the objects whose entries it changed.
+	// clean, when set, makes the managedFields a re-store leaves; cleaned counts changes.
 	clean   func([]metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool)
 	cleaned *atomic.Int64
-	// defaults are the fields the storage version defaults where an old
-	// version in storedVersions does not (schemacompat.DefaultsAdded).
+	// defaults are the fields the storage version defaults and an old one does not.
 	defaults []string
 }
 
-// cleans reports a write of it that moves or drops managedFields entries.
 func (o restoreRun) cleans(it item) bool {
 	_, changed := o.kept(it)
 	return changed
 }
 
-// kept is the managedFields a write of it leaves, and whether they differ
-// from its own.
 func (o restoreRun) kept(it item) ([]metav1.ManagedFieldsEntry, bool) {
 	if o.clean == nil {
 		return it.ManagedFields, false
@@ -110,25 +88,22 @@ func (o restoreRun) kept(it item) ([]metav1.ManagedFieldsEntry, bool) {
 	return o.clean(it.ManagedFields)
 }
 
-// MaxFailuresKept bounds the failures held in memory for the summary, so a
-// run over a million rejected objects stays flat; OnFailure sees them all.
+// MaxFailuresKept bounds the failures a result holds, so memory stays flat;
+// OnFailure sees them all.
 const MaxFailuresKept = 1000
 
-// item is one object as listed: its metadata, and the whole object when
-// the pass listed whole objects (a pass that checks each object first).
+// item is one object as listed; obj is set where the pass checks objects first.
 type item struct {
 	metav1.ObjectMeta
 	obj *unstructured.Unstructured
 }
 
-// addresses lists the objects' metadata only.
 func addresses(meta metadata.Interface, gvr schema.GroupVersionResource) pass.Source[item] {
 	return func(ctx context.Context, pageSize int64, page func(pass.Page[item]) error) (int, error) {
 		return cluster.ListPages(ctx, meta, gvr, pageSize, func(p cluster.Page) error { return page(addressPage(p)) })
 	}
 }
 
-// addressPage is a page of addresses as items without their objects.
 func addressPage(p cluster.Page) pass.Page[item] {
 	items := make([]item, len(p.Items))
 	for i := range p.Items {
@@ -137,9 +112,8 @@ func addressPage(p cluster.Page) pass.Page[item] {
 	return pass.Page[item]{Items: items, Remaining: p.Remaining}
 }
 
-// wholeObjects lists the objects whole, read at gvr's version. A page the
-// converter fails at that version is listed at the storage version, as
-// addresses: an item without its object is read on its own.
+// wholeObjects lists the objects whole at gvr's version; a page the converter
+// fails is listed as addresses at the storage version, each read on its own.
 func wholeObjects(dyn dynamic.Interface, meta metadata.Interface, gvr schema.GroupVersionResource, storage string) pass.Source[item] {
 	return func(ctx context.Context, pageSize int64, page func(pass.Page[item]) error) (int, error) {
 		l := cluster.ObjectsOrAddresses{Dynamic: dyn, Metadata: meta, Resource: gvr, At: storage, Failed: pass.IsConversionFailure}
@@ -161,24 +135,15 @@ func itemOf(u *unstructured.Unstructured) item {
 	return it
 }
 
-// writer does one object's write and says how it went. Writes go through
-// the metadata client: the server answers with the object's metadata
-// (protobuf) rather than the whole object as JSON, which spares both ends
-// the encoding of what the write does not need back.
+// writer does one object's write. Writes go through the metadata client: the
+// answer is protobuf metadata, not the whole object as JSON.
 type writer func(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts restoreRun) (outcome, error)
 
-// restore writes every object of the CRD back unchanged, so the API server
-// re-encodes each one at the storage version: the write changes nothing,
-// and etcd is written only where the encoding differs (the object was
-// stored at another version). Objects are listed a page at a time and
-// written by a bounded pool of workers. Cancelling ctx ends the pass
-// promptly: writes in flight are abandoned (a write that changes nothing
-// either happened or did not; neither leaves anything half-done).
-//
-// It proves nothing itself: Migrate calls it only where the CRD proves
-// old→new→old for every object (else it runs the checked pass), after the
-// switch is in effect. Unexported so that no caller can re-store without
-// that proof.
+// restore writes every object back unchanged, so the API server re-encodes
+// it at the storage version (etcd is written only where the encoding
+// differs). Cancelling ctx abandons writes in flight: a write that changes
+// nothing leaves nothing half-done. It proves nothing itself, so it is
+// unexported: Migrate calls it only where the CRD proves old→new→old.
 func restore(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, opts restoreRun) *results.RestoreResult {
 	return forEachObject(ctx, meta, crd, addresses(meta, storageGVR(crd)), opts, restoreOne)
 }
@@ -187,8 +152,6 @@ func storageGVR(crd *apiextensionsv1.CustomResourceDefinition) schema.GroupVersi
 	return schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
 }
 
-// stop is why a pass ended early: a per-object write returns it to halt
-// the pass.
 type stop struct {
 	reason results.StopReason
 	msg    string
@@ -196,8 +159,6 @@ type stop struct {
 
 func (s stop) Error() string { return s.msg }
 
-// forEachObject lists the CRD's objects from src a page at a time and hands
-// each to write, on the pass engine; writes go to the storage version.
 func forEachObject(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, src pass.Source[item], opts restoreRun, write writer) *results.RestoreResult {
 	opts.RestoreOptions = opts.withDefaults()
 	start := time.Now()
@@ -320,18 +281,13 @@ const (
 	outcomeUnchanged
 	outcomeGone
 	outcomeConflicted
-	// outcomeNotAtOld: the converter was asked to express the object at
-	// every old version, so it is stored at none: not written.
+	// outcomeNotAtOld: expressed at no old version, so stored at none: not written.
 	outcomeNotAtOld
 )
 
-// restoreOne re-stores one object with a merge patch that sets nothing but
-// the resourceVersion it was listed at: the object is unchanged, and a
-// write by anyone else since the listing is a conflict (that write
-// re-encoded it already). The answer is compared with the listing: a write
-// meant to change nothing must not have changed anything. A pass that
-// cleans managedFields reads an object written meanwhile again and cleans
-// it: that write re-encoded it, but kept its entries.
+// restoreOne re-stores one object with a merge patch of only its listed
+// resourceVersion: a write by anyone since conflicts (and re-encoded it). A
+// cleaning pass reads a conflicted object anew: that write kept its entries.
 func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts restoreRun) (outcome, error) {
 	for range maxReplans {
 		out, err := restoreAt(ctx, ri, gr, it, opts, true)
@@ -348,8 +304,7 @@ func restoreOne(ctx context.Context, ri metadata.ResourceInterface, gr schema.Gr
 	return 0, fmt.Errorf("written by someone else %d times while its managedFields were cleaned: not cleaned", maxReplans)
 }
 
-// readAnew reads an object written since it was listed again, metadata
-// only, at the storage version, which converts nothing; gone if deleted.
+// readAnew reads an object's metadata anew at the storage version; gone if deleted.
 func readAnew(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, name string) (item, bool, error) {
 	fresh, err := ri.Get(ctx, name, metav1.GetOptions{})
 	switch {
@@ -361,11 +316,9 @@ func readAnew(ctx context.Context, ri metadata.ResourceInterface, gr schema.Grou
 	return item{ObjectMeta: fresh.ObjectMeta}, false, nil
 }
 
-// restoreAt sends the re-store's write of it: a merge patch of its
-// resourceVersion, the precondition, and, in a pass that cleans, the
-// managedFields it keeps; the cleanup is part of the one write the pass
-// proves for the object, never a write of its own. The answer is compared
-// with what was sent (labels: it was read at the storage version).
+// restoreAt sends the re-store's write, with the managedFields to keep where
+// the pass cleans (never a write of its own), and compares the answer with
+// what was sent; labels too where it was read at the storage version.
 func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.GroupResource, it item, opts restoreRun, labels bool) (outcome, error) {
 	want := it.ObjectMeta
 	patch := []byte(fmt.Sprintf(`{"metadata":{"resourceVersion":%q}}`, it.ResourceVersion))
@@ -385,8 +338,8 @@ func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.Gro
 		return out, err
 	}
 	if cleaning {
-		// The API server puts the old entries back when its field manager
-		// fails on the new ones: only the answer tells.
+		// The API server puts the old entries back when its field manager fails on
+		// the new ones: only the answer tells.
 		if _, still := opts.clean(got.ManagedFields); still {
 			return out, errors.New("the API server kept managedFields entries at unserved versions")
 		}
@@ -402,10 +355,9 @@ func patchOptions(o restoreRun) metav1.PatchOptions {
 	return metav1.PatchOptions{FieldManager: o.FieldManager, DryRun: o.DryRun.sent()}
 }
 
-// withRetries runs one write of object it (see attempt). A new
-// resourceVersion in the answer means etcd was written. Only the object's
-// own NotFound and a real optimistic-concurrency conflict count as done;
-// any other 404 or 409 (an admission denial may carry either) is a failure.
+// withRetries runs one write. Only the object's own NotFound and a real
+// optimistic-concurrency conflict count as done; any other 404 or 409 (an
+// admission denial may carry either) is a failure.
 func withRetries(ctx context.Context, opts restoreRun, gr schema.GroupResource, it item, write func(context.Context) (*metav1.PartialObjectMetadata, error)) (outcome, *metav1.PartialObjectMetadata, error) {
 	var got *metav1.PartialObjectMetadata
 	err := opts.run.Attempt(ctx, func(wctx context.Context) (err error) {
@@ -425,8 +377,7 @@ func withRetries(ctx context.Context, opts restoreRun, gr schema.GroupResource, 
 	return 0, nil, err
 }
 
-// markChecked says the run opts belongs to checked its object: a run done
-// again (its server not shown switched) must not count the object twice.
+// markChecked marks the run's object checked, so a run done again counts it once.
 func markChecked(opts restoreRun) {
 	if opts.ran != nil {
 		*opts.ran = true

@@ -15,47 +15,37 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// RollbackOptions say which step Rollback takes back and how the check
-// after a switch back runs. The zero value takes back the step of the
-// version in flight.
+// RollbackOptions say which step Rollback takes back and how the check after
+// a switch back runs. The zero value takes back the step of the version in flight.
 type RollbackOptions struct {
 	// Version is the version whose pair steps back; "" for the one in flight.
 	Version string
-	// SwitchStorage switches storage back to the pair's old version even
-	// where no step switched it away (lifecycle.RollbackOptions).
+	// SwitchStorage switches storage back even where no step switched it away.
 	SwitchStorage bool
 	DryRun        DryRun
 	Concurrency   int
 	PageSize      int64
-	// SwitchTimeout bounds the wait for a switch back, and for its undo,
-	// to be in effect on every API server; zero for DefaultSwitchTimeout.
+	// SwitchTimeout bounds the wait for a switch back or its undo (0: DefaultSwitchTimeout).
 	SwitchTimeout time.Duration
-	// Progress hears the check after a switch back: its task and the count
-	// done of the total.
+	// Progress hears the check after a switch back: its task and the count done.
 	Progress func(task string, done, total int64)
 }
 
-// RollbackResult is a step taken back, with the check after it when it
-// switched the storage version.
+// RollbackResult is a step taken back, with the check after a switch back.
 type RollbackResult struct {
 	*results.StepResult
-	// Switch is the check of new→old→new that followed switching the
-	// storage version back to the old version.
+	// Switch is the new→old→new check after switching storage back.
 	Switch *results.SwitchCheck
 }
 
-// ErrRollbackUndone: writes at the new version would lose data once stored
-// at the old one; the switch back was undone (the losses are in
-// RollbackResult.Switch).
+// ErrRollbackUndone: storing at the old version would lose data; the switch
+// back was undone (losses in RollbackResult.Switch).
 var ErrRollbackUndone = errors.New("storing at the old version would lose data: the step back was undone")
 
-// Rollback moves a version of the named CRD one stage back: the inverse of
-// the step that brought it there. Where that step switched the storage
-// version, the step back is a switch too, checked like the one forward:
-// right after it, every object stored at the new version must survive
-// new→old→new (what a write at the new version stores from then on, and
-// what re-storing at the old version makes permanent), or the switch back
-// is undone and the new version's bridge record dropped.
+// Rollback moves a version of the named CRD one stage back. Where that
+// switches storage back, every object stored at the new version must then
+// survive new→old→new, or the switch back is undone and the new version's
+// bridge record dropped.
 func Rollback(ctx context.Context, cs Clients, name string, opts RollbackOptions) (*RollbackResult, error) {
 	c := cs.Clients
 	res := &RollbackResult{}
@@ -70,8 +60,7 @@ func Rollback(ctx context.Context, cs Clients, name string, opts RollbackOptions
 			return res, err
 		}
 	}
-	// provenOn is the CRD whose converter was proven to answer: a re-plan
-	// after a conflict reuses the proof only for that generation.
+	// provenOn is the CRD whose converter was proven: reused for that generation only.
 	var provenOn *apiextensionsv1.CustomResourceDefinition
 	step, err := applyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		p, err := plan(crd)
@@ -98,9 +87,8 @@ func Rollback(ctx context.Context, cs Clients, name string, opts RollbackOptions
 	if !switchesStorage(p) {
 		return res, nil
 	}
-	// The check is of the version the step moved storage away from, as
-	// the CRD showed it, not as the pair names it: a step back planned from
-	// a record (an annotation anyone may write) may switch elsewhere.
+	// Check the version storage left, as the CRD showed it: a step back planned
+	// from a record (an annotation anyone may write) may switch elsewhere.
 	left, to := lifecycle.StorageVersion(step.Before), lifecycle.StorageVersion(p.After)
 	po := verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize}
 	if opts.Progress != nil {
@@ -117,7 +105,6 @@ func Rollback(ctx context.Context, cs Clients, name string, opts RollbackOptions
 	return res, err
 }
 
-// switchesStorage says whether a step moves the storage version.
 func switchesStorage(p *lifecycle.Plan) bool {
 	for _, c := range p.Changes {
 		if c.Field == lifecycle.FieldStorage {
@@ -127,9 +114,8 @@ func switchesStorage(p *lifecycle.Plan) bool {
 	return false
 }
 
-// rollbackAccess asks, before the step back, whether the user may update
-// the CRD and, for a switch back the schemas do not prove, check the
-// objects after it (a refusal then would undo the step).
+// rollbackAccess asks before the step back for the rights it and the check
+// after it need: a refusal then would undo the step.
 func rollbackAccess(ctx context.Context, c cluster.Clients, name string, opts RollbackOptions, plan planner) error {
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -143,7 +129,6 @@ func rollbackAccess(ctx context.Context, c cluster.Clients, name string, opts Ro
 	return cluster.RequireAccess(ctx, c, crd, a, nil)
 }
 
-// switchTimeout is the caller's bound on a switch, or the default.
 func switchTimeout(d time.Duration) time.Duration {
 	if d <= 0 {
 		return DefaultSwitchTimeout

@@ -17,14 +17,12 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// ErrStillServed: a version served again for a migration's checks may
-// still be served after it, because the step back failed or did not show.
+// ErrStillServed: a version served again for a migration's checks may still
+// be served after it: the step back failed or did not show.
 var ErrStillServed = errors.New("serving no longer after the migration")
 
-// hiddenVersions are the old versions in storedVersions that the CRD
-// keeps but does not serve, and whose fields the schemas do not prove the
-// storage version keeps: what only they hold reaches no served version,
-// so no check sees it until they are served again.
+// hiddenVersions are the old versions in storedVersions the CRD does not
+// serve and the schemas do not prove kept: no check sees what only they hold.
 func hiddenVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
 	storage := lifecycle.StorageVersion(crd)
 	var hidden []string
@@ -40,7 +38,6 @@ func hiddenVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
 	return hidden
 }
 
-// hasObjects says whether the CRD has any object at all.
 func hasObjects(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition) (bool, error) {
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
 	list, err := c.Metadata.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
@@ -50,11 +47,9 @@ func hasObjects(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cus
 	return len(list.Items) > 0, nil
 }
 
-// migrateServedAgain migrates a CRD whose hidden versions are served again,
-// deprecated, for the pass: each of their objects is then checked at its
-// own version, exactly old→new→old, before its re-store. The versions are
-// unserved again afterwards however the pass ended, and the call returns
-// once the API servers serve as before.
+// migrateServedAgain serves hidden again, deprecated, so each object is
+// checked at its own version, then unserves them however the pass ended,
+// returning once the API servers serve as before.
 func migrateServedAgain(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, hidden []string, opts Options) (*results.Result, error) {
 	name := crd.Name
 	if err := cluster.RequireAccess(ctx, c, crd, cluster.Access{Op: "migrate", Need: []cluster.Permission{cluster.CRDPermission("update", "", name)}}, opts.Notify); err != nil {
@@ -70,8 +65,7 @@ func migrateServedAgain(ctx context.Context, c cluster.Clients, crd *apiextensio
 	if opts.Notify != nil {
 		opts.Notify(fmt.Sprintf("%s: %s not served: served again, deprecated, while each object is checked at it, then no longer served", name, strings.Join(hidden, ", ")))
 		if g := lifecycle.GitOpsOwner(crd); g != nil {
-			// Its self-heal puts the serving back mid-pass, which stops
-			// the pass with nothing unsafe written, and with no progress.
+			// Its self-heal unserves them mid-pass, which stops the pass (safely, with no progress).
 			opts.Notify(fmt.Sprintf("%s: %s syncs this CRD (%s): a sync during the pass unserves %s again and stops it (CRDChanged); pause its automated sync or self-heal for the run", name, g.Tool, g.Evidence, strings.Join(hidden, ", ")))
 		}
 	}
@@ -116,8 +110,7 @@ func migrateServedAgain(ctx context.Context, c cluster.Clients, crd *apiextensio
 		losses = append(losses, p.Losses...)
 	}
 	if lost := max(res.Lost, settleLost(res)); lost > 0 && res.StopReason == "" {
-		// The record of the objects left names the CRD's generation: the
-		// undo made another.
+		// The record names the CRD's generation: the undo made another.
 		noteRefused(uctx, c, undone.After, lost, losses, opts.Log.WithValues("crd", name))
 	}
 	return res, nil
@@ -130,8 +123,8 @@ func settleLost(res *results.Result) int64 {
 	return res.Settle.Lost
 }
 
-// notServedResult is a migration that re-stored nothing because objects
-// may be stored at versions no one serves, which it did not serve again.
+// notServedResult is a migration that re-stored nothing: objects may be at
+// versions nobody serves, and it did not serve them again.
 func notServedResult(res *results.Result, start time.Time, unserved []string) *results.Result {
 	res.Failures = []results.Failure{}
 	res.StopReason = results.StopNotProven

@@ -12,20 +12,13 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// ErrServingNotInEffect: a step began or stopped serving a version, and
-// the API server's discovery did not show it within the timeout. The step
-// stays written.
+// ErrServingNotInEffect: discovery did not show a step's change of serving
+// within the timeout. The step stays written.
 var ErrServingNotInEffect = errors.New("the API server does not serve as the CRD says yet")
 
-// waitForServing waits, after a step, until the API server serves what the
-// step changed: every version it began serving is listed by discovery, and
-// every version it stopped serving is not, on consistentReads reads. An
-// API server picks up a CRD update a moment later: until then a request at
-// a new version is NotFound (a create right after `promote`, or the next
-// step at once, as bridge lists the objects at the new version), and one at
-// a version no longer served still works. An API server's discovery
-// follows its handler of the objects: both learn of the update from one
-// informer, and discovery is rebuilt by a queue behind it.
+// waitForServing waits until discovery shows what the step changed in serving,
+// on consistentReads reads: an API server picks up a CRD update a moment
+// later, and discovery follows its handler of the objects.
 func waitForServing(ctx context.Context, c cluster.Clients, step *results.StepResult, timeout time.Duration) error {
 	after := step.After
 	for _, v := range servingChanges(step.Before, after) {
@@ -43,9 +36,7 @@ func waitForServing(ctx context.Context, c cluster.Clients, step *results.StepRe
 }
 
 // servingChanges are the versions of after whose serving differs from
-// before: their names, and whether after serves them. A version removed
-// from the CRD is not among them (its objects, if any, are unreadable at
-// it either way).
+// before; a version removed from the CRD is not among them.
 func servingChanges(before, after *apiextensionsv1.CustomResourceDefinition) []apiextensionsv1.CustomResourceDefinitionVersion {
 	was := map[string]bool{}
 	if before != nil {

@@ -20,23 +20,12 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// switchedServers are the API servers a pass writes through. Several API
-// servers see a CRD update at different moments: until one has, its dry
-// run at the old version goes old→old and proves nothing, and its write
-// at the new version goes old→new→old and stores at the old version again,
-// answering "unchanged". So before the pass each connection's server is
-// asked, on that connection, which version it stores at; an object's
-// requests then keep to one connection whose server showed the switch,
-// never opening a new one (which may reach another server), and count
-// only where that server showed it before they were sent. The pass goes
-// on without a server not switched yet; where no other is left, every
-// server is asked again until one has, up to the switch timeout.
-//
-// Switched means serving the CRD generation the pass's proofs were made
-// on: its storage version (storageVersionHash in the server's discovery)
-// and its schemas and conversion (the generation in the server's own cache
-// of the CRD), since a server a schema hotfix behind stores at the same
-// version under another schema.
+// switchedServers are the API servers a pass writes through. Servers see a
+// CRD update at different moments, and one that has not yet stores at the old
+// version: its dry run proves nothing and its write re-stores nothing. So an
+// object's requests keep to one connection whose server showed the switch
+// before they were sent. Switched means serving the generation proven (hash
+// and generation): a server a schema hotfix behind stores under another schema.
 type switchedServers struct {
 	c          cluster.Clients
 	crd        string
@@ -49,43 +38,32 @@ type switchedServers struct {
 	timeout    time.Duration
 
 	mu sync.Mutex
-	// since is when each server showed the switch, from when its answers
-	// count; notYet are the servers seen not switched.
+	// since is when each server showed the switch; notYet are those seen not to.
 	since  map[transport.Server]time.Time
 	notYet map[transport.Server]bool
-	// asked is when every server was last asked anew.
-	asked time.Time
-	// notify, when set, hears what the servers' answers make the pass
-	// wait for.
+	asked  time.Time
+	// notify, when set, hears what the servers' answers make the pass wait for.
 	notify func(string)
-	// untold: an answer did not tell its server (plain HTTP, clients not
-	// spread over connections): servers cannot be told apart, so the pass
-	// keeps to none and relies on the switch check and the grace.
+	// untold: answers do not tell servers apart, so the pass keeps to none and
+	// relies on the switch check and the grace.
 	untold atomic.Bool
-	// moved: a server serves a newer generation of the CRD than the one
-	// proven: the CRD changed, and what was proven is not what it is.
+	// moved: a server serves a newer generation of the CRD than the one proven.
 	moved atomic.Bool
-	// shared: one certificate answered both as switched and as not, in
-	// one round of asking or after it had shown the switch: several API
-	// servers answer behind it (a TLS-terminating balancer or proxy, a
-	// managed control plane), and no answer tells which.
+	// shared: one certificate answered both switched and not, so several servers
+	// answer behind it (a TLS-terminating balancer) and no answer tells which.
 	shared atomic.Bool
 }
 
-// agreeingRounds is how many rounds of asking in a row must find every
-// answer switched before servers behind one certificate count as switched.
+// agreeingRounds is the all-switched rounds in a row one certificate must give.
 const agreeingRounds = 3
 
-// askAgainEvery is how often the servers are asked again while none the
-// connections reach has shown the switch.
+// askAgainEvery is how often servers are asked again while none has switched.
 const askAgainEvery = 250 * time.Millisecond
 
-// caughtUpMargin is how long after a server that had not switched shows
-// it has, its answers still do not count.
+// caughtUpMargin is how long a server that just caught up still does not count.
 const caughtUpMargin = time.Second
 
-// maxShows bounds how often one object is done again because a server
-// that answered it had not been shown switched.
+// maxShows bounds how often one object is done again for a server not shown switched.
 const maxShows = 8
 
 func newSwitchedServers(c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) *switchedServers {
@@ -95,7 +73,6 @@ func newSwitchedServers(c cluster.Clients, crd *apiextensionsv1.CustomResourceDe
 		since: map[transport.Server]time.Time{}, notYet: map[transport.Server]bool{}}
 }
 
-// avoid names the servers not shown switched (yet).
 func (s *switchedServers) avoid(srv transport.Server) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -103,7 +80,6 @@ func (s *switchedServers) avoid(srv transport.Server) bool {
 	return !ok || time.Now().Before(at)
 }
 
-// shownBefore reports every server of servers shown switched before t.
 func (s *switchedServers) shownBefore(servers []transport.Server, t time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -115,7 +91,6 @@ func (s *switchedServers) shownBefore(servers []transport.Server, t time.Time) b
 	return true
 }
 
-// seen says what the pass saw of the servers.
 func (s *switchedServers) seen() *results.APIServers {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -128,11 +103,9 @@ func (s *switchedServers) seen() *results.APIServers {
 	return seen
 }
 
-// routed runs one object's requests, do, along one route and takes their
-// outcome where every server that answered was shown switched before they
-// began. Otherwise (a connection opened anew, an answer from a server not
-// shown) it asks the server behind the route, and runs do again (again:
-// the run before may have written the object, so it is read anew).
+// routed runs one object's requests, do, along one route, and takes their
+// outcome only where every server that answered was shown switched before;
+// otherwise it asks that server and runs do again, reading the object anew.
 func (s *switchedServers) routed(ctx context.Context, do func(ctx context.Context, again bool) (outcome, error)) (outcome, error) {
 	if s == nil || s.untold.Load() {
 		return do(ctx, false)
@@ -145,7 +118,6 @@ func (s *switchedServers) routed(ctx context.Context, do func(ctx context.Contex
 		out, err := do(transport.WithRoute(ctx, route), again)
 		switch {
 		case errors.Is(err, transport.ErrEveryServerAvoided):
-			// Nothing was sent: ask every server again, a while later.
 			if waiting.IsZero() {
 				waiting = began
 			} else if time.Since(waiting) > s.timeout {
@@ -182,24 +154,18 @@ func (s *switchedServers) routed(ctx context.Context, do func(ctx context.Contex
 	return 0, fmt.Errorf("answered %d times by API servers not shown to store at %s: not counted", maxShows, s.version)
 }
 
-// showAll asks every server the objects' connections reach, before the
-// pass, so that its first answers count. Where none of their answers tells
-// its server (plain HTTP, clients not built by NewClients), servers cannot
-// be told apart: the pass keeps to none of them. It reports whether every
-// answer of this round showed the switch.
+// showAll asks every server the connections reach, before the pass, so its
+// first answers count, and reports whether every answer showed the switch.
 func (s *switchedServers) showAll(ctx context.Context) (bool, error) {
 	var (
-		g    errgroup.Group
-		told atomic.Bool
-		mu   sync.Mutex
-		// answers are this round's, per server: switched, not switched.
+		g       errgroup.Group
+		told    atomic.Bool
+		mu      sync.Mutex
 		answers = map[transport.Server][2]bool{}
 	)
 	for i := range max(s.c.Connections, 1) {
 		g.Go(func() error {
-			// One request alone first, as requests in parallel on a
-			// connection not open yet may each open one: the CRD as the
-			// server serves it, whose answer alone can show a server behind.
+			// One request alone first: parallel ones on a new connection may each open one.
 			opened := transport.RouteOn(i)
 			m, err := s.c.CRDAsServed(ctx, opened, s.crd)
 			if errors.Is(err, transport.ErrNoRoutes) {
@@ -216,8 +182,7 @@ func (s *switchedServers) showAll(ctx context.Context) (bool, error) {
 				answers[srv] = a
 				mu.Unlock()
 			}
-			// Then each connection is asked twice at once: behind a balancer
-			// that terminates TLS, each request may reach another server.
+			// Then two at once: behind a TLS-terminating balancer each may reach another server.
 			var twice errgroup.Group
 			for range 2 {
 				twice.Go(func() error {
@@ -262,17 +227,13 @@ func boolIndex(b bool) int {
 	return 0
 }
 
-// behind says whether a server's CRD is not the one proven: another
-// object of the name, or an older generation. A newer one is the CRD
-// moving, which the passes watch for themselves.
+// behind: the server's CRD is another of the name, or an older generation.
 func (s *switchedServers) behind(m *metav1.PartialObjectMetadata) bool {
 	return m.UID != s.uid || m.Generation < s.generation
 }
 
-// agree returns once the servers' answers agree that they switched. Where
-// one certificate answers for several servers, that takes agreeingRounds
-// rounds in a row of every answer switched, up to the switch timeout: until
-// then one of them may be behind, and no answer says which.
+// agree returns once the servers agree they switched; behind one certificate
+// that takes agreeingRounds all-switched rounds in a row, up to the timeout.
 func (s *switchedServers) agree(ctx context.Context) error {
 	all, err := s.showAll(ctx)
 	if err == nil && s.moved.Load() {
@@ -307,18 +268,16 @@ func (s *switchedServers) agree(ctx context.Context) error {
 	return nil
 }
 
-// errCRDMoved: an API server serves a newer generation of the CRD than the
-// one the work was proven on.
+// errCRDMoved: an API server serves a newer generation than the one proven.
 var errCRDMoved = errors.New("the CRD changed")
 
 func (s *switchedServers) movedError() error {
 	return fmt.Errorf("%w: an API server serves a newer generation of %s than %d, the one proven: no object was written", errCRDMoved, s.crd, s.generation)
 }
 
-// stillAgree reports, where one certificate answers for several servers,
-// whether every answer of agreeingRounds rounds still shows the switch: a server behind may have
-// answered for an object during the pass, and a prune on its word would
-// leave that object at a version storedVersions no longer names.
+// stillAgree reports, behind one certificate, whether agreeingRounds more
+// rounds still show the switch: a prune on the word of a server behind could
+// leave an object at a version storedVersions no longer names.
 func (s *switchedServers) stillAgree(ctx context.Context) bool {
 	if s == nil || !s.shared.Load() {
 		return true
@@ -331,8 +290,7 @@ func (s *switchedServers) stillAgree(ctx context.Context) bool {
 	return true
 }
 
-// askAgain asks every server anew, at most once an askAgainEvery for every
-// object waiting on one.
+// askAgain asks every server anew, at most once an askAgainEvery.
 func (s *switchedServers) askAgain(ctx context.Context) error {
 	s.mu.Lock()
 	if time.Since(s.asked) < askAgainEvery {
@@ -345,9 +303,8 @@ func (s *switchedServers) askAgain(ctx context.Context) error {
 	return err
 }
 
-// show asks the server behind route, on the route's connection, which
-// version it stores the resource at and which generation of the CRD it
-// serves, and says which server answered and whether it has switched.
+// show asks the server behind route which version it stores at and which CRD
+// generation it serves; it returns that server and whether it switched.
 func (s *switchedServers) show(ctx context.Context, route *transport.Route) (transport.Server, bool, error) {
 	var (
 		hash, served string
@@ -355,7 +312,6 @@ func (s *switchedServers) show(ctx context.Context, route *transport.Route) (tra
 		herr, cerr   error
 		both         errgroup.Group
 	)
-	// Both on the route's connection at once: one round trip.
 	both.Go(func() error {
 		hash, herr = s.c.StorageVersionHash(ctx, route, s.group, s.version, s.plural)
 		return nil
@@ -398,9 +354,8 @@ func (s *switchedServers) show(ctx context.Context, route *transport.Route) (tra
 		if _, ok := s.since[srv]; !ok {
 			s.since[srv] = time.Now()
 			if s.notYet[srv] {
-				// It caught up just now: its discovery is rebuilt from the
-				// same informer event as its handler of the objects, and
-				// may show the switch a moment before the handler has it.
+				// Just caught up: its discovery may show the switch a moment before its
+				// handler of the objects has it.
 				s.since[srv] = s.since[srv].Add(caughtUpMargin)
 			}
 		}
@@ -410,14 +365,9 @@ func (s *switchedServers) show(ctx context.Context, route *transport.Route) (tra
 	return srv, switched, nil
 }
 
-// everyServerShows waits until every API server the connections reach
-// stores the CRD's objects at its storage version, and until the margin of
-// the last to catch up has passed. A check after a switch begins, and an
-// undo returns, only then: a dry run answered by a server that has not
-// switched proves nothing, and a client's write through a server that has
-// not seen an undo still stores at the version the check found losing
-// data. Where answers do not tell servers apart, discovery's reads
-// (waitForSwitch) stand for them.
+// everyServerShows waits until every API server reached stores at the CRD's
+// storage version, plus the last one's margin: before then a check's dry run
+// proves nothing, and after an undo a write still stores at the losing version.
 func everyServerShows(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
 	s := newSwitchedServers(c, crd, timeout)
 	deadline := time.Now().Add(timeout)
@@ -452,7 +402,6 @@ func everyServerShows(ctx context.Context, c cluster.Clients, crd *apiextensions
 	return nil
 }
 
-// settled is when the last server shown switched counts as switched.
 func (s *switchedServers) settled() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()

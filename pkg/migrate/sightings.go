@@ -13,15 +13,9 @@ import (
 )
 
 // Sightings remember when the plugin first saw each CRD generation with its
-// storage version. That moment is the latest its storage switch can have
-// happened: a switch changes the spec, so it makes a new generation, and a
-// generation is only ever seen after it was made. Nothing on the CRD itself
-// shows the switch time that way: an update that changes no field keeps
-// the managedFields times its client sent, so those can be set to any
-// moment, and an annotation is plain JSON anyone with patch rights writes.
-// What this process saw is kept in memory; with a directory, also in a
-// file per CRD, so a later run (promote's switch, then migrate) need not
-// wait out the switch grace again. Only this user's own runs write there.
+// storage version: the latest its switch can have happened, as a switch makes
+// a new generation, whereas managedFields times and annotations are anyone's
+// to write. A directory, written only by this user's runs, keeps them across runs.
 type Sightings struct {
 	notes crdnotes.Dir[sighting]
 	mu    sync.Mutex
@@ -33,11 +27,9 @@ func NewSightings(dir string) *Sightings {
 	return &Sightings{notes: crdnotes.Dir[sighting]{Path: dir, Keep: keptPerCRD}, seen: map[string]time.Time{}}
 }
 
-// processSightings are a migration's when the caller gives none: what this
-// process has seen.
+// processSightings are what this process has seen, for callers giving none.
 var processSightings = NewSightings("")
 
-// sighting is one CRD generation seen with its storage version.
 type sighting struct {
 	Generation int64     `json:"generation"`
 	Storage    string    `json:"storage"`
@@ -47,15 +39,10 @@ type sighting struct {
 // keptPerCRD bounds a CRD's file: only the newest generations matter.
 const keptPerCRD = 16
 
-// Saw records crd as seen now, unless its generation was seen before with
-// the same storage version, and returns the latest moment its storage
-// switch can have happened: when this generation was first seen, or, where
-// the generations just before it were seen with the same storage version,
-// when the first of them was. A generation is one spec change (the API
-// server adds one to it for each), so a generation seen with the storage
-// version the one before it had was made by a change that did not switch
-// storage: serving or deprecating a version does not cost the grace again.
-// A generation not seen breaks the chain: two changes may switch and back.
+// Saw records crd as seen now, if new, and returns the latest moment its
+// storage switch can have happened: when the first of the unbroken run of
+// generations up to it with this storage version was seen (so serving or
+// deprecating costs no new grace). An unseen generation breaks the run.
 func (s *Sightings) Saw(crd *apiextensionsv1.CustomResourceDefinition) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -99,9 +86,8 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// load reads the CRD's sightings. A file that cannot be read counts as
-// never seen: the grace is then waited out in full, never cut short.
+// load reads the CRD's sightings; an unreadable file counts as never seen, so
+// the grace is waited in full. A time in the future is no sighting.
 func (s *Sightings) load(crd *apiextensionsv1.CustomResourceDefinition) []sighting {
-	// A time in the future is no sighting.
 	return slices.DeleteFunc(s.notes.Load(crd), func(k sighting) bool { return k.At.After(time.Now()) })
 }

@@ -16,29 +16,20 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
-// storageVersionHash is what discovery publishes for a resource stored at
-// group/version/kind (the API server's own formula): it changes exactly
-// when the storage version does, so it tells when a switch is in effect.
+// storageVersionHash is discovery's hash of group/version/kind (the API
+// server's formula): it changes exactly when the storage version does.
 func storageVersionHash(group, version, kind string) string {
 	sum := sha256.Sum256([]byte(group + "/" + version + "/" + kind))
 	return base64.StdEncoding.EncodeToString(sum[:8])
 }
 
-// consistentReads is how many discovery reads in a row, each on a new
-// connection, must report the new hash: behind a load balancer each may
-// reach another API server, and one that has not seen the CRD update yet
-// still writes at the old version.
+// consistentReads is how many discovery reads in a row must show the change:
+// behind a load balancer each may reach another API server.
 const consistentReads = 3
 
-// waitForSwitch waits until the API server's discovery reports the CRD's
-// storage version as the resource's storage version on consistentReads
-// reads. Right after a CRD update (a helm upgrade, a kubectl apply) writes
-// can still be encoded at the old version for a while; a rewrite before
-// then would re-store objects at the old version and prove nothing. fresh,
-// when set, gives a discovery client on new connections: the reads then go
-// out at once, each on connections of its own (behind a load balancer each
-// may reach another API server, and an API server that has seen the switch
-// never goes back); otherwise disc is asked consistentReads times in a row.
+// waitForSwitch waits until discovery reports the CRD's storage version on
+// consistentReads reads: before then a write may still be encoded at the old
+// version. fresh, when set, makes a discovery client on new connections.
 func waitForSwitch(ctx context.Context, disc discovery.DiscoveryInterface, fresh func() (discovery.DiscoveryInterface, func(), error), crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
 	storage := lifecycle.StorageVersion(crd)
 	want := storageVersionHash(crd.Spec.Group, storage, crd.Spec.Names.Kind)
@@ -50,20 +41,15 @@ func waitForSwitch(ctx context.Context, disc discovery.DiscoveryInterface, fresh
 	return nil
 }
 
-// discoveryRead is what one read of discovery said of a resource.
 type discoveryRead struct {
-	// answered: discovery answered, with the group version or a NotFound
-	// for it; not a passing error.
+	// answered: a group version or its NotFound, not a passing error.
 	answered bool
-	// listed: the group version lists the resource, with its
-	// storageVersionHash.
+	// listed: the group version lists the resource.
 	listed bool
 	hash   string
 }
 
-// waitForDiscovery polls discovery's resource list of gv until the
-// resource plural reads as done wants on consistentReads reads (see
-// waitForSwitch for fresh), and returns the last read.
+// waitForDiscovery polls gv until plural reads as done wants; it returns the last read.
 func waitForDiscovery(ctx context.Context, disc discovery.DiscoveryInterface, fresh func() (discovery.DiscoveryInterface, func(), error), gv, plural string, timeout time.Duration, done func(discoveryRead) bool) (discoveryRead, error) {
 	read := func(d discovery.DiscoveryInterface) discoveryRead {
 		list, err := d.ServerResourcesForGroupVersion(gv)
@@ -117,15 +103,11 @@ func waitForDiscovery(ctx context.Context, disc discovery.DiscoveryInterface, fr
 	return got, err
 }
 
-// DefaultSwitchGrace covers the longest request an API server may still be
-// running when the storage version switches: it keeps the old storage for
-// requests already under way, and tears it down after up to twice its
-// request timeout (60 s by default). A write stalled that long (a slow
-// admission or conversion webhook) lands at the old version.
+// DefaultSwitchGrace covers the longest request an API server may still run
+// at the old storage after a switch: up to twice its request timeout (60 s
+// by default), as a slow admission or conversion webhook may stall a write.
 const DefaultSwitchGrace = 2 * time.Minute
 
-// NoSwitchGrace as Options.SwitchGrace waits for nothing after a switch:
-// for a caller that knows no write can be under way across it. The zero
-// value means DefaultSwitchGrace, the safe choice for a caller that did not
-// think about it.
+// NoSwitchGrace as Options.SwitchGrace waits for nothing after a switch, for
+// a caller that knows no write can be under way across it.
 const NoSwitchGrace time.Duration = -1

@@ -14,19 +14,13 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// maxSwitchRechecks bounds how often the check after a switch runs again because
-// the CRD moved to another generation while it ran.
+// maxSwitchRechecks bounds the re-runs of the check as the CRD keeps moving.
 const maxSwitchRechecks = 3
 
-// checkSwitch runs, right after the CRD's storage version was switched away
-// from old, the check that re-storing old's objects at the new storage
-// version loses nothing (old→new→old on every object, unless the schemas
-// prove it), and when it does not hold, switches back with the step back
-// plans, returning once every API server the connections reach stores at
-// old again. Until they are
-// re-stored, the objects are all still stored at old: switching back loses
-// nothing. A check that cannot run switches back too, and a check during
-// which the CRD moved to another generation runs again on the CRD as it is.
+// checkSwitch runs, right after the switch away from old, the check that
+// re-storing old's objects loses nothing; where it fails or cannot run it
+// switches back and waits for every API server. Until re-stored, every
+// object is still at old, so switching back loses nothing.
 func checkSwitch(ctx context.Context, c cluster.Clients, name, old string, timeout time.Duration, opts verify.ProveOptions, back planner) (*results.SwitchCheck, error) {
 	res := &results.SwitchCheck{}
 	crds := c.CRDs.ApiextensionsV1().CustomResourceDefinitions()
@@ -40,7 +34,6 @@ func checkSwitch(ctx context.Context, c cluster.Clients, name, old string, timeo
 				return err
 			}
 			if err := everyServerShows(ctx, c, crd, timeout); errors.Is(err, errCRDMoved) && rechecks < maxSwitchRechecks {
-				// Checked again on the CRD as it is now.
 				continue
 			} else if err != nil {
 				return err
@@ -49,8 +42,7 @@ func checkSwitch(ctx context.Context, c cluster.Clients, name, old string, timeo
 			if res.Proofs, err = verify.ProveRestorable(ctx, c, crd, opts); err != nil {
 				return err
 			}
-			// The verdict is about the CRD it was made on: a converter or a
-			// schema another writer changed meanwhile was not checked.
+			// The verdict is about the CRD it was made on, not one changed meanwhile.
 			now, err := crds.Get(ctx, name, metav1.GetOptions{})
 			switch {
 			case err != nil:
@@ -71,8 +63,8 @@ func checkSwitch(ctx context.Context, c cluster.Clients, name, old string, timeo
 	var berr error
 	res.Back, berr = applyStep(bctx, c.CRDs, name, DryRunNone, back)
 	if berr == nil {
-		// Until the API servers store at old again, a client's write goes
-		// old→new→old, the round trip the check found losing data.
+		// Until the API servers store at old again, a client's write takes the
+		// round trip the check found losing data.
 		berr = waitForSwitch(bctx, c.Discovery, c.FreshDiscovery, res.Back.After, timeout)
 	}
 	if berr == nil {

@@ -21,41 +21,25 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// ErrClusterMigratorNotServed: the cluster does not serve
-// storagemigration.k8s.io/v1, so it cannot migrate storage itself.
+// ErrClusterMigratorNotServed: the cluster does not serve storagemigration.k8s.io/v1.
 var ErrClusterMigratorNotServed = errors.New("the cluster does not serve storagemigration.k8s.io/v1 StorageVersionMigrations (Kubernetes 1.37+ serves them by default)")
 
-// ClusterMigrationLabel marks the StorageVersionMigrations this plugin
-// creates.
+// ClusterMigrationLabel marks the StorageVersionMigrations this plugin creates.
 const ClusterMigrationLabel = "app.kubernetes.io/managed-by"
 
-// followEvery is how often a cluster migration's conditions are read: it
-// reports no progress in between worth reading sooner.
 const followEvery = time.Second
 
-// clusterPruneWait bounds the wait for the migrator's prune after its
-// migration succeeded; past it the guarded prune decides, and refuses
-// while StorageMigrating is still True.
+// clusterPruneWait bounds the wait for the migrator's prune; then Migrate's guard decides.
 const clusterPruneWait = 30 * time.Second
 
-// pendingWarning is how long a migration may stay untouched before the
-// user hears that no controller may be running it.
+// pendingWarning is how long an untouched migration waits before a warning.
 const pendingWarning = time.Minute
 
 // MigrateViaCluster has the cluster's own storage version migrator
-// (kube-controller-manager) re-store every object of the CRD, instead of
-// this plugin's pass, after the same checks: the storage switch in effect
-// on every API server, a conversion webhook answering, and old→new→old
-// proven, and the permissions asked. It creates a StorageVersionMigration
-// (refusing while one is running for the resource, or the CRD reports
-// StorageMigrating=True without Force), follows its conditions until it
-// succeeds or fails, and reports the cluster's prune of storedVersions or, where the
-// cluster did not prune (before Kubernetes 1.36) and opts.KeepStoredVersions is not set, prunes
-// under the same guard as Migrate.
-//
-// The in-tree migrator prunes as soon as its pass ends, so its pass starts
-// only after the switch grace: a write begun before the storage switch
-// cannot then land at the old version behind it.
+// (kube-controller-manager) re-store every object after Migrate's checks. It
+// refuses a CRD not proven old→new→old for every object (that migrator checks
+// none) or already being migrated, and starts after the switch grace, as the
+// migrator prunes at once; where it did not prune (before 1.36), this does.
 func MigrateViaCluster(ctx context.Context, cs Clients, name string, opts Options) (*results.Result, error) {
 	c := cs.Clients
 	opts = opts.withDefaults()
@@ -99,9 +83,8 @@ func MigrateViaCluster(ctx context.Context, cs Clients, name string, opts Option
 	if err != nil {
 		return nil, err
 	}
-	// One begun by someone else may have started inside the switch grace,
-	// and would prune behind writes still landing at the old version: it
-	// is theirs to finish, not this run's to vouch for.
+	// One begun by someone else may have started inside the switch grace and
+	// prune behind writes still landing at the old version: it is theirs.
 	if running := all.For(crd.Spec.Group, crd.Spec.Names.Plural); running != nil && !running.Done() {
 		return nil, fmt.Errorf("%s: the cluster's migration %s is already %s on it: %w", crd.Name, running.Name, running.State, ErrClusterMigrating)
 	}
@@ -147,7 +130,6 @@ func MigrateViaCluster(ctx context.Context, cs Clients, name string, opts Option
 	return res, pruneAfterCluster(ctx, c, crd, opts, res)
 }
 
-// follow reads the migration's conditions until it is done.
 func follow(ctx context.Context, c cluster.Clients, crdName, svmName string, opts Options) (*results.ClusterMigration, error) {
 	var last results.ClusterMigrationState
 	m := results.ClusterMigration{Name: svmName, State: results.ClusterMigrationPending}
@@ -175,11 +157,10 @@ func follow(ctx context.Context, c cluster.Clients, crdName, svmName string, opt
 	return &m, err
 }
 
-// pruneAfterCluster reports the prune the cluster's migrator made when it
-// succeeded, or prunes under Migrate's guard where it made none.
+// pruneAfterCluster reports the migrator's prune, or prunes where it made none.
 func pruneAfterCluster(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options, res *results.Result) error {
-	// The migrator marks its migration Succeeded first and then, in a
-	// second write, clears StorageMigrating and prunes: wait for that one.
+	// The migrator marks Succeeded first, then clears StorageMigrating and
+	// prunes in a second write: wait for that one.
 	var fresh *apiextensionsv1.CustomResourceDefinition
 	err := wait.PollUntilContextTimeout(ctx, followEvery/4, clusterPruneWait, true, func(ctx context.Context) (bool, error) {
 		var err error
