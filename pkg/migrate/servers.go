@@ -95,6 +95,9 @@ func (s *switchedServers) seen() *results.APIServers {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := &results.APIServers{Switched: len(s.since), Untold: s.untold.Load(), SharedCertificate: s.shared.Load()}
+	if seen.SharedCertificate {
+		seen.AgreeingRounds = agreeingRounds
+	}
 	for srv := range s.notYet {
 		if _, ok := s.since[srv]; !ok {
 			seen.NotSwitched++

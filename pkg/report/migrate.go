@@ -254,10 +254,6 @@ func proofDetail(p results.Proof) string {
 	return p.Detail + "; --accept-loss re-stores them anyway"
 }
 
-// agreeingRoundsShown is pkg/migrate's count of agreeing rounds, as the
-// line below says it.
-const agreeingRoundsShown = 3
-
 // apiServersLine says what the passes could not see of the API servers,
 // or left out: "" where every server told apart had switched.
 func apiServersLine(r *results.Result) string {
@@ -267,7 +263,7 @@ func apiServersLine(r *results.Result) string {
 	case a.Untold:
 		return "API servers: the answers did not tell them apart (plain HTTP): the switch check's reads and the switch grace stand for what each has seen"
 	case a.SharedCertificate:
-		return fmt.Sprintf("API servers: several answer behind one certificate (a balancer or proxy that terminates TLS), and one was behind: the pass began once %d rounds of answers in a row agreed that they serve the CRD as proven; a server no answer came from is not seen", agreeingRoundsShown)
+		return fmt.Sprintf("API servers: several answer behind one certificate (a balancer or proxy that terminates TLS), and one was behind: the pass began once %d rounds of answers in a row agreed that they serve the CRD as proven; a server no answer came from is not seen", a.AgreeingRounds)
 	case a.NotSwitched > 0:
 		return fmt.Sprintf("API servers: %d showed the switch to %s and took the writes; %d had not switched yet and took none", a.Switched, r.Storage, a.NotSwitched)
 	}

@@ -73,6 +73,9 @@ type APIServers struct {
 	// answered both as switched and as not): the pass began only once
 	// every answer agreed, and the prune only if they still did after it.
 	SharedCertificate bool `json:"sharedCertificate,omitempty"`
+	// AgreeingRounds is how many rounds of answers in a row had to agree
+	// behind a shared certificate.
+	AgreeingRounds int `json:"agreeingRounds,omitempty"`
 }
 
 // NeedsAttention reports a migration that finished without proving every

@@ -99,8 +99,8 @@ func TestMigrateThroughServersItCannotTellApart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a := res.APIServers; a == nil || !a.SharedCertificate {
-			t.Errorf("apiServers %+v: want the shared certificate reported", a)
+		if a := res.APIServers; a == nil || !a.SharedCertificate || a.AgreeingRounds < 2 {
+			t.Errorf("apiServers %+v: want the shared certificate reported, with its agreeing rounds", a)
 		}
 		if got := s.stored(t); !res.Pruned || got["example.com/v1"] != n {
 			t.Errorf("pruned %v (%s), etcd %v: want every object at v1 and the prune", res.Pruned, res.PruneSkipped, got)
