@@ -7,10 +7,10 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
-// KubebuilderMarkers says how Go operator authors get the same result
+// kubebuilderMarkers says how Go operator authors get the same result
 // from controller-gen: the markers to add to or drop from each version's
 // API types, so the next `make manifests` does not undo the step.
-func KubebuilderMarkers(p *lifecycle.Plan) []string {
+func kubebuilderMarkers(p *lifecycle.Plan) []string {
 	var out []string
 	for _, c := range p.Changes {
 		add := func(marker string) { out = append(out, fmt.Sprintf("%s types: add // %s", c.Version, marker)) }

@@ -16,7 +16,7 @@ func TestKubebuilderMarkers(t *testing.T) {
 		{Version: "v1alpha1", Field: "served", From: "true", To: "false"},
 		{Version: "v1alpha0", Field: "version", From: "present", To: ""},
 	}}
-	got := strings.Join(KubebuilderMarkers(p), "\n")
+	got := strings.Join(kubebuilderMarkers(p), "\n")
 	want := strings.Join([]string{
 		"v1 types: add // +kubebuilder:storageversion",
 		"v1beta1 types: remove // +kubebuilder:storageversion",

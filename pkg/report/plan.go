@@ -42,7 +42,7 @@ func WritePlan(w io.Writer, p *lifecycle.Plan, how string) error {
 			return err
 		}
 	}
-	if markers := KubebuilderMarkers(p); len(markers) > 0 {
+	if markers := kubebuilderMarkers(p); len(markers) > 0 {
 		if _, err := io.WriteString(w, "\n\nkubebuilder markers for the same result:"); err != nil {
 			return err
 		}
