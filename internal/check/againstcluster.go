@@ -27,34 +27,24 @@ import (
 type Options struct {
 	// Objects validates every live object against the new schemas.
 	Objects bool
-	// Policy keeps the release rules of a CRD author errors (see
-	// Consequence).
+	// Policy keeps a CRD author's release rules errors (see Consequence).
 	Policy   bool
 	PageSize int64
 	// Progress, when set, hears the objects validated of one CRD.
 	Progress func(crd string, done, total int64)
-	// OwnRequests are this plugin's records of its own requests to
-	// deprecated versions: the deprecated-API metric's requests they
-	// account for are no client's (usage.OwnRequests).
+	// OwnRequests are this plugin's records of its own deprecated requests: no client's.
 	OwnRequests usage.OwnRecords
 }
 
-// AgainstCluster compares each new CRD with the live one: the rules of
-// CheckUpgrade with the live status.storedVersions, then the new
-// CRD sent to the API server as a server-side dry run (an update of the
-// live CRD, or a create), so everything else it would refuse is reported in
-// its own words, then (with opts.Objects) every live object validated
-// against the new schemas. A live CRD of a new one's kind and plural under
-// another group, which the new manifests lack, is reported as a rename
-// (renamedFrom), and a live CRD that what applied the new manifests'
-// live CRDs applied too, which they now lack, as dropped
+// AgainstCluster compares each new CRD with the live one: CheckUpgrade's rules with the live
+// storedVersions, the new CRD as a server-side dry run (the server's refusals in its words),
+// then (opts.Objects) every live object against the new schemas. A live CRD the manifests lack
+// is reported where it looks renamed (renamedFrom) or its source applied them too
 // (droppedBySource). Nothing is persisted.
 func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextensionsv1.CustomResourceDefinition, opts Options) ([]results.Finding, error) {
-	// CRDs are checked eight at a time (500 CRDs in seconds); findings
-	// keep the order of the manifests.
+	// Eight CRDs at a time (500 in seconds); findings keep the manifests' order.
 	found := make([][]results.Finding, len(crds))
-	// The deprecated-API metric is read once, when the first CRD needs it:
-	// before that CRD's own lists, so they cannot show up in it.
+	// The metric is read once, before the first CRD's own lists, so they cannot show in it.
 	metrics := sync.OnceValues(func() (*usage.DeprecatedAPIs, error) {
 		if c.Discovery == nil {
 			return &usage.DeprecatedAPIs{Access: usage.MetricsNotServed}, nil
@@ -74,8 +64,7 @@ func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextension
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	// What applies the new manifests shows on them and on the live CRDs
-	// of the same names: a rename is told from an unrelated CRD by it.
+	// Marks on the manifests and their live CRDs tell a rename from an unrelated CRD.
 	refs := slices.Clone(crds)
 	for _, l := range live {
 		if l != nil {
@@ -107,8 +96,7 @@ func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextension
 	return append(out, left...), nil
 }
 
-// checkOne compares one new CRD with the live one.
-// It also returns the live CRD, nil when there is none.
+// checkOne compares one new CRD with the live one, which it returns (nil: none).
 func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, opts Options, metrics func() (*usage.DeprecatedAPIs, error)) ([]results.Finding, *apiextensionsv1.CustomResourceDefinition, error) {
 	live, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n.Name, metav1.GetOptions{})
 	switch {
@@ -124,8 +112,7 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 			stored = []string{}
 		}
 	}
-	// The dry run needs the verbs of a real apply: a user without them
-	// would read the API server's 403 as the upgrade refused.
+	// The dry run needs a real apply's verbs: without them a 403 would read as a refusal.
 	a := cluster.Access{Op: "check the upgrade of", Need: []cluster.Permission{cluster.CRDPermission("create", "", "")}}
 	if live != nil {
 		a.Need = []cluster.Permission{cluster.CRDPermission("update", "", n.Name)}
@@ -153,8 +140,7 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 		out = append(out, applies...)
 	}
 	if why := lifecycle.NotServed(live); why != "" {
-		// Its objects cannot be listed: the checks of them would all be
-		// the API server's 404.
+		// Its objects cannot be listed: every check of them would be a 404.
 		return Consequence(append(out, notServedFinding(live, n, why)), nil, opts.Policy), live, nil
 	}
 	entries, err := removedVersionEntries(ctx, c.Metadata, live, n, max(opts.PageSize, 1))
@@ -210,23 +196,19 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 	return Consequence(append(out, objs...), validated, opts.Policy), live, nil
 }
 
-// dryRunApply sends the new CRD as a server-side dry run of what an apply
-// would do: the live CRD with the new spec, labels and annotations, or the
-// new CRD created. It returns the API server's refusal, if any.
+// dryRunApply sends the new CRD as a dry run of an apply (the live CRD with the new spec,
+// labels and annotations, or a create) and returns the API server's refusal, if any.
 func dryRunApply(ctx context.Context, client apiextensionsclient.Interface, live, n *apiextensionsv1.CustomResourceDefinition) (refusal, err error) {
 	api := client.ApiextensionsV1().CustomResourceDefinitions()
-	// As kubectl apply --server-side sends it: a field the API server does
-	// not know is refused, not dropped.
+	// Strict, as kubectl apply --server-side: an unknown field is refused, not dropped.
 	opts := metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: cluster.FieldManager, FieldValidation: metav1.FieldValidationStrict}
 	if live == nil {
 		c := n.DeepCopy()
 		c.ResourceVersion, c.Status = "", apiextensionsv1.CustomResourceDefinitionStatus{}
 		_, err = api.Create(ctx, c, metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: cluster.FieldManager, FieldValidation: metav1.FieldValidationStrict})
 	} else {
-		// The API server's own controllers write a CRD's status (its
-		// conditions, storedVersions) at any moment, and a conflict with
-		// them says nothing of the manifest: the update is sent again on
-		// the CRD as it is now.
+		// The server's controllers write a CRD's status at any moment; such a conflict says
+		// nothing of the manifest, so the update is sent again on the CRD as it is now.
 		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			u := live.DeepCopy()
 			u.Spec = *n.Spec.DeepCopy()
@@ -264,8 +246,7 @@ func setKey(m *map[string]string, k, v string) {
 	(*m)[k] = v
 }
 
-// serverFindings turns the API server's refusal into findings, one per
-// cause, leaving out the causes a rule already reported in the same words.
+// serverFindings turns the server's refusal into findings, one per cause no rule reported.
 func serverFindings(crd string, refusal error, known []results.Finding) []results.Finding {
 	if refusal == nil {
 		return nil
@@ -281,8 +262,7 @@ func serverFindings(crd string, refusal error, known []results.Finding) []result
 	finding := func(field, msg string) results.Finding {
 		return results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingRejected, CRD: crd, Rule: "serverDryRun", Path: field,
 			Message: "the API server refuses it (server-side dry run): " + msg,
-			// No step of the plugin changes what the manifest says: the
-			// API server's words name the field, the author changes it.
+			// No plugin step changes the manifest: the author changes what the server names.
 			Fix: []lifecycle.Advice{lifecycle.Advise(lifecycle.CheckFileStep("NEW"), "change what the API server names in the manifest (no step of the plugin can: it is the manifest's content), then check it again")}}
 	}
 	var out []results.Finding
@@ -305,12 +285,9 @@ func serverFindings(crd string, refusal error, known []results.Finding) []result
 	return out
 }
 
-// notServedFinding is a live CRD the API server has not established: it
-// serves none of its objects, so no client of it works, and none of them
-// could be checked. Where its names were refused and the new CRD keeps
-// them, the apply leaves every client broken (an error); where it changes
-// them, the apply may establish it (a warning); where the names were
-// accepted, it is only being set up (a warning: check again).
+// notServedFinding is a live CRD the API server has not established: no client of it works and
+// no object could be checked. Refused names the new CRD keeps: an error; changed names (the
+// apply may establish it): a warning; names accepted, still being set up: a warning.
 func notServedFinding(live, n *apiextensionsv1.CustomResourceDefinition, why string) results.Finding {
 	f := results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingObjects, CRD: n.Name, Rule: "crdNotServed",
 		Message: fmt.Sprintf("the API server serves none of the live CRD's objects (%s): every client of it fails, and its objects could not be checked; the new CRD keeps the same names", why),

@@ -15,14 +15,10 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// requestsFinding says what the metric shows about a version the upgrade
-// stops serving: requests while it was deprecated (a warning: those clients
-// get 404 after the apply), or that the metric could not be read (a note:
-// a client that only reads the version is then not seen). It returns false
-// when the metric has nothing to say: no request, or a version never
-// deprecated, which the metric does not count. own are this plugin's
-// recorded requests (usage.OwnRecords.Own): where they account for every request,
-// the finding is a note that says so, not a warning.
+// requestsFinding says what the metric shows of a version the upgrade stops serving: requests
+// while deprecated (a warning: those clients get 404), or that it could not be read (a note: a
+// read-only client is then unseen). False when it has nothing to say (no request, or never
+// deprecated). Where own accounts for every request, the finding is a note saying so.
 func requestsFinding(d *usage.DeprecatedAPIs, crd *apiextensionsv1.CustomResourceDefinition, version, replacement string, own map[string]usage.OwnUse) (results.Finding, bool) {
 	f := results.Finding{Kind: results.FindingClients, CRD: crd.Name, Version: version}
 	if v := lifecycle.SpecVersion(crd, version); v == nil || !v.Deprecated {
@@ -60,8 +56,7 @@ func requestsFinding(d *usage.DeprecatedAPIs, crd *apiextensionsv1.CustomResourc
 	return f, true
 }
 
-// managersFinding says which clients still write a version the upgrade
-// stops serving or removes.
+// managersFinding says which clients still write a version the upgrade unserves or removes.
 func managersFinding(crd, version, replacement string, managers map[string]int64) results.Finding {
 	names := slices.SortedFunc(maps.Keys(managers), func(a, b string) int {
 		if managers[a] != managers[b] {

@@ -8,20 +8,14 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// Consequence sets each finding's severity by what the upgrade does to
-// the people who apply it, as check reports by default: an error is what
-// will fail (the API server refuses the apply, a live object is refused
-// now); a warning what may fail later or elsewhere (a ratcheted object, a
-// version dropped, a release rule broken, a schema tightened where the
-// objects could not be seen); a note what fails nothing (a schema
-// tightened that every live object passes). validated counts, per CRD and
-// version ("crd/version"), the live objects checked against the new
-// schema; nil without a cluster. With policy, the release rules of a CRD
-// author (N → N+1, no breaking schema change) stay errors, as the rules
-// themselves say.
+// Consequence sets each finding's severity by what the upgrade does to those who apply it: an
+// error will fail (the apply refused, a live object refused now); a warning may fail later or
+// elsewhere (a ratcheted object, a dropped version, a broken release rule, a schema tightened
+// where objects were unseen); a note fails nothing (a tightening every live object passes).
+// validated counts the live objects checked per "crd/version" (nil without a cluster). With
+// policy, a CRD author's release rules (N → N+1, no breaking schema change) stay errors.
 func Consequence(found []results.Finding, validated map[string]int64, policy bool) []results.Finding {
-	// The paths where live objects fail, by CRD and version: a schema
-	// change elsewhere is not what they fail on.
+	// Where live objects fail, per CRD and version: a schema change elsewhere is not why.
 	failing := map[string][]string{}
 	for _, f := range found {
 		if f.Kind == results.FindingObjects && f.Severity != lifecycle.SeverityNote {
@@ -82,9 +76,8 @@ func SchemaPath(p string) string {
 	return strings.ReplaceAll(b.String(), ".*", "[*]")
 }
 
-// related says whether a schema change at path can be what an object
-// failing at one of paths fails on: the same field, one inside the other,
-// or the whole object.
+// related says whether a schema change at path can be what an object failing at one of paths
+// fails on: the same field, one inside the other, or the whole object.
 func related(path string, paths []string) bool {
 	within := func(inner, outer string) bool {
 		return outer == "" || inner == outer || strings.HasPrefix(inner, outer+".") || strings.HasPrefix(inner, outer+"[")

@@ -10,22 +10,15 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// LastAppliedAnnotation is where kubectl apply (client-side) keeps the
-// whole manifest it applied.
+// LastAppliedAnnotation is where client-side kubectl apply keeps the whole manifest applied.
 const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
-// annotationsLimit is the API server's bound on an object's annotations,
-// keys and values together (metadata.annotations: Too long).
+// annotationsLimit is the API server's bound on an object's annotations, keys and values.
 const annotationsLimit = 256 << 10
 
-// lastAppliedTooLong is a manifest that client-side apply cannot apply:
-// it writes the whole manifest into LastAppliedAnnotation, and the API
-// server refuses annotations past 256 KiB. Kyverno's CRDs are such; server-
-// side apply keeps no copy and takes them. Where old carries the
-// annotation, the CRD is applied client-side, and its next apply fails: an
-// error; elsewhere (the files, a CRD applied another way, or one the
-// cluster does not have yet, which client-side apply cannot create either)
-// it fails only where someone applies it client-side: a warning.
+// lastAppliedTooLong is a manifest client-side apply cannot apply: its copy in the annotation
+// passes the API server's 256 KiB (server-side apply keeps none). Where old carries the
+// annotation its next apply fails: an error; elsewhere only a client-side apply fails: a warning.
 func lastAppliedTooLong(old, new *apiextensionsv1.CustomResourceDefinition) []results.Finding {
 	size := lastAppliedSize(new)
 	if size <= annotationsLimit {
@@ -45,9 +38,7 @@ func lastAppliedTooLong(old, new *apiextensionsv1.CustomResourceDefinition) []re
 	return []results.Finding{f}
 }
 
-// lastAppliedSize is the size of the annotations client-side apply would
-// write: the manifest as JSON (without the annotation itself), and the
-// manifest's other annotations.
+// lastAppliedSize is what client-side apply would write: the manifest's JSON and other annotations.
 func lastAppliedSize(crd *apiextensionsv1.CustomResourceDefinition) int {
 	c := crd.DeepCopy()
 	delete(c.Annotations, LastAppliedAnnotation)

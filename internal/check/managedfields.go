@@ -17,13 +17,10 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// removedVersionEntries finds the live objects whose managedFields name a
-// version of the CRD's group that the new CRD lacks. Once that version is
-// gone, the API server cannot convert the entry, and every server-side
-// apply of such an object fails ("request to convert CR to an invalid
-// group/version", kubernetes#111937) until the entries are dropped: an
-// error, whether the upgrade removes the version or it is gone already.
-// Unserved versions still convert; their entries break nothing yet.
+// removedVersionEntries finds live objects whose managedFields name a version of the group the
+// new CRD lacks: once it is gone the server cannot convert the entry, and every server-side
+// apply fails (kubernetes#111937) until the entries are dropped: an error. Unserved versions
+// still convert; their entries break nothing yet.
 func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, next *apiextensionsv1.CustomResourceDefinition, pageSize int64) ([]results.Finding, error) {
 	gone := func(mf metav1.ManagedFieldsEntry) (string, bool) {
 		gv, err := schema.ParseGroupVersion(mf.APIVersion)
@@ -59,12 +56,10 @@ func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, n
 	return []results.Finding{f}, nil
 }
 
-// entriesFix is the way to dropping the entries, in the plugin's commands,
-// from the CRD as it is. The cleanup drops entries of versions no longer
-// served only. The step to blocked stops serving every version older than
-// storage, so it comes first only where the release removes every one of
-// them; otherwise (a kept older version, or a newer one: a downgrade) the
-// entries are dropped right after the apply removes their version.
+// entriesFix is the way to dropping the entries, in the plugin's commands. The cleanup drops
+// entries of unserved versions only, and the step to blocked unserves every version older than
+// storage: it comes first only where the release removes all of them; otherwise the entries
+// are dropped right after the apply removes their version.
 func entriesFix(live, next *apiextensionsv1.CustomResourceDefinition, still []string) []lifecycle.Advice {
 	crd, storage := next.Name, lifecycle.StorageVersion(next)
 	clean := lifecycle.Advise(lifecycle.CleanManagedFieldsStep(crd), "clean the entries: moved to the storage version while their version is listed (the objects' content is kept)")
@@ -103,8 +98,7 @@ func entriesFix(live, next *apiextensionsv1.CustomResourceDefinition, still []st
 		lifecycle.Advise(lifecycle.CleanManagedFieldsStep(crd), "right after, drop the entries: until then a server-side apply of these objects fails"))
 }
 
-// olderRemoved says whether next removes every version live serves that
-// is older than storage: the step to blocked stops serving all of them.
+// olderRemoved says whether next removes every version live serves older than storage.
 func olderRemoved(live, next *apiextensionsv1.CustomResourceDefinition, storage string) bool {
 	for _, v := range live.Spec.Versions {
 		if v.Served && lifecycle.Newer(storage, v.Name) && lifecycle.SpecVersion(next, v.Name) != nil {
@@ -114,8 +108,7 @@ func olderRemoved(live, next *apiextensionsv1.CustomResourceDefinition, storage 
 	return true
 }
 
-// firstNames is the first few names and how many more, as grouped object
-// findings show them.
+// firstNames is the first few names and how many more, as grouped findings show them.
 func firstNames(names []string) string {
 	s := strings.Join(names[:min(len(names), namedObjects)], ", ")
 	if len(names) > namedObjects {

@@ -26,28 +26,16 @@ import (
 // validateOptions tune validateObjects.
 type validateOptions struct {
 	PageSize int64
-	// Progress, when set, hears objects validated and the estimated total.
+	// Progress hears objects validated and the estimated total.
 	Progress func(done, total int64)
 }
 
-// validateObjects validates every live object of the CRD against each
-// version of the new CRD manifest that has a schema, with the packages the
-// API server's custom resource strategy runs (pruning, defaulting, OpenAPI
-// schema, CEL rules, list-type invariants, ratcheting). Two levels:
-//   - error: even an update that changes nothing is refused (ratcheting
-//     does not let it through: a transition rule, say);
-//   - warning: invalid under the new schema, let through while the field
-//     stays as it is (validation ratcheting); it breaks the first time
-//     someone edits it.
-//
-// and, before that, what the new schema prunes from each object
-// (prunedFinding).
-//
-// Objects are read where readVersion says; a version new to the cluster
-// whose form only a conversion webhook can produce cannot be seen: a
-// warning says so.
-//
-// It also returns how many objects were validated at each version.
+// validateObjects validates every live object against each served new version with a schema,
+// as the API server's custom resource strategy does (pruning, defaulting, OpenAPI, CEL, list
+// types, ratcheting): an error where even a no-op update is refused, a warning where ratcheting
+// lets it through until the field is edited, and first what the schema prunes (prunedFinding).
+// Objects are read where readVersion says; a form only a webhook can produce is unseen (a
+// warning). It returns how many objects were validated per version.
 func validateObjects(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, opts validateOptions) ([]results.Finding, map[string]int64, error) {
 	var out []results.Finding
 	validated := map[string]int64{}
@@ -101,9 +89,8 @@ func validateVersion(ctx context.Context, dyn dynamic.Interface, live, next *api
 			if ns := obj.GetNamespace(); ns != "" {
 				name = ns + "/" + name
 			}
-			// What the API server does to an object before it validates it.
-			// What it prunes the object holds today under the live schema:
-			// data the new schema does not keep.
+			// As the API server does before validating. What it prunes, the object holds
+			// today under the live schema: data the new schema does not keep.
 			if dropped := pruning.PruneWithOptions(obj.Object, structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}); len(dropped) > 0 {
 				out = append(out, prunedFinding(live, next, v.Name, name, dropped))
 			}
@@ -134,9 +121,8 @@ func objectFinding(sev lifecycle.Severity, rule, crd, version, object, what stri
 	paths := make([]string, 0, len(errs))
 	skipped := false
 	for _, e := range errs {
-		// The API server adds one error about the whole object when a
-		// schema error kept it from running the CEL rules: say that once,
-		// in words, rather than as "<nil>: Invalid value: null".
+		// The server adds one whole-object error when a schema error kept the CEL rules
+		// from running: say that once, in words, not as "<nil>: Invalid value: null".
 		if e.Field == "" || e.Field == "<nil>" {
 			skipped = true
 			continue
@@ -154,13 +140,9 @@ func objectFinding(sev lifecycle.Severity, rule, crd, version, object, what stri
 		Path: strings.Join(paths, ", "), Message: msg}
 }
 
-// prunedFinding is a live object holding fields the new schema of
-// version does not list: the API server prunes them. Where objects are or
-// will be stored at version (the new storage version, or one in
-// status.storedVersions) the data is gone from every read once the CRD is
-// applied and from etcd at the object's next write, migrate's re-store
-// included: an error. At another version only its clients lose them: they
-// read the object without them, and a write at it drops them.
+// prunedFinding is a live object with fields the new schema of version does not list. Where
+// objects are or will be stored at version, the data is gone from reads once applied and from
+// etcd at the next write: an error. Elsewhere only that version's clients lose them.
 func prunedFinding(live, next *apiextensionsv1.CustomResourceDefinition, version, object string, dropped []string) results.Finding {
 	var paths []string
 	for _, p := range dropped {
@@ -181,14 +163,11 @@ func prunedFinding(live, next *apiextensionsv1.CustomResourceDefinition, version
 	return f
 }
 
-// namedObjects is how many names a grouped finding shows before "and N
-// more"; -o json has every one.
+// namedObjects is how many names a grouped finding shows before "and N more".
 const namedObjects = 3
 
-// groupObjects makes one finding of every finding about objects that says
-// the same thing (severity, rule, version, path and message), in the order
-// first seen, with every object it is about: 500 objects missing a new
-// required field are one row, not 500.
+// groupObjects makes one finding, with every object, of the object findings saying the same
+// thing, in first-seen order: 500 objects missing a new required field are one row.
 func groupObjects(found []results.Finding) []results.Finding {
 	type key struct {
 		sev                          lifecycle.Severity
@@ -215,17 +194,11 @@ func groupObjects(found []results.Finding) []results.Finding {
 	return out
 }
 
-// readVersion is where the objects' form at version v is read: at v where
-// the cluster serves it, since the API server prunes what it reads by the
-// schema of the version asked for. With conversion None, a deprecated v is
-// read instead at a version the deprecated-API metric does not count when
-// the two schemas are the same (the same object then, but for apiVersion),
-// and a v new to the cluster at the version objects are listed at. "" when
-// only a conversion webhook can produce v's form: the live one for a
-// version it does not serve yet, or the one the new CRD brings (another
-// service, or a webhook where the cluster converts by None), which is not
-// running yet — but where every object is stored at v already, and needs
-// no converter to be read there.
+// readVersion is where objects' form at v is read: at v where served, as the server prunes a
+// read by the asked version's schema. With conversion None, a deprecated v of the same schema,
+// or a v new to the cluster, is read at the list version (no deprecated-API request). "" when
+// only a webhook can produce v's form (the live one for an unserved v, or the new CRD's, not
+// running yet), unless every object is stored at v already.
 func readVersion(live, next *apiextensionsv1.CustomResourceDefinition, v string) string {
 	lv := lifecycle.SpecVersion(live, v)
 	served := lv != nil && lv.Served
@@ -251,9 +224,8 @@ func readVersion(live, next *apiextensionsv1.CustomResourceDefinition, v string)
 	return v
 }
 
-// sameConverter says whether two CRDs convert through the same webhook (a
-// caBundle aside: a cainjector keeps the live one, and the manifest has
-// none).
+// sameConverter says whether two CRDs convert through the same webhook, caBundle aside (a
+// cainjector keeps the live one; the manifest has none).
 func sameConverter(a, b *apiextensionsv1.CustomResourceDefinition) bool {
 	if !lifecycle.ConvertsByWebhook(a) || !lifecycle.ConvertsByWebhook(b) {
 		return false
@@ -274,8 +246,7 @@ func storedOnlyAt(crd *apiextensionsv1.CustomResourceDefinition, v string) bool 
 	return lifecycle.StorageVersion(crd) == v && slices.Equal(crd.Status.StoredVersions, []string{v})
 }
 
-// notVisible says which objects' form at v no check could see, and why: it
-// is no finding of the upgrade, but a question the check could not answer.
+// notVisible says whose form at v no check could see, and why: a question, not a finding.
 func notVisible(live, next *apiextensionsv1.CustomResourceDefinition, v string) results.Finding {
 	f := results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingObjects, CRD: next.Name, Version: v, Rule: "objectsNotVisible"}
 	if lifecycle.ConvertsByWebhook(next) && !sameConverter(live, next) {
@@ -288,10 +259,8 @@ func notVisible(live, next *apiextensionsv1.CustomResourceDefinition, v string) 
 	return f
 }
 
-// unreadable says that the live objects could not be read at all: the
-// cluster's conversion webhook failed (not deployed, not answering). What
-// needs the objects — their clients, their validation against the new
-// schemas — is not judged; the rest of the check stands.
+// unreadable says the live objects could not be read: the conversion webhook failed. What
+// needs them (clients, validation) is not judged; the rest of the check stands.
 func unreadable(live *apiextensionsv1.CustomResourceDefinition, err error) results.Finding {
 	return results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingObjects, CRD: live.Name, Rule: "objectsNotVisible",
 		Message: fmt.Sprintf("the live objects could not be read: the cluster's conversion webhook (%s) failed; their clients and their validation against the new schemas are not judged, neither passed nor refused: %v",

@@ -16,18 +16,13 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// kubectlApplyManager is the field manager of kubectl apply --server-side,
-// which does not force conflicts unless told to.
+// kubectlApplyManager is kubectl apply --server-side's manager; it forces no conflicts unasked.
 const kubectlApplyManager = "kubectl"
 
-// ownerApplies sends the new CRD as each of the live CRD's server-side
-// apply owners will send it: a server-side apply under that field manager,
-// not forced, as a dry run. Another writer's update of a field the owner
-// applied (kubectl edit, a script; spec.versions is an atomic list) makes the owner's
-// next apply a conflict, which an update — check's other dry run — never
-// meets. kubectl apply --server-side then fails: an error; a GitOps tool
-// that forces conflicts takes the fields back instead, reverting that
-// writer's change: a warning.
+// ownerApplies sends the new CRD as each server-side apply owner will: an unforced dry-run apply
+// under its field manager. Another writer's update of a field the owner applied (spec.versions
+// is atomic) makes that apply a conflict an update never meets: kubectl apply --server-side
+// fails (an error); a GitOps tool forcing conflicts reverts that change (a warning).
 func ownerApplies(ctx context.Context, client apiextensionsclient.Interface, live, n *apiextensionsv1.CustomResourceDefinition) ([]results.Finding, error) {
 	var out []results.Finding
 	seen := map[string]bool{}

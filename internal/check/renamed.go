@@ -19,10 +19,8 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// servedGroups maps "Kind/plural" to the API groups that serve a resource
-// of that kind and plural, from discovery: one request, needing no
-// permission beyond discovery (a list of every CRD would need list on
-// CRDs, which check does not otherwise ask for).
+// servedGroups maps "Kind/plural" to the groups serving it, from discovery: one request,
+// needing no list on CRDs, which check does not otherwise ask for.
 type servedGroups map[string][]string
 
 func discoverGroups(d discovery.DiscoveryInterface) (servedGroups, error) {
@@ -30,8 +28,7 @@ func discoverGroups(d discovery.DiscoveryInterface) (servedGroups, error) {
 		return nil, nil
 	}
 	_, lists, err := d.ServerGroupsAndResources()
-	// An aggregated API that does not answer leaves the others, CRDs
-	// among them: go on with what was found.
+	// An aggregated API that does not answer leaves the others: go on with what was found.
 	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
 		return nil, fmt.Errorf("reading the API groups (discovery): %w", err)
 	}
@@ -54,15 +51,10 @@ func discoverGroups(d discovery.DiscoveryInterface) (servedGroups, error) {
 	return out, nil
 }
 
-// renamedFrom finds the live CRDs that n, a CRD of the new manifests,
-// looks like the rename of: the same kind and plural under another group,
-// and absent from the new manifests (crds). An apply that prunes deletes
-// each with every object of it, and none of its objects moves to n's group.
-// Only these are reported of the CRDs the new manifests lack: a cluster
-// holds CRDs from many sources, and new manifests are usually a few of them.
-// Even of these, one whose marks tell another source applied it (Istio's
-// Gateway beside the Gateway API's) is left out; refs are the new manifests
-// and the live CRDs of their names, whose marks are compared.
+// renamedFrom finds the live CRDs n looks like the rename of: the same kind and plural under
+// another group, absent from crds. A pruning apply deletes each with all its objects, none of
+// which moves to n's group. One whose marks tell another source applied it is left out (refs:
+// the new manifests and their live CRDs, whose marks are compared).
 func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomResourceDefinition, crds, refs []*apiextensionsv1.CustomResourceDefinition, groups func() (servedGroups, error)) ([]results.Finding, error) {
 	served, err := groups()
 	if err != nil || served == nil {
@@ -94,13 +86,10 @@ func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.Cust
 	return out, nil
 }
 
-// droppedBySource finds the live CRDs that what applied the new manifests'
-// live CRDs (a Helm release, an Argo CD application, a Flux Kustomization)
-// applied too, and that the new manifests lack: an apply that prunes
-// deletes each, with every object of it. Where nothing tells what applied
-// a live CRD, it is not reported: a cluster's CRDs come from many sources.
-// It needs list on CRDs; where that is refused, a note says what was not
-// seen. reported are the CRDs already reported as renamed.
+// droppedBySource finds live CRDs the manifests lack that their source (a Helm release, Argo
+// CD application, Flux Kustomization) applied too: a pruning apply deletes each with its
+// objects. Where nothing tells the source, none is reported (CRDs come from many sources).
+// It needs list on CRDs (refused: a note). reported are those already reported as renamed.
 func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiextensionsv1.CustomResourceDefinition, reported map[string]bool) ([]results.Finding, error) {
 	var applied []*apiextensionsv1.CustomResourceDefinition
 	for _, l := range live {
@@ -111,9 +100,8 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 	if len(applied) == 0 {
 		return nil, nil // no live CRD of the new manifests shows what applied them
 	}
-	// Metadata only: the marks that tell the source are labels and
-	// annotations, and 500 CRDs' schemas are tens of megabytes. Only a CRD
-	// of the same source is read whole.
+	// Metadata only: the marks are labels and annotations, and 500 CRDs' schemas are tens of
+	// megabytes. Only a CRD of the same source is read whole.
 	list, err := c.Metadata.Resource(apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")).List(ctx, metav1.ListOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
@@ -149,8 +137,7 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 	return out, nil
 }
 
-// droppedFinding is the finding for live, a CRD the new manifests lack
-// (renamed to, when not nil), its objects counted.
+// droppedFinding is the finding for live, a CRD the manifests lack (renamed to, if not nil).
 func droppedFinding(ctx context.Context, md metadata.Interface, live, to *apiextensionsv1.CustomResourceDefinition, same string) (results.Finding, error) {
 	shown, err := countObjects(ctx, md, live)
 	if err != nil {
@@ -164,14 +151,11 @@ func inManifests(name string, crds []*apiextensionsv1.CustomResourceDefinition) 
 	return slices.ContainsFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool { return c.Name == name })
 }
 
-// countObjects counts a CRD's objects cheaply: a list of metadata with
-// limit 1, whose remainingItemCount says how many more there are. A list
-// the API server refuses (forbidden, no version served) leaves them
-// uncounted, with why.
+// countObjects counts a CRD's objects cheaply (a metadata list of limit 1 and its
+// remainingItemCount); a list the server refuses leaves them uncounted, with why.
 func countObjects(ctx context.Context, md metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition) (DroppedLive, error) {
-	// The storage version where served (no conversion for the read), and
-	// never a deprecated one where another is served: the read is not a
-	// request the deprecated-API metric counts.
+	// The storage version where served (no conversion), never a deprecated one where another
+	// is served: the read is no request the deprecated-API metric counts.
 	version := lifecycle.ListVersion(crd)
 	if version == "" {
 		return DroppedLive{Why: "it serves no version"}, nil

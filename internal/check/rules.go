@@ -13,21 +13,17 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// storedVersionsMessage is the API server's own rejection of a CRD that
-// drops a version objects may still be stored at.
+// storedVersionsMessage is the API server's rejection of a CRD dropping a stored version.
 func storedVersionsMessage(i int, v string) string {
 	return fmt.Sprintf("status.storedVersions[%d]: Invalid value: %q: missing from spec.versions; %s was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in %s and removes %s from status.storedVersions", i, v, v, v, v)
 }
 
-// CheckUpgrade compares the CRD as it is (old; nil when it does not exist
-// yet) with the manifest about to replace it (new). stored is the live
-// status.storedVersions; without a cluster it is nil, and every version old
-// declares storage is taken as stored (a cluster that ran old stored
-// objects at it).
+// CheckUpgrade compares the CRD as it is (old; nil when it does not exist yet) with the
+// manifest replacing it (new). stored is the live status.storedVersions; nil without a
+// cluster, where every version old declares storage is taken as stored.
 func CheckUpgrade(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []results.Finding {
 	if old == nil {
-		// Nothing to compare with, but client-side apply cannot create
-		// it either.
+		// Nothing to compare with, but client-side apply cannot create it either.
 		return lastAppliedTooLong(nil, new)
 	}
 	offline := stored == nil
@@ -71,8 +67,7 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 			}
 			f.Fix = back
 		} else if lifecycle.StorageVersion(old) == v {
-			// No release in between served both: the cluster takes the
-			// bridge itself, each step checked on its objects.
+			// No release served both: the cluster takes the bridge itself, each step checked.
 			if lifecycle.SpecVersion(old, newStorage) == nil {
 				f.Fix = append(f.Fix, lifecycle.Advise(lifecycle.IntroduceStep(new.Name, newStorage, "NEW_MANIFEST"), "add %s to the live CRD from this manifest", newStorage))
 			}
@@ -91,12 +86,9 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 	return out
 }
 
-// stepBack is the way to a release that stores at an older version the
-// live CRD still has (a downgrade, or another tool's step undone): storage
-// switched back to it, checked on every object; the caller re-stores and
-// prunes after. The plugin switches one pair at a time, to the version just
-// below: where another lies between, the one advice says why, and ok is
-// false.
+// stepBack is the way to a release storing at an older version the live CRD still has: storage
+// switched back, checked on every object; the caller re-stores and prunes. The plugin switches
+// one version at a time: where another lies between, the one advice says why, and ok is false.
 func stepBack(live *apiextensionsv1.CustomResourceDefinition, crd, storage, to string) ([]lifecycle.Advice, bool) {
 	for _, v := range live.Spec.Versions {
 		if lifecycle.Newer(storage, v.Name) && lifecycle.Newer(v.Name, to) {
@@ -113,11 +105,9 @@ func stepBack(live *apiextensionsv1.CustomResourceDefinition, crd, storage, to s
 	return append(out, lifecycle.Advise(lifecycle.SwitchStorageBackStep(crd, storage), "make %s the storage version, checked %s→%s→%s on every object (undone on a loss)", to, storage, to, storage)), true
 }
 
-// removedMaybeStored flags, without a cluster, each version the new CRD
-// removes that the old one did not store at: a cluster that ran an older
-// release may still name it in status.storedVersions, and there the API
-// server refuses the new CRD. Files cannot tell; every cluster's
-// storedVersions can.
+// removedMaybeStored flags, without a cluster, each version new removes that old did not store
+// at: a cluster that ran an older release may still list it in storedVersions, and its API
+// server then refuses the new CRD. Only a cluster's storedVersions can tell.
 func removedMaybeStored(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []results.Finding {
 	var out []results.Finding
 	for _, o := range old.Spec.Versions {
@@ -181,8 +171,7 @@ func lifecycleSkips(old, new *apiextensionsv1.CustomResourceDefinition) []result
 	return out
 }
 
-// deprecations lists, for the release notes, every version the upgrade
-// deprecates, stops serving or removes.
+// deprecations lists, for release notes, every version the upgrade deprecates, unserves or removes.
 func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []results.Finding {
 	var out []results.Finding
 	add := func(v, rule, msg string) {
@@ -193,8 +182,7 @@ func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []results.
 		replacement := replacementFor(new, o.Name)
 		switch {
 		case n == nil && !o.Served:
-			// Clients lost it when it stopped being served, a release ago:
-			// a line for the release notes, nothing that may fail.
+			// Its clients lost it a release ago: a release-notes line, nothing that may fail.
 			add(o.Name, "versionRemoved", fmt.Sprintf("%s/%s %s, no longer served, is removed", new.Spec.Group, o.Name, new.Spec.Names.Kind))
 			out[len(out)-1].Severity = lifecycle.SeverityNote
 		case n == nil:
@@ -208,8 +196,7 @@ func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []results.
 	return out
 }
 
-// replacementFor is the version clients of v move to: the newest served
-// version that is not deprecated, else the storage version.
+// replacementFor is where v's clients move: the newest served undeprecated version, else storage.
 func replacementFor(crd *apiextensionsv1.CustomResourceDefinition, v string) string {
 	best := ""
 	for _, c := range crd.Spec.Versions {
@@ -223,9 +210,8 @@ func replacementFor(crd *apiextensionsv1.CustomResourceDefinition, v string) str
 	return best
 }
 
-// schemaBreaks compares the schema of every version served before and after,
-// and, when the storage version switches with conversion None, whether
-// re-storing objects at the new one keeps what the old one held.
+// schemaBreaks compares every version's schema served before and after, and, on a storage
+// switch, whether re-storing objects at the new version keeps what the old held.
 func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []results.Finding {
 	var out []results.Finding
 	for _, o := range old.Spec.Versions {
@@ -245,8 +231,7 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []results.
 	if oldStorage == newStorage || lifecycle.SpecVersion(new, newStorage) == nil || lifecycle.SpecVersion(old, oldStorage) == nil {
 		return out
 	}
-	// Compare old's storage schema as it is today with new's storage schema:
-	// the objects stored now were written under the former.
+	// Old's storage schema as it is today: the objects stored now were written under it.
 	pair := new.DeepCopy()
 	pair.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{*lifecycle.SpecVersion(old, oldStorage).DeepCopy(), *lifecycle.SpecVersion(new, newStorage).DeepCopy()}
 	if ok, why := schemacompat.SchemaProof(pair, oldStorage, newStorage); !ok {
@@ -262,8 +247,7 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []results.
 	return out
 }
 
-// Unserved lists the versions that old serves and new does not (stops
-// serving or removes).
+// Unserved lists the versions old serves and new does not (unserved or removed).
 func Unserved(old, new *apiextensionsv1.CustomResourceDefinition) []string {
 	var out []string
 	for _, o := range old.Spec.Versions {
@@ -274,9 +258,8 @@ func Unserved(old, new *apiextensionsv1.CustomResourceDefinition) []string {
 	return out
 }
 
-// CheckFiles compares new manifests with the ones they replace, matched by
-// CRD name; a CRD new to the files has nothing to compare with, and a CRD
-// of the old files that the new ones lack is dropped (see Dropped).
+// CheckFiles compares new manifests with those they replace, by CRD name; an old CRD the new
+// ones lack is dropped (see Dropped).
 func CheckFiles(old, new []*apiextensionsv1.CustomResourceDefinition) []results.Finding {
 	byName := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	for _, o := range old {
@@ -298,8 +281,7 @@ func CheckFiles(old, new []*apiextensionsv1.CustomResourceDefinition) []results.
 	return out
 }
 
-// RenamedTo returns the CRD of crds that has old's kind and plural under
-// another group (old's group renamed), nil if there is none.
+// RenamedTo is the CRD of crds with old's kind and plural under another group, or nil.
 func RenamedTo(old *apiextensionsv1.CustomResourceDefinition, crds []*apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
 	for _, c := range crds {
 		if c.Spec.Group != old.Spec.Group && c.Spec.Names.Kind == old.Spec.Names.Kind && c.Spec.Names.Plural == old.Spec.Names.Plural {
@@ -311,31 +293,22 @@ func RenamedTo(old *apiextensionsv1.CustomResourceDefinition, crds []*apiextensi
 
 // DroppedLive is what a cluster shows of a dropped CRD.
 type DroppedLive struct {
-	// Counted: the API server answered the list of its objects. Count is
-	// how many there are, or, with AtLeast, a lower bound (it did not say
-	// how many more).
+	// Counted: the server answered the list; Count is how many, or with AtLeast a lower bound.
 	Counted bool
 	Count   int64
 	AtLeast bool
 	// Why says why they could not be counted.
 	Why string
-	// SameSource is the evidence that what applies the new manifests
-	// applied it too (SameSource), "" when nothing tells.
+	// SameSource is the evidence that the new manifests' source applied it too ("": none).
 	SameSource string
 }
 
-// Dropped is the finding for old, a CRD that the old manifests or the
-// cluster have and the new manifests lack. to is the new manifests' CRD of
-// the same kind and plural under another group (RenamedTo), nil if none;
-// given, the finding is a rename, whose objects do not follow it. live is
-// what the cluster shows of old, nil without a cluster.
-//
-// From files it is an error: an apply that prunes (Argo CD or Flux with
-// pruning, kubectl apply --prune) deletes the CRD and, with it, every
-// object of it. On a cluster, whose CRDs come from many sources, it is an
-// error only where the same source applied old (live.SameSource) and old
-// has objects (or they could not be counted), a warning where it has none;
-// where nothing tells, a warning, a note without objects.
+// Dropped is the finding for old, a CRD the old manifests or the cluster have and the new ones
+// lack; to is its rename (RenamedTo; its objects do not follow) or nil, live what the cluster
+// shows (nil: files). From files it is an error: a pruning apply deletes the CRD and every
+// object of it. On a cluster (CRDs from many sources) it is an error only where the same source
+// applied old and it has objects (or they are uncounted): a warning where either fails, a note
+// where both do.
 func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLive) results.Finding {
 	f := results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingDropped, CRD: old.Name, Rule: "crdDropped"}
 	const pruning = "an apply that prunes (Argo CD or Flux with pruning, kubectl apply --prune)"
@@ -403,8 +376,7 @@ func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLiv
 	return f
 }
 
-// sourceMark reads one mark of what applied a CRD ("" when it has none),
-// and names it (a format of its value).
+// sourceMark reads one mark of what applied a CRD ("": none) and names it (a format).
 type sourceMark struct {
 	what  string
 	value func(c *apiextensionsv1.CustomResourceDefinition) string
@@ -429,9 +401,8 @@ func labels(c *apiextensionsv1.CustomResourceDefinition) map[string]string      
 // chartVersion is the version Helm's helm.sh/chart label ends with.
 var chartVersion = regexp.MustCompile(`-v?[0-9]+\.[0-9]+\.[0-9]+.*$`)
 
-// sourceMarks are what tells which source applied a CRD: first those of
-// the tool whose apply prunes (a Helm release, an Argo CD application, a
-// Flux Kustomization or HelmRelease), then those of the project.
+// sourceMarks tell which source applied a CRD: first the pruning tool's (Helm release, Argo CD
+// application, Flux Kustomization or HelmRelease), then the project's.
 var sourceMarks = [][]sourceMark{{
 	namespacedMark("Helm release %s", "meta.helm.sh/release-name", "meta.helm.sh/release-namespace", annotations),
 	{"Argo CD application %s", func(c *apiextensionsv1.CustomResourceDefinition) string {
@@ -452,14 +423,10 @@ var sourceMarks = [][]sourceMark{{
 	labelMark("app.kubernetes.io/part-of"),
 }}
 
-// SameSource says whether what applied c applies one of refs too (the new
-// manifests, and the live CRDs of the same names), from the marks Helm,
-// Argo CD and Flux leave on what they apply, else the chart and the
-// app.kubernetes.io labels: evidence names the mark they share; unrelated
-// says they carry marks that tell their sources apart (Istio's Gateway
-// beside the Gateway API's). Both zero when nothing tells. The marks of the
-// tool whose apply prunes are asked first: two releases of one chart are
-// two sources.
+// SameSource says whether what applied c applied one of refs too (the new manifests and their
+// live CRDs), by Helm, Argo CD and Flux marks, else chart and app.kubernetes.io labels: evidence
+// names the shared mark; unrelated says marks tell them apart (Istio's Gateway beside the
+// Gateway API's). The pruning tool's marks come first: two releases of a chart are two sources.
 func SameSource(c *apiextensionsv1.CustomResourceDefinition, refs []*apiextensionsv1.CustomResourceDefinition) (evidence string, unrelated bool) {
 	for _, marks := range sourceMarks {
 		for _, m := range marks {

@@ -19,14 +19,10 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// storedFieldsLost reads the objects that may be stored at each old
-// version in the cluster's storedVersions at that version, where it is
-// served, and names what the new storage version's schema prunes from
-// them: read at any other version, what only the old version holds does
-// not show (the API server prunes a read by the schema of the version
-// asked for), yet the first write at the new storage version drops it,
-// migrate's re-store included. With conversion None only: a webhook's
-// form of an object at the new version is the webhook's to say.
+// storedFieldsLost reads objects possibly stored at each old stored version at that version,
+// where served, and names what the new storage schema prunes: read elsewhere, what only the
+// old version holds does not show (reads are pruned by the asked version's schema), yet the
+// first write at the new storage drops it. Conversion None only: a webhook's form is its own.
 func storedFieldsLost(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, pageSize int64) ([]results.Finding, error) {
 	storage := lifecycle.StorageVersion(next)
 	sv := lifecycle.SpecVersion(next, storage)
@@ -48,9 +44,8 @@ func storedFieldsLost(ctx context.Context, dyn dynamic.Interface, live, next *ap
 		case v == storage || lv == nil || !lv.Served:
 			continue
 		case lv.Deprecated && equality.Semantic.DeepEqual(lv.Schema, schemaOf(live, usage.ListVersion(live))):
-			// The same form as the version objects are listed at, which the
-			// object validation reads: nothing more to see, and a read at
-			// a deprecated version counts as a client of it.
+			// Same form as the list version the object validation reads: nothing more to
+			// see, and a read at a deprecated version counts as a client of it.
 			continue
 		}
 		gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: v, Resource: live.Spec.Names.Plural}
@@ -74,8 +69,7 @@ func storedFieldsLost(ctx context.Context, dyn dynamic.Interface, live, next *ap
 	return out, nil
 }
 
-// mergeObjects folds found into grouped, where a finding of grouped says
-// the same thing: each object named once.
+// mergeObjects folds found into grouped where a finding says the same: each object named once.
 func mergeObjects(grouped, found []results.Finding) []results.Finding {
 	for _, g := range groupObjects(found) {
 		i := slices.IndexFunc(grouped, func(f results.Finding) bool {

@@ -13,8 +13,7 @@ import (
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 )
 
-// Permission is one thing a command needs the API server to allow. An
-// empty Namespace of a namespaced resource means every namespace.
+// Permission is one thing a command needs allowed; an empty Namespace means every namespace.
 type Permission struct {
 	Verb        string
 	Group       string
@@ -44,11 +43,9 @@ func (p Permission) String() string {
 	return s
 }
 
-// Missing asks the API server which of the permissions the user lacks, one
-// SelfSubjectAccessReview each, at once. ok is false where the server
-// cannot say (it serves no authorization API, as an API server for CRDs
-// alone, the review refused, or failing for a moment): the requests will
-// tell then, as they did before any was asked.
+// Missing asks the API server (a SelfSubjectAccessReview each, at once) which permissions
+// the user lacks. ok is false where it cannot say (no authorization API, the review refused
+// or failing): the requests themselves will tell then.
 func Missing(ctx context.Context, c authorizationclient.SelfSubjectAccessReviewsGetter, perms []Permission) (missing []Permission, ok bool) {
 	allowed := make([]bool, len(perms))
 	unknown := make([]bool, len(perms))
@@ -89,8 +86,7 @@ func Describe(perms []Permission) string {
 	return strings.Join(s, ", ")
 }
 
-// ForbiddenError: the user lacks a permission the operation needs; it was
-// found before anything was written, by asking the API server.
+// ForbiddenError: the user lacks a permission, found by asking before anything was written.
 type ForbiddenError struct {
 	Operation string
 	CRD       string
@@ -104,8 +100,7 @@ func (e *ForbiddenError) Error() string {
 
 const crdGroup, crdResource = "apiextensions.k8s.io", "customresourcedefinitions"
 
-// CRDPermission is verb on CustomResourceDefinitions (a subresource, one
-// name, or "" for any).
+// CRDPermission is verb on CustomResourceDefinitions (subresource and name "" for any).
 func CRDPermission(verb, subresource, name string) Permission {
 	return Permission{Verb: verb, Group: crdGroup, Resource: crdResource, Subresource: subresource, Name: name}
 }
@@ -121,16 +116,13 @@ type Access struct {
 	Need []Permission
 	// ObjectVerbs are needed on the CRD's objects in every namespace.
 	ObjectVerbs []string
-	// WriteVerbs are needed on them too, but for a namespaced CRD not in
-	// every namespace: a user may be allowed them in some only, and a pass
-	// then reports each object it may not write (and prunes nothing). Its
-	// list is always across namespaces, so list is never among them.
+	// WriteVerbs are needed too, but for a namespaced CRD a pass may go on without them in
+	// some namespaces, reporting each object it may not write and pruning nothing. Never list.
 	WriteVerbs []string
 }
 
-// RequireAccess asks, before anything is written, whether the user may do
-// what a needs: each of need, and the verbs on the CRD's objects in every
-// namespace. notify hears of permissions a partial pass goes on without.
+// RequireAccess asks, before anything is written, whether the user may do all a needs.
+// notify hears of permissions a partial pass goes on without.
 func RequireAccess(ctx context.Context, c Clients, crd *apiextensionsv1.CustomResourceDefinition, a Access, notify func(string)) error {
 	if c.Access == nil {
 		return nil

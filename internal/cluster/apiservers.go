@@ -11,10 +11,8 @@ import (
 
 var endpointSlices = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
 
-// APIServers counts the ready endpoints of the default namespace's
-// kubernetes service: each API server of the control plane publishes
-// its address there. Where a provider puts one load balancer's address
-// there instead, it counts 1 whatever stands behind it; an error (often
+// APIServers counts the ready endpoints of the default kubernetes service, where each API
+// server publishes its address; a provider's load balancer there counts 1. An error (often
 // forbidden: the list needs RBAC in namespace default) says nothing.
 func APIServers(ctx context.Context, dyn dynamic.Interface) (int, error) {
 	list, err := dyn.Resource(endpointSlices).Namespace(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=kubernetes"})

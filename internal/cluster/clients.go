@@ -18,42 +18,33 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/transport"
 )
 
-// FieldManager is the name the plugin's writes are recorded under in
-// managedFields.
+// FieldManager is the name the plugin's writes are recorded under in managedFields.
 const FieldManager = "kubectl-crdversion"
 
-// Clients are the plugin's connection to one cluster: every client a
-// command or a migration needs, built once (NewClients).
+// Clients are every client a command or migration needs for one cluster (NewClients).
 type Clients struct {
 	CRDs      apiextensionsclient.Interface
 	Dynamic   dynamic.Interface
 	Metadata  metadata.Interface
 	Discovery discovery.DiscoveryInterface
-	// FreshDiscovery, when set, gives a discovery client on connections of
-	// its own and a func that closes them: each read of the storage switch
-	// may then reach another API server behind a load balancer.
+	// FreshDiscovery gives a discovery client on connections of its own and a closer, so
+	// each read of the storage switch may reach another API server behind a load balancer.
 	FreshDiscovery func() (discovery.DiscoveryInterface, func(), error)
-	// Access, when set, asks the API server (SelfSubjectAccessReview)
-	// before anything is written whether the user may do it all.
+	// Access asks (SelfSubjectAccessReview) before anything is written whether the user may.
 	Access authorizationclient.SelfSubjectAccessReviewsGetter
-	// Migrations, when set, creates and follows the cluster's own
-	// StorageVersionMigrations (MigrateViaCluster).
+	// Migrations creates and follows the cluster's StorageVersionMigrations.
 	Migrations svmclient.StoragemigrationV1Interface
 
-	// Connections is how many connections Dynamic and Metadata spread
-	// their requests over.
+	// Connections is how many connections Dynamic and Metadata spread over.
 	Connections int
 
-	// throttles counts 429 answers (NewClients counts them), for a pass's
-	// adaptive limit.
+	// throttles counts 429 answers, for a pass's adaptive limit.
 	throttles *atomic.Int64
-	// objectsREST reaches the API server on the objects' connections,
-	// for what a Route asks the server behind it (StorageVersionHash).
+	// objectsREST is on the objects' connections, for what a Route asks its server.
 	objectsREST rest.Interface
 }
 
-// Throttled is how many answers were 429s carrying Retry-After since the
-// clients were built (0 for clients NewClients did not build).
+// Throttled is how many answers were 429s with Retry-After since NewClients built them.
 func (c Clients) Throttled() int64 {
 	if c.throttles == nil {
 		return 0
@@ -61,22 +52,15 @@ func (c Clients) Throttled() int64 {
 	return c.throttles.Load()
 }
 
-// NewClients builds every client a migration needs from one config, the
-// objects' clients spread over transport.DefaultConnections (NewClientsOver).
+// NewClients is NewClientsOver with transport.DefaultConnections.
 func NewClients(cfg *rest.Config) (Clients, error) {
 	return NewClientsOver(cfg, transport.DefaultConnections)
 }
 
-// NewClientsOver builds every client a migration needs from one config,
-// the objects' clients (Dynamic and Metadata, what the per-object passes
-// send) spread over n connections of their own: behind a load balancer,
-// a pass reaches every API server (1: one connection, one server). A
-// config that sets no client-side rate limit (QPS 0, no RateLimiter), as
-// rest.InClusterConfig and kubeconfigs give, gets none: client-go would
-// read it as 5 requests a second, and a migration would run at 5 objects
-// a second. The pass's adaptive limit and the API server's priority and
-// fairness (its 429s) set the pace then. A QPS or RateLimiter set is kept
-// (shared by all n connections).
+// NewClientsOver builds every client from one config, Dynamic and Metadata over n
+// connections so a pass behind a load balancer reaches every API server. A config with no
+// rate limit gets none (client-go would read QPS 0 as 5 a second): the pass's adaptive
+// limit and the server's 429s set the pace. A limit set is kept, shared by all n.
 func NewClientsOver(cfg *rest.Config, n int) (Clients, error) {
 	c := Clients{throttles: &atomic.Int64{}, Connections: max(n, 1)}
 	cfg = uncapped(cfg)
@@ -89,10 +73,8 @@ func NewClientsOver(cfg *rest.Config, n int) (Clients, error) {
 	if err != nil {
 		return c, err
 	}
-	// The passes read and dry-run objects at a deprecated version on
-	// purpose (the old→new→old proof can only be made there): the API
-	// server's warning on each of those requests is the plugin's own doing,
-	// not the user's, and the passes report what they found themselves.
+	// The passes use deprecated versions on purpose (the old→new→old proof needs them):
+	// the server's warnings are the plugin's doing, not the user's.
 	quiet := rest.CopyConfig(cfg)
 	quiet.WarningHandler = rest.NoWarnings{}
 	if c.Dynamic, err = dynamic.NewForConfigAndClient(quiet, objects); err != nil {
@@ -119,8 +101,7 @@ func NewClientsOver(cfg *rest.Config, n int) (Clients, error) {
 	return c, nil
 }
 
-// uncapped is a copy of cfg with no client-side rate limit unless cfg sets
-// one; client-go reads a negative QPS as none.
+// uncapped copies cfg with no client-side rate limit unless it sets one (negative QPS: none).
 func uncapped(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 && cfg.RateLimiter == nil {
@@ -129,9 +110,8 @@ func uncapped(cfg *rest.Config) *rest.Config {
 	return cfg
 }
 
-// freshDiscovery gives discovery clients that each open connections of
-// their own: a Dial func of its own keeps client-go from handing out its
-// cached, shared transport.
+// freshDiscovery gives discovery clients on connections of their own: a Dial func of its
+// own keeps client-go from handing out its cached, shared transport.
 func freshDiscovery(cfg *rest.Config) func() (discovery.DiscoveryInterface, func(), error) {
 	return func() (discovery.DiscoveryInterface, func(), error) {
 		c := rest.CopyConfig(cfg)
@@ -148,14 +128,10 @@ func freshDiscovery(cfg *rest.Config) func() (discovery.DiscoveryInterface, func
 	}
 }
 
-// countThrottles counts the 429 answers by which the server throttles (they
-// carry Retry-After; an admission denial with that code does not). A write
-// that carries a throttle mark (WithThrottleMark: a pass's per-object
-// write) is marked throttled, and its Retry-After is dropped so client-go
-// hands the 429 back instead of retrying it in the same slot: the pass
-// retries it once there is room under the limit the 429 lowered, rather
-// than a burst of writers all retrying together a second later, into the
-// same throttle. Every other request keeps client-go's own retry.
+// countThrottles counts 429s with Retry-After (an admission denial with that code has none).
+// On a marked write it drops Retry-After so client-go hands the 429 back: the pass retries
+// once there is room under the lowered limit, not in a burst a second later into the same
+// throttle. Other requests keep client-go's retry.
 type countThrottles struct {
 	next  http.RoundTripper
 	count *atomic.Int64
@@ -177,15 +153,13 @@ func (c countThrottles) RoundTrip(r *http.Request) (*http.Response, error) {
 // WrappedRoundTripper lets client-go close the idle connections below.
 func (c countThrottles) WrappedRoundTripper() http.RoundTripper { return c.next }
 
-// throttleMarkKey carries a mark to the round tripper in the request's
-// context: client-go hands a transport nothing else of the caller's.
+// throttleMarkKey carries a mark in the context: client-go hands a transport nothing else.
 type throttleMarkKey struct{}
 
 // ThrottleMark says whether the server throttled the request.
 type ThrottleMark struct{ throttled atomic.Bool }
 
-// Throttled says whether the server throttled a request sent with the
-// mark's context.
+// Throttled says whether the server throttled a request sent with the mark's context.
 func (m *ThrottleMark) Throttled() bool { return m.throttled.Load() }
 
 // WithThrottleMark marks the requests sent with ctx as a pass's writes.

@@ -12,10 +12,8 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
-// CountObjects returns how many objects of the CRD exist, across all
-// namespaces, without listing them: a metadata-only list of one item whose
-// remainingItemCount the API server computes from etcd. ok is false when no
-// version is served (nothing can be listed).
+// CountObjects counts the CRD's objects without listing them: a metadata list of one item
+// gives remainingItemCount. ok is false when no version is served.
 func CountObjects(ctx context.Context, client metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition) (n int64, ok bool, err error) {
 	gvr, ok := ServedResource(crd)
 	if !ok {
@@ -32,10 +30,8 @@ func CountObjects(ctx context.Context, client metadata.Interface, crd *apiextens
 	return n, true, nil
 }
 
-// ServedResource picks the resource to read the CRD's objects through
-// (lifecycle.ListVersion): a served version not deprecated, so that the
-// read is no request the deprecated-API metric counts, the storage version
-// first (no conversion).
+// ServedResource is the resource to read the CRD's objects through (lifecycle.ListVersion):
+// served and not deprecated, so the deprecated-API metric counts no read.
 func ServedResource(crd *apiextensionsv1.CustomResourceDefinition) (schema.GroupVersionResource, bool) {
 	v := lifecycle.ListVersion(crd)
 	return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}, v != ""

@@ -9,8 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ListCRDs lists the cluster's CRDs matching a label selector, in one call
-// however many there are: CRDs are few enough that paging buys nothing.
+// ListCRDs lists the CRDs matching selector in one call: they are too few for paging to pay.
 func ListCRDs(ctx context.Context, client apiextensionsclient.Interface, selector string) ([]apiextensionsv1.CustomResourceDefinition, error) {
 	list, err := client.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {

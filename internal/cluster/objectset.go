@@ -11,10 +11,8 @@ import (
 	"k8s.io/client-go/metadata"
 )
 
-// ObjectSet hashes the objects of a listing, in list order (etcd's key
-// order, the same at every version): their address, uid and
-// resourceVersion. Two listings hash alike only if no object was created,
-// deleted or written between them.
+// ObjectSet hashes a listing in list order (etcd's key order, the same at every version):
+// two listings hash alike only if no object was created, deleted or written between them.
 type ObjectSet struct{ h hash.Hash }
 
 // NewObjectSet makes an empty ObjectSet.

@@ -12,8 +12,7 @@ import (
 	"k8s.io/client-go/metadata"
 )
 
-// Page is one page of object addresses and, when the server knows it, how
-// many objects remain after it.
+// Page is one page of object addresses and, if the server knows, how many remain after it.
 type Page struct {
 	Items     []metav1.PartialObjectMetadata
 	Remaining *int64
@@ -25,17 +24,10 @@ type ObjectPage struct {
 	Remaining *int64
 }
 
-// ListPages lists the resource's objects in every namespace, metadata only,
-// a page at a time, so memory stays flat however many objects there are.
-//
-// A continue token that expired (410, etcd compacted past it) is not an
-// error: the server's 410 carries a token that goes on from the same key at
-// the current revision. Objects after that key are still listed (those that
-// existed before are there, unless deleted); those before it were listed
-// already. Without such a token the listing starts over: repeating work is
-// safe, skipping it is not.
-//
-// It returns how many times a token expired.
+// ListPages lists the resource's metadata in every namespace a page at a time, so memory
+// stays flat. An expired continue token is no error: its 410 carries a token going on from
+// the same key; without one the listing starts over (repeating work is safe, skipping it
+// is not). It returns how many times a token expired.
 func ListPages(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, pageSize int64, fn func(Page) error) (int, error) {
 	ri := client.Resource(gvr)
 	return listPages(ctx, gvr, pageSize, func(ctx context.Context, o metav1.ListOptions) (string, func() error, error) {
@@ -47,12 +39,9 @@ func ListPages(ctx context.Context, client metadata.Interface, gvr schema.GroupV
 	})
 }
 
-// AddressesAt lists addresses as ListPages does, at the first of Versions
-// (of Resource). A page that fails where Failed says so (a converter that
-// will not express one of its objects at that version fails the whole
-// page) is listed again, with the same limit and continue token, at the
-// next version: an object's address is the same at every version, and one
-// object never fails a page.
+// AddressesAt lists addresses as ListPages does, at the first of Versions. A page that fails
+// where Failed says (one object a converter refuses fails it) is listed again at the next
+// version: an object's address is the same at every version.
 type AddressesAt struct {
 	Metadata metadata.Interface
 	Resource schema.GroupResource
@@ -82,8 +71,7 @@ func (l AddressesAt) List(ctx context.Context, pageSize int64, fn func(Page) err
 	})
 }
 
-// ListObjectPages lists whole objects at gvr's version as ListPages lists
-// their metadata.
+// ListObjectPages lists whole objects at gvr's version as ListPages lists metadata.
 func ListObjectPages(ctx context.Context, client dynamic.Interface, gvr schema.GroupVersionResource, pageSize int64, fn func(ObjectPage) error) (int, error) {
 	ri := client.Resource(gvr)
 	return listPages(ctx, gvr, pageSize, func(ctx context.Context, o metav1.ListOptions) (string, func() error, error) {
@@ -95,13 +83,9 @@ func ListObjectPages(ctx context.Context, client dynamic.Interface, gvr schema.G
 	})
 }
 
-// ObjectsOrAddresses lists whole objects at Resource's version as
-// ListObjectPages does. A page that fails where Failed says so (a converter
-// that will not express one of its objects at that version fails the whole
-// page) is listed again, with the same limit and continue token, at the
-// version At, metadata only, and handed on as addresses instead: the
-// objects of that page are then read one by one. At the storage version a
-// listing converts nothing.
+// ObjectsOrAddresses lists whole objects as ListObjectPages does; a page that fails where
+// Failed says is listed again at version At, metadata only, and handed on as addresses, to
+// be read one by one. At the storage version a listing converts nothing.
 type ObjectsOrAddresses struct {
 	Dynamic  dynamic.Interface
 	Metadata metadata.Interface
@@ -110,8 +94,7 @@ type ObjectsOrAddresses struct {
 	Failed   func(error) bool
 }
 
-// List hands each page to objects, or, where it was listed again as
-// addresses, to addresses. It returns how many times a token expired.
+// List hands pages to objects, relisted ones to addresses; it returns how many tokens expired.
 func (l ObjectsOrAddresses) List(ctx context.Context, pageSize int64, objects func(ObjectPage) error, addresses func(Page) error) (int, error) {
 	gvr := l.Resource
 	ri := l.Dynamic.Resource(gvr)
@@ -132,8 +115,7 @@ func (l ObjectsOrAddresses) List(ctx context.Context, pageSize int64, objects fu
 	})
 }
 
-// listPages lists one page after another: list asks for a page and gives
-// its continue token and what hands the page on.
+// listPages lists page after page: list gives a page's continue token and what delivers it.
 func listPages(ctx context.Context, gvr schema.GroupVersionResource, pageSize int64, list func(context.Context, metav1.ListOptions) (string, func() error, error)) (int, error) {
 	cont := ""
 	expired := 0

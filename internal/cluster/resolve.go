@@ -10,8 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// NotCRDError says a name resolved, through discovery, to a resource that no
-// CRD defines (a built-in or aggregated API).
+// NotCRDError: a name resolved through discovery to a built-in or aggregated resource.
 type NotCRDError struct {
 	Arg      string
 	Resource schema.GroupResource
@@ -28,11 +27,9 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("customresourcedefinition %q not found", e.Arg)
 }
 
-// Resolve finds the CRD a command-line name means. It accepts what kubectl
-// accepts for a resource (CRD name, plural, singular, short name or kind,
-// each optionally qualified as NAME.GROUP or NAME.VERSION.GROUP), matching the CRD list first so a
-// cluster of 500 CRDs costs no discovery; discovery (the mapper) is asked only
-// for a name the CRDs do not know, to tell "built-in" from "missing".
+// Resolve finds the CRD a command-line name means, as kubectl would (name, plural, singular,
+// short name or kind, optionally .GROUP or .VERSION.GROUP). Discovery is asked only for a
+// name no CRD knows, to tell "built-in" from "missing": 500 CRDs cost no discovery.
 func Resolve(crds []apiextensionsv1.CustomResourceDefinition, arg string, discover func() (meta.RESTMapper, error)) (*apiextensionsv1.CustomResourceDefinition, error) {
 	for i := range crds {
 		if crds[i].Name == arg {
@@ -82,16 +79,14 @@ func answersTo(crd *apiextensionsv1.CustomResourceDefinition, arg string) bool {
 	return name == n.Plural || name == n.Singular || slices.Contains(n.ShortNames, name)
 }
 
-// versionOf says whether group is VERSION.GROUP of one of the CRD's
-// versions: kubectl's resource.version.group (certificate.v1.pki.example.com).
+// versionOf says whether group is VERSION.GROUP of one of the CRD's versions.
 func versionOf(crd *apiextensionsv1.CustomResourceDefinition, group string) bool {
 	version, rest, ok := strings.Cut(group, ".")
 	return ok && rest == crd.Spec.Group && slices.ContainsFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == version })
 }
 
-// Select finds the CRDs the names mean (see Resolve), in the order given
-// and each once; no names select every CRD. It is the one way every command
-// turns its arguments into CRDs, on a cluster's list or a file's.
+// Select finds the CRDs the names mean (Resolve), in order and each once; no names select
+// every CRD. Every command turns its arguments into CRDs this way.
 func Select(crds []apiextensionsv1.CustomResourceDefinition, names []string, discover func() (meta.RESTMapper, error)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	out, missing := SelectFound(crds, names, discover)
 	if len(missing) > 0 {
@@ -100,9 +95,7 @@ func Select(crds []apiextensionsv1.CustomResourceDefinition, names []string, dis
 	return out, nil
 }
 
-// SelectFound is Select that goes on past a name no CRD answers to, as
-// kubectl get does: it returns the CRDs found and, for each name that
-// found none, why.
+// SelectFound is Select going on past names no CRD answers to, as kubectl get does, with why.
 func SelectFound(crds []apiextensionsv1.CustomResourceDefinition, names []string, discover func() (meta.RESTMapper, error)) ([]*apiextensionsv1.CustomResourceDefinition, []error) {
 	var out []*apiextensionsv1.CustomResourceDefinition
 	add := func(crd *apiextensionsv1.CustomResourceDefinition) {

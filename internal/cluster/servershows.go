@@ -9,9 +9,8 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/transport"
 )
 
-// StorageVersionHash asks the API server behind route (its own discovery,
-// on the connection the route keeps to) for the storageVersionHash it
-// publishes for plural in group/version; "" where it does not list it.
+// StorageVersionHash asks the API server behind route (its own discovery) for plural's
+// storageVersionHash in group/version; "" where it lists none.
 func (c Clients) StorageVersionHash(ctx context.Context, route *transport.Route, group, version, plural string) (string, error) {
 	if c.objectsREST == nil {
 		return "", transport.ErrNoRoutes
@@ -32,11 +31,9 @@ func (c Clients) StorageVersionHash(ctx context.Context, route *transport.Route,
 	return "", nil
 }
 
-// CRDAsServed asks the API server behind route for the CRD as its own
-// cache holds it (resourceVersion=0 reads the server's watch cache, not
-// etcd): the generation it has seen, which its handler of the objects
-// follows within moments, where storageVersionHash changes with the
-// storage version only, not with schemas or conversion.
+// CRDAsServed asks the API server behind route for the CRD as its watch cache holds it
+// (resourceVersion=0): the generation it has seen, which its object handler follows within
+// moments; storageVersionHash changes with the storage version only.
 func (c Clients) CRDAsServed(ctx context.Context, route *transport.Route, name string) (*metav1.PartialObjectMetadata, error) {
 	if c.objectsREST == nil {
 		return nil, transport.ErrNoRoutes

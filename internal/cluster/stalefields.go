@@ -15,9 +15,8 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
-// StaleEntry reports a managedFields entry recorded at a version of the
-// CRD's group that the CRD does not serve (unserved, or removed): server-side
-// apply fails on such an entry once its version is gone (kubernetes#111937).
+// StaleEntry reports a managedFields entry at a version of the CRD's group it does not serve:
+// server-side apply fails on such an entry once its version is gone (kubernetes#111937).
 func StaleEntry(crd *apiextensionsv1.CustomResourceDefinition) func(metav1.ManagedFieldsEntry) bool {
 	stale := StaleVersion(crd)
 	return func(mf metav1.ManagedFieldsEntry) bool {
@@ -45,19 +44,14 @@ func StaleVersion(crd *apiextensionsv1.CustomResourceDefinition) func(metav1.Man
 
 // Entries is what ObjectsWithEntries found.
 type Entries struct {
-	// Listed counts the objects listed; -1 when a continue token expired
-	// and the listing started over (objects were listed twice).
+	// Listed counts the objects listed; -1 when a continue token expired (some listed twice).
 	Listed int64
-	// Objects are the objects with an entry picked (namespace/name), in
-	// the order listed, each once; Versions the versions those entries
-	// name, each once, as found.
+	// Objects have an entry picked (namespace/name), each once; Versions those entries name.
 	Objects  []string
 	Versions []string
 }
 
-// ObjectsWithEntries lists the objects of gvr, metadata only, a page at a
-// time, and finds those with a managedFields entry that pick picks (and
-// the version it names).
+// ObjectsWithEntries lists gvr's metadata and finds the objects with an entry pick picks.
 func ObjectsWithEntries(ctx context.Context, meta metadata.Interface, gvr schema.GroupVersionResource, pageSize int64, pick func(metav1.ManagedFieldsEntry) (string, bool)) (Entries, error) {
 	var out Entries
 	seen := map[string]bool{}
@@ -93,12 +87,9 @@ func ObjectsWithEntries(ctx context.Context, meta metadata.Interface, gvr schema
 // staleNamed is how many objects a StaleManagedFields names.
 const staleNamed = 3
 
-// StaleManagedFields lists the CRD's objects, metadata only, a page at a
-// time, at ListVersion (the storage version where it is served and not
-// deprecated: no conversion, and no request the deprecated-API metric
-// counts), and says which carry a StaleEntry: nil when none does. listed
-// counts the objects listed; -1 when none could be listed (no version
-// served) or a continue token expired on the way.
+// StaleManagedFields lists the CRD's metadata at ListVersion (no conversion, nothing the
+// deprecated-API metric counts) and says which objects carry a StaleEntry (nil: none).
+// listed is -1 when nothing could be listed (no version served) or a token expired.
 func StaleManagedFields(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, pageSize int64) (stale *lifecycle.StaleManagedFields, listed int64, err error) {
 	gvr, ok := ServedResource(crd)
 	if !ok {
@@ -121,8 +112,7 @@ func StaleManagedFields(ctx context.Context, meta metadata.Interface, crd *apiex
 
 var errFound = errors.New("found")
 
-// HasStaleEntries reports whether any object of the CRD carries a StaleEntry;
-// it lists a page at a time and stops at the first object that does.
+// HasStaleEntries reports whether any object carries a StaleEntry, stopping at the first.
 func HasStaleEntries(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, pageSize int64) (bool, error) {
 	n, err := countStale(ctx, meta, crd, pageSize, 1)
 	return n > 0, err
@@ -154,9 +144,8 @@ func countStale(ctx context.Context, meta metadata.Interface, crd *apiextensions
 	return n, err
 }
 
-// NotServedYet tells a list refused because the API server has not
-// established the CRD yet (just created, its names not yet accepted): it
-// serves no object of it, and none was ever written.
+// NotServedYet tells a list refused because the CRD is not established yet: the server
+// serves none of its objects, and none was ever written.
 func NotServedYet(crd *apiextensionsv1.CustomResourceDefinition, err error) bool {
 	if !apierrors.IsNotFound(err) {
 		return false

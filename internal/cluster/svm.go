@@ -14,17 +14,15 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// ClusterMigrations are the cluster's StorageVersionMigrations
-// (storagemigration.k8s.io/v1, served by default since Kubernetes 1.37).
+// ClusterMigrations are the cluster's StorageVersionMigrations (storagemigration.k8s.io/v1).
 type ClusterMigrations struct {
 	// Served is false where the API is not served: no migration can exist.
 	Served bool
 	items  []svmv1.StorageVersionMigration
 }
 
-// ListClusterMigrations lists them in one request. A cluster that does not
-// serve the API has none; any other error (403 included) is the caller's
-// to report.
+// ListClusterMigrations lists them in one request. A cluster not serving the API has none;
+// other errors (403 included) are the caller's to report.
 func ListClusterMigrations(ctx context.Context, c svmclient.StorageVersionMigrationsGetter) (ClusterMigrations, error) {
 	list, err := c.StorageVersionMigrations().List(ctx, metav1.ListOptions{})
 	switch {
@@ -36,8 +34,7 @@ func ListClusterMigrations(ctx context.Context, c svmclient.StorageVersionMigrat
 	return ClusterMigrations{Served: true, items: list.Items}, nil
 }
 
-// isNotServed tells a resource the server does not serve from an object
-// that is missing: the 404 then names no object.
+// isNotServed tells an unserved resource from a missing object: its 404 names no object.
 func isNotServed(err error) bool {
 	if !apierrors.IsNotFound(err) {
 		return false
@@ -69,8 +66,7 @@ func (m ClusterMigrations) For(group, resource string) *results.ClusterMigration
 	return &cm
 }
 
-// ClusterMigrationOf reads a migration's state from its conditions; one no
-// controller has touched is Pending.
+// ClusterMigrationOf reads a migration's state from its conditions (untouched: Pending).
 func ClusterMigrationOf(svm *svmv1.StorageVersionMigration) results.ClusterMigration {
 	cm := results.ClusterMigration{Name: svm.Name, State: results.ClusterMigrationPending, Created: svm.CreationTimestamp.Time}
 	for _, s := range []results.ClusterMigrationState{results.ClusterMigrationSucceeded, results.ClusterMigrationFailed, results.ClusterMigrationRunning} {

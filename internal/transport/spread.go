@@ -16,57 +16,37 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// DefaultConnections is how many connections the per-object passes spread
-// their requests over. client-go sends every request of a client over one
-// HTTP/2 connection, and a load balancer in front of several API servers
-// balances connections, not requests: one connection puts a whole pass on
-// one server. Eight connections reach every one of two to eight servers
-// behind a round-robin balancer, and every one of three behind a random
-// one nine times in ten.
+// DefaultConnections is how many connections a pass spreads over: client-go sends a
+// client's requests over one HTTP/2 connection and load balancers balance connections,
+// not requests. Eight reach each of two to eight servers behind a round-robin balancer.
 const DefaultConnections = 8
 
-// streamsPerConnection is kube-apiserver's default limit of requests in
-// flight on one HTTP/2 connection (--http2-max-streams-per-connection):
-// past it Go's transport would quietly open another connection, which a
-// load balancer may send to another server. A connection here never has
-// more: the requests past it wait, or go to another connection.
+// streamsPerConnection is kube-apiserver's default --http2-max-streams-per-connection:
+// past it Go would quietly open another connection, which may reach another server.
 const streamsPerConnection = 100
 
-// spread is a RoundTripper over several connections. A request goes to the
-// API server with the fewest requests outstanding, and there to its
-// connection with the fewest; the first among equals, so one request at a
-// time keeps to one connection and only requests in parallel open more.
-// Which server a connection reached shows in its serving certificate;
-// until its first answer, and where servers share one certificate, each
-// connection counts as a server of its own. A server that slows down keeps
-// its requests longer, so it gets fewer new ones: its share backs off, the
-// others' does not.
+// spread sends a request to the server with the fewest outstanding (a slow one gets fewer),
+// first among equals so serial requests keep to one connection.
 type spread struct {
 	lanes []*lane
-	// freed wakes a request waiting for room on a connection.
 	freed chan struct{}
 
 	mu      sync.Mutex
 	servers map[[sha256.Size]byte]Server
-	// byCert spares a hash for each answer: a connection's certificate is
-	// parsed once, at its handshake.
+	// byCert spares a hash per answer: a connection's certificate is parsed once.
 	byCert map[*x509.Certificate]Server
 }
 
-// maxServers bounds the servers told apart (certificates rotate): an
-// answer from one past it tells no server.
+// maxServers bounds the servers told apart (certificates rotate).
 const maxServers = 64
 
 type lane struct {
 	rt          http.RoundTripper
 	outstanding atomic.Int64
-	// server is the server the connection last answered from, or -1 until
-	// its first answer and from each new connection on until its answer.
+	// server is the one last answered from; -1 until a new connection answers.
 	server atomic.Int64
 }
 
-// spreadTransport is a RoundTripper for cfg over n connections of their
-// own, each with cfg's authentication, TLS verification and wrappers.
 func spreadTransport(cfg *rest.Config, n int) (http.RoundTripper, error) {
 	s := &spread{freed: make(chan struct{}, 1), servers: map[[sha256.Size]byte]Server{}, byCert: map[*x509.Certificate]Server{}}
 	for range max(n, 1) {
@@ -84,18 +64,14 @@ func spreadTransport(cfg *rest.Config, n int) (http.RoundTripper, error) {
 	return s, nil
 }
 
-// ownDial is a dial func of its own: client-go shares one cached
-// transport, and so one connection, between configs that do not set one.
-// A new connection may reach another server than the lane did: until it
-// answers, the lane's server is unknown, and a route that avoids servers
-// neither opens one nor picks the lane.
+// ownDial is the lane's own dial func: client-go shares one cached transport between
+// configs without one. A route that avoids servers opens no connection.
 func (l *lane) ownDial(dial func(ctx context.Context, network, address string) (net.Conn, error)) func(ctx context.Context, network, address string) (net.Conn, error) {
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
 	return func(ctx context.Context, network, address string) (net.Conn, error) {
 		if r, ok := ctx.Value(routeKey{}).(*Route); ok && r.avoid != nil {
-			// Nothing is sent: the caller asks the server anew.
 			return nil, ErrNewConnection
 		}
 		conn, err := dial(ctx, network, address)
@@ -120,17 +96,12 @@ func (s *spread) RoundTrip(r *http.Request) (*http.Response, error) {
 	if srv := s.saw(l, resp); route != nil {
 		route.answered(srv)
 	}
-	// A request is outstanding until its answer is read: a slow server
-	// may send headers at once and the body late.
+	// Outstanding until the body is closed: a slow server may send it late.
 	resp.Body = &doneBody{ReadCloser: resp.Body, done: func() { s.release(l) }}
 	return resp, nil
 }
 
-// takeFor reserves room for one request on the connection pick chooses,
-// or the one its route keeps to, waiting while it is full (every one, for
-// pick). A route's first request picks among the connections whose server
-// it does not avoid, and fails with ErrEveryServerAvoided where there is
-// none.
+// takeFor reserves room as pickFor does, waiting while the connections are full.
 func (s *spread) takeFor(ctx context.Context, route *Route) (*lane, error) {
 	for {
 		l, avoided := s.pickFor(route)
@@ -156,10 +127,8 @@ func (s *spread) release(l *lane) {
 	}
 }
 
-// pickFor reserves a slot for a request of route (nil: of none): on the
-// connection route keeps to, or on the one pick chooses among those whose
-// server route does not avoid, which route keeps to from then on. avoided
-// says every connection reaches a server route avoids.
+// pickFor reserves a slot on route's connection, or picks one whose server route does
+// not avoid and keeps to it; avoided says every connection reaches an avoided server.
 func (s *spread) pickFor(route *Route) (l *lane, avoided bool) {
 	if route == nil {
 		return s.pick(nil), false
@@ -185,7 +154,6 @@ func (s *spread) pickFor(route *Route) (l *lane, avoided bool) {
 	return l, false
 }
 
-// reserve takes a slot on l; nil when it is full.
 func (s *spread) reserve(l *lane) *lane {
 	if l.outstanding.Add(1) > streamsPerConnection {
 		// No wake-up: the requests that fill it will send theirs.
@@ -195,9 +163,7 @@ func (s *spread) reserve(l *lane) *lane {
 	return l
 }
 
-// pick reserves a slot on the connection with room of the server with the
-// fewest requests outstanding, passing over those skip names; nil when
-// every other connection is full.
+// pick reserves a slot on the least-loaded server's connection; nil when all are full.
 func (s *spread) pick(skip func(*lane) bool) *lane {
 	// Servers by index, then each connection not known yet as its own.
 	load := make([]int64, maxServers+len(s.lanes))
@@ -227,9 +193,7 @@ func (s *spread) pick(skip func(*lane) bool) *lane {
 	return s.reserve(best)
 }
 
-// saw notes which server the connection answered from, by the serving
-// certificate of this answer, and returns it: NoServer where the answer
-// does not tell.
+// saw notes and returns the server the answer's certificate tells, or NoServer.
 func (s *spread) saw(l *lane, resp *http.Response) Server {
 	if resp.TLS == nil || len(resp.TLS.PeerCertificates) == 0 {
 		return NoServer
@@ -277,9 +241,7 @@ func (b *doneBody) Close() error {
 	return err
 }
 
-// SpreadClient is an HTTP client whose requests are spread over n
-// connections of their own. A client-side rate limit cfg sets stays each
-// client's, above the connections: n do not multiply it.
+// SpreadClient is an HTTP client over n connections of its own; n does not multiply the rate limit.
 func SpreadClient(cfg *rest.Config, n int) (*http.Client, error) {
 	rt, err := spreadTransport(cfg, n)
 	if err != nil {

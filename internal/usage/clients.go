@@ -6,15 +6,12 @@ import (
 	"slices"
 )
 
-// Requests is the name a refusal gives the clients the deprecated-API
-// metric counts: the metric names none.
+// Requests names, in a refusal, the clients the deprecated-API metric counts: it names none.
 const Requests = "requests"
 
-// Clients names who but this plugin still uses version: each field manager
-// whose last write to an object used it, and the API server's count of
-// requests to it where this plugin's own records do not account for every
-// one, or where the metric could not be read (what cannot be seen is not
-// taken as nobody).
+// Clients names who but this plugin still uses version: each field manager whose last write
+// used it, and the server's request count where this plugin's records do not account for all
+// of it or the metric is unreadable (what cannot be seen is not taken as nobody).
 func (u CRDUsage) Clients(version string, m *DeprecatedAPIs) []results.Client {
 	var out []results.Client
 	if u.Managers != nil {

@@ -21,12 +21,9 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// The API server sets deprecatedMetric to 1 the first time it serves a
-// request for a version marked deprecated (for a CRD, `deprecated: true`)
-// and never resets it while the process lives; startMetric dates that window.
-// requestsMetric counts every request it served, per group, version and
-// resource (and verb, code, subresource): where deprecatedMetric says only
-// "once, by someone", this says how many (see OwnRequests).
+// The API server sets deprecatedMetric the first time it serves a deprecated version and never
+// resets it while it lives (startMetric dates that); requestsMetric counts every request per
+// group, version and resource: how many, not just "once, by someone" (see OwnRequests).
 const (
 	deprecatedMetric = "apiserver_requested_deprecated_apis"
 	startMetric      = "process_start_time_seconds"
@@ -40,13 +37,11 @@ const (
 	MetricsRead MetricsAccess = "read"
 	// MetricsNotAllowed: the user lacks get on the nonResourceURL /metrics.
 	MetricsNotAllowed MetricsAccess = "notAllowed"
-	// MetricsNotServed: the server answering has no /metrics (404), as some
-	// managed control planes and proxies do.
+	// MetricsNotServed: the server has no /metrics (404), as on some managed control planes.
 	MetricsNotServed MetricsAccess = "notServed"
 )
 
-// DeprecatedSeries is one series of apiserver_requested_deprecated_apis:
-// someone requested this resource (or subresource) at a deprecated version.
+// DeprecatedSeries is one series of the metric: this resource was requested while deprecated.
 type DeprecatedSeries struct {
 	Group          string
 	Version        string
@@ -55,36 +50,28 @@ type DeprecatedSeries struct {
 	RemovedRelease string
 }
 
-// DeprecatedAPIs is what one API server's /metrics says about requests to
-// deprecated versions: only that server's, only since it started.
+// DeprecatedAPIs is one API server's /metrics on deprecated requests: its own, since it started.
 type DeprecatedAPIs struct {
 	Access MetricsAccess
-	// StartedAt is when the answering API server started; zero when its
-	// /metrics does not say.
+	// StartedAt is when the answering server started; zero when /metrics does not say.
 	StartedAt time.Time
 	Series    []DeprecatedSeries
-	// Requests counts, per group, version and resource, the requests the
-	// answering API server served since it started (apiserver_request_total
-	// summed over verbs, codes and subresources), deprecated or not.
+	// Requests sums apiserver_request_total per resource version since start, deprecated or not.
 	Requests map[schema.GroupVersionResource]float64
 }
 
 // VersionRequests is what the metric says about one version of a CRD.
 type VersionRequests struct {
-	// Subresources lists what was requested: "" for the resource itself,
-	// else the subresource (status, scale).
+	// Subresources requested: "" for the resource itself, else status, scale.
 	Subresources   []string
 	RemovedRelease string
 }
 
-// DeprecatedRequests reads apiserver_requested_deprecated_apis from the API
-// server's /metrics. A 403 or 404 is an answer, not an error: the user may
-// not read /metrics, or this server has none, and the rest of a report
-// still stands.
+// DeprecatedRequests reads the metric from the API server's /metrics. A 403 or 404 is an
+// answer, not an error: the rest of a report still stands.
 func DeprecatedRequests(ctx context.Context, client rest.Interface) (*DeprecatedAPIs, error) {
 	body, err := client.Get().AbsPath("/metrics").
-		// The text format, whatever the client's default content types:
-		// it is the one every API server version serves.
+		// The text format: every API server version serves it.
 		SetHeader("Accept", "text/plain;version=0.0.4").
 		Stream(ctx)
 	switch {
@@ -103,8 +90,7 @@ func DeprecatedRequests(ctx context.Context, client rest.Interface) (*Deprecated
 	return d, nil
 }
 
-// ParseDeprecatedAPIs reads the metric, and the server's start time, from a
-// /metrics page in the Prometheus text format.
+// ParseDeprecatedAPIs reads the metrics and start time from a Prometheus text page.
 func ParseDeprecatedAPIs(r io.Reader) (*DeprecatedAPIs, error) {
 	wanted, err := keepFamilies(r, deprecatedMetric, startMetric, requestsMetric)
 	if err != nil {
@@ -162,8 +148,7 @@ func ParseDeprecatedAPIs(r io.Reader) (*DeprecatedAPIs, error) {
 	return d, nil
 }
 
-// RequestedWhileDeprecated reports whether the metric names the version of
-// the resource (any subresource): requested at least once while deprecated.
+// RequestedWhileDeprecated reports whether the metric names gvr (any subresource).
 func (d *DeprecatedAPIs) RequestedWhileDeprecated(gvr schema.GroupVersionResource) bool {
 	for _, s := range d.Series {
 		if s.Group == gvr.Group && s.Version == gvr.Version && s.Resource == gvr.Resource {
@@ -173,8 +158,7 @@ func (d *DeprecatedAPIs) RequestedWhileDeprecated(gvr schema.GroupVersionResourc
 	return false
 }
 
-// sampleValue reads a gauge, or an untyped sample should a server leave out
-// the TYPE line.
+// sampleValue reads a gauge, or an untyped sample where a server leaves out the TYPE line.
 func sampleValue(m *dto.Metric) float64 {
 	if g := m.GetGauge(); g != nil {
 		return g.GetValue()
@@ -182,9 +166,8 @@ func sampleValue(m *dto.Metric) float64 {
 	return m.GetUntyped().GetValue()
 }
 
-// keepFamilies keeps the lines of the named metric families. A /metrics
-// page is megabytes of histograms, and one line elsewhere the parser
-// refuses (a new format feature, a duplicate TYPE) must not hide these.
+// keepFamilies keeps the named families' lines: a /metrics page is megabytes, and one line
+// elsewhere the parser refuses (a new format feature, a duplicate TYPE) must not hide these.
 func keepFamilies(r io.Reader, names ...string) ([]byte, error) {
 	var out bytes.Buffer
 	br := bufio.NewReader(r)
@@ -221,9 +204,8 @@ func ofFamily(line []byte, names []string) bool {
 	return false
 }
 
-// ForCRD says, for each version of the CRD some series names, what was
-// requested. A version without a series is absent: not requested while
-// deprecated, or never deprecated (the metric counts nothing else).
+// ForCRD says what was requested per version a series names; an absent one was not
+// requested while deprecated, or never deprecated.
 func (d *DeprecatedAPIs) ForCRD(crd *apiextensionsv1.CustomResourceDefinition) map[string]VersionRequests {
 	out := map[string]VersionRequests{}
 	for _, s := range d.Series {

@@ -8,9 +8,8 @@ import (
 	"k8s.io/client-go/metadata"
 )
 
-// VersionManagers counts, for each of versions, the field managers whose
-// last write to an object of the CRD used that version, and in how many
-// objects (FieldManagers, by manager alone): the clients still writing it.
+// VersionManagers counts, per version, the managers whose last write used it, and on how many
+// objects: the clients still writing it.
 func VersionManagers(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string, pageSize int64) (map[string]map[string]int64, error) {
 	found, err := FieldManagers(ctx, meta, crd, pageSize)
 	if err != nil {

@@ -20,23 +20,12 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
-// OwnRequests tells this plugin's own requests at deprecated versions from
-// other clients'. The deprecated-API metric names no client: verify's and
-// migrate's old→new→old checks (a read and a dry-run update at the old
-// version, which is deprecated by then) set it as any client does, and the
-// API server cannot say by whom. What can be told: its request counter
-// (apiserver_request_total) per version. OwnRequests counts the requests a
-// run sends to each deprecated version, reads the API server's metrics
-// before the first of them and after the run, and where the server's count
-// grew by exactly the run's own and no request had reached the version
-// while deprecated before (or only this plugin's, recorded), records on
-// this machine (OwnRecords) the server's count at that moment: every
-// request to the version while deprecated, up to that count, was this
-// plugin's. usage then tells "only this plugin's own" (the count still
-// there) from "someone's besides" (it grew since). Any doubt, a count that
-// grew by more or less (a client's request meanwhile, some of the run's
-// answered by another API server), another API server, metrics that cannot
-// be read, records nothing, and the metric's "yes" stands as anyone's.
+// OwnRequests tells this plugin's own requests at deprecated versions from others': the
+// deprecated-API metric names no client, and the old→new→old checks set it too. It counts a
+// run's requests per deprecated version and reads apiserver_request_total before and after;
+// where the count grew by exactly the run's own, on one server, with no earlier use but
+// recorded own, it records that count (OwnRecords): requests up to it were this plugin's.
+// Any doubt records nothing, and the metric's "yes" stands as anyone's.
 type OwnRequests struct {
 	records OwnRecords
 	// getCRD and metrics reach the API server without counting.
@@ -47,13 +36,10 @@ type OwnRequests struct {
 
 	mu      sync.Mutex
 	command string
-	// crds are the CRDs the run named (Know), by group and resource; a
-	// resource of another group is looked up when the run ends.
+	// crds are the CRDs the run named (Know); other groups' are looked up when it ends.
 	crds map[schema.GroupResource]*apiextensionsv1.CustomResourceDefinition
 	runs map[schema.GroupVersionResource]*ownRun
-	// before is the metrics read before the first request counted, once a
-	// run: every count grows from it. nil when they could not be read:
-	// nothing is recorded then.
+	// before is the metrics read before the first counted request (nil: unread, record nothing).
 	before     *DeprecatedAPIs
 	readBefore sync.Once
 }
@@ -67,10 +53,8 @@ type ownRun struct {
 	unsure atomic.Bool
 }
 
-// NewOwnRequests counts a run's own requests at deprecated versions and
-// keeps its records in records. getCRD and the metrics reads (through a
-// client of metricsConfig) must not be wrapped by Wrap: they reach the API
-// server for the count, not as part of it.
+// NewOwnRequests counts a run's own deprecated requests into records. getCRD and the metrics
+// reads (metricsConfig) must not go through Wrap: they are not part of the count.
 func NewOwnRequests(records OwnRecords, getCRD func(context.Context, string) (*apiextensionsv1.CustomResourceDefinition, error), metricsConfig *rest.Config) (*OwnRequests, error) {
 	o := &OwnRequests{records: records, getCRD: getCRD,
 		crds: map[schema.GroupResource]*apiextensionsv1.CustomResourceDefinition{}, runs: map[schema.GroupVersionResource]*ownRun{}}
@@ -91,8 +75,7 @@ func (o *OwnRequests) SetCommand(name string) {
 	o.command = name
 }
 
-// Know tells which CRDs the run works on: requests to their versions that
-// are not deprecated cost no metrics read.
+// Know names the CRDs the run works on: requests to undeprecated versions cost no metrics read.
 func (o *OwnRequests) Know(crds []apiextensionsv1.CustomResourceDefinition) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -112,18 +95,13 @@ type ownTransport struct {
 	next http.RoundTripper
 }
 
-// flowSchemaHeader names, on an answer, the flow schema priority and
-// fairness classified the request by: the API server's own filter saw it.
+// flowSchemaHeader on an answer names the flow schema: the API server's own filter saw it.
 const flowSchemaHeader = "X-Kubernetes-PF-FlowSchema-UID"
 
-// RoundTrip counts a request the API server counts: one it answered (one
-// it did not answer may not be among them, and a count that then falls
-// short records nothing). A 429 that priority and fairness answered (it
-// names the flow schema) is counted there too (RecordDroppedRequest); one
-// without that name may be a proxy's, which the server never saw. A 401
-// or 403 may come from a filter (not counted) or from admission
-// (counted). Either way the count cannot be matched: the run records
-// nothing.
+// RoundTrip counts a request the API server counts: one it answered. A 429 naming a flow
+// schema is counted (RecordDroppedRequest); one without may be a proxy's. A 401 or 403 may
+// come from a filter (not counted) or admission (counted). Where the count cannot be
+// matched, the run records nothing.
 func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	run := t.own.runFor(r.Context(), r.URL.Path)
 	resp, err := t.next.RoundTrip(r)
@@ -148,10 +126,8 @@ func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// changed forgets what the run knew of a CRD it writes: a step that
-// deprecates a version (promote --to deprecated) then checks objects at
-// it, and those requests must be counted. Its versions are looked up when
-// the run ends.
+// changed forgets what the run knew of a CRD it writes: a step that deprecates a version then
+// checks objects at it, and those requests must be counted.
 func (o *OwnRequests) changed(path string) {
 	const crds = "/apis/" + apiextensionsv1.GroupName + "/v1/customresourcedefinitions/"
 	name, ok := strings.CutPrefix(path, crds)
@@ -177,18 +153,14 @@ func (o *OwnRequests) changed(path string) {
 
 func (t ownTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
 
-// builtinGroups are API groups of kube-apiserver's own that the plugin
-// requests (access reviews, the API servers' endpoints, the in-tree
-// migrator): no CRD's.
+// builtinGroups are kube-apiserver's own API groups the plugin requests: no CRD's.
 var builtinGroups = map[string]bool{
 	apiextensionsv1.GroupName: true, "authorization.k8s.io": true, "discovery.k8s.io": true,
 	"storagemigration.k8s.io": true, "coordination.k8s.io": true,
 }
 
-// runFor is the count of the version a request path addresses: a
-// deprecated version of a CRD the run knows, or a resource of a group it
-// does not know (looked up when the run ends); nil for anything else. The
-// first request counted waits for the metrics read before it.
+// runFor is the count of the version path addresses (a known CRD's deprecated version, or an
+// unknown group's resource); nil otherwise. The first counted waits for the metrics read.
 func (o *OwnRequests) runFor(ctx context.Context, path string) *ownRun {
 	gvr, ok := resourcePath(path)
 	if !ok || builtinGroups[gvr.Group] {
@@ -196,8 +168,7 @@ func (o *OwnRequests) runFor(ctx context.Context, path string) *ownRun {
 	}
 	run := o.lookUpRun(gvr)
 	if run != nil {
-		// Only the requests counted wait for the read before them; the
-		// others go on, and none waits on the lock during the read.
+		// Only counted requests wait for the read, and none waits on the lock during it.
 		o.readBefore.Do(func() {
 			if m, err := o.readMetrics(ctx); err == nil && m.Access == MetricsRead && !m.StartedAt.IsZero() {
 				o.mu.Lock()
@@ -232,10 +203,8 @@ func specVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) *ap
 	return lifecycle.SpecVersion(crd, name)
 }
 
-// resourcePath reads the group, version and resource of an API path:
-// /apis/G/V/R..., /apis/G/V/namespaces/NS/R..., with or without the old
-// /watch/ prefix. Discovery (/apis/G/V) and the core group (/api) are not
-// resources of a CRD.
+// resourcePath reads the GVR of /apis/G/V/[namespaces/NS/]R..., with or without /watch/;
+// discovery (/apis/G/V) and the core group (/api) are no CRD's.
 func resourcePath(path string) (schema.GroupVersionResource, bool) {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	if len(parts) < 4 || parts[0] != "apis" {
@@ -255,15 +224,12 @@ func resourcePath(path string) (schema.GroupVersionResource, bool) {
 	return gvr, gvr.Resource != ""
 }
 
-// settleWait bounds the wait for the API server to count the run's last
-// requests: it counts a request once its handler returns, a moment after
-// the answer may have reached the client.
+// settleWait bounds the wait for the server to count the run's last requests: it counts once
+// its handler returns, a moment after the client may have its answer.
 const settleWait = 2 * time.Second
 
-// Settle reads the metrics after the run and records, for each deprecated
-// version the run requested, what OwnRequests describes. It sends nothing
-// when the run requested no deprecated version (or the metrics could not
-// be read before it).
+// Settle reads the metrics after the run and records each deprecated version it requested, as
+// OwnRequests describes. It sends nothing if there was none or no read before.
 func (o *OwnRequests) Settle(ctx context.Context) error {
 	o.mu.Lock()
 	command, before := o.command, o.before
@@ -277,8 +243,7 @@ func (o *OwnRequests) Settle(ctx context.Context) error {
 	if before == nil {
 		return nil
 	}
-	// A resource of a group the run did not name: only a deprecated
-	// version of a CRD is recorded.
+	// Only a deprecated version of a CRD is recorded.
 	o.lookUp(ctx, runs)
 	for gvr, r := range runs {
 		if v := specVersion(r.crd, gvr.Version); v == nil || !v.Served || !v.Deprecated {
@@ -320,8 +285,7 @@ func (o *OwnRequests) Settle(ctx context.Context) error {
 	return nil
 }
 
-// counted reports whether the server has counted at least every request
-// of the runs (or is another server, whose count will never catch up).
+// counted reports whether the server counted every request of runs, or is another server.
 func counted(before, after *DeprecatedAPIs, runs map[schema.GroupVersionResource]*ownRun) bool {
 	for gvr, r := range runs {
 		if after.StartedAt.Equal(before.StartedAt) && after.Requests[gvr]-before.Requests[gvr] < float64(r.sent.Load()) {
@@ -331,11 +295,9 @@ func counted(before, after *DeprecatedAPIs, runs map[schema.GroupVersionResource
 	return true
 }
 
-// record is what a run that sent sent requests to a version adds to its
-// records, if anything: the server's count grew by exactly those, on the
-// same server, and before the run no request had reached the version
-// while deprecated, or only those an earlier record of this plugin's
-// accounts for.
+// record is what a run that sent sent requests to a version adds to its records, if anything:
+// the same server's count grew by exactly those, and before the run no request had reached
+// the version while deprecated but those an earlier record accounts for.
 func record(gvr schema.GroupVersionResource, sent int64, before, after *DeprecatedAPIs, kept []OwnRecord, command string, now time.Time) (OwnRecord, bool) {
 	if !after.StartedAt.Equal(before.StartedAt) || after.Requests[gvr]-before.Requests[gvr] != float64(sent) {
 		return OwnRecord{}, false
@@ -355,9 +317,8 @@ func record(gvr schema.GroupVersionResource, sent int64, before, after *Deprecat
 	return rec, true
 }
 
-// OwnRecord says that on one API server (known by when it started) every
-// request to a version while it was deprecated, up to the server's count
-// Counted of all requests to that version, was this plugin's own.
+// OwnRecord says that on one API server (known by its start), every request to a deprecated
+// version up to its count Counted was this plugin's own.
 type OwnRecord struct {
 	Version string    `json:"version"`
 	Server  time.Time `json:"serverStarted"`
@@ -378,10 +339,8 @@ func findOwn(kept []OwnRecord, version string, server time.Time) *OwnRecord {
 	return nil
 }
 
-// OwnRecords keep OwnRecord in a directory of this machine, a file per CRD:
-// only this user's own runs write there, and nothing is written to the
-// cluster (a dry run stays one). A record made on another machine is not
-// seen: there, that machine's runs are clients like any other.
+// OwnRecords keep OwnRecord in a directory of this machine, a file per CRD: nothing is
+// written to the cluster. Another machine's records are not seen; its runs count as clients.
 type OwnRecords struct{ Dir string }
 
 func (s OwnRecords) notes() crdnotes.Dir[OwnRecord] {
@@ -391,22 +350,19 @@ func (s OwnRecords) notes() crdnotes.Dir[OwnRecord] {
 // keptOwnPerCRD bounds a CRD's file: the newest records matter.
 const keptOwnPerCRD = 32
 
-// OwnUse is what the records say of one deprecated version the metric
-// names, on the API server whose metrics were read.
+// OwnUse is what the records say of one deprecated version on the server whose metrics were read.
 type OwnUse struct {
 	// Commands and Requests are this plugin's own that requested it.
 	Commands []string
 	Requests int64
 	Last     time.Time
-	// Since counts the requests to the version that server served after
-	// this plugin's last recorded one: 0 means every request to it while
-	// deprecated was this plugin's own.
+	// Since counts requests to the version that server served after this plugin's last
+	// recorded one: 0 means every deprecated request was this plugin's.
 	Since int64
 }
 
-// Own says, for each version of the CRD the metric names, what this
-// plugin's own records account for on the server m was read from; a
-// version absent has no record there.
+// Own says, per version the metric names, what this plugin's records account for on m's
+// server; a version absent has no record there.
 func (s OwnRecords) Own(crd *apiextensionsv1.CustomResourceDefinition, m *DeprecatedAPIs) map[string]OwnUse {
 	out := map[string]OwnUse{}
 	if m == nil || m.Access != MetricsRead || m.StartedAt.IsZero() {
@@ -424,8 +380,7 @@ func (s OwnRecords) Own(crd *apiextensionsv1.CustomResourceDefinition, m *Deprec
 	return out
 }
 
-// metricsReadTimeout bounds one read of /metrics: a page that never comes
-// (a proxy that holds it) costs a run this long, once, and records nothing.
+// metricsReadTimeout bounds one /metrics read: a proxy that holds it costs a run this, once.
 const metricsReadTimeout = 10 * time.Second
 
 func (o *OwnRequests) readMetrics(ctx context.Context) (*DeprecatedAPIs, error) {
@@ -434,8 +389,7 @@ func (o *OwnRequests) readMetrics(ctx context.Context) (*DeprecatedAPIs, error) 
 	return DeprecatedRequests(ctx, o.metrics)
 }
 
-// lookUp reads, a few at a time and each once, the CRDs of the resources
-// the run requested without knowing their CRD.
+// lookUp reads, a few at a time and each once, the CRDs of resources the run did not know.
 func (o *OwnRequests) lookUp(ctx context.Context, runs map[schema.GroupVersionResource]*ownRun) {
 	found := map[schema.GroupResource]*apiextensionsv1.CustomResourceDefinition{}
 	for gvr, r := range runs {

@@ -7,18 +7,14 @@ import (
 	"sync"
 )
 
-// answeredBy tells the API servers that answered a set of requests apart
-// by their serving certificates. The count a run compares is one server's:
-// where its requests, or the metrics reads, were answered by another
-// server too (several API servers behind a load balancer), the server
-// whose metrics were read saw only part of them, and another client's
-// requests could make up exactly the rest. An answer that shows no
-// certificate (plain HTTP) tells no server, and so proves nothing either.
+// answeredBy tells the servers that answered apart by certificate. A run's count is one
+// server's: where another server answered too, the one whose metrics were read saw only
+// part, and another client's requests could make up the rest. An answer without a
+// certificate (plain HTTP) proves nothing.
 type answeredBy struct {
 	mu      sync.Mutex
 	servers map[[sha256.Size]byte]bool
-	// seen spares a hash for each answer: a connection's certificate is
-	// parsed once, at its handshake, and every answer on it shares it.
+	// seen spares a hash per answer: a connection's certificate is parsed once.
 	seen   map[*x509.Certificate]bool
 	untold bool
 }
@@ -41,7 +37,6 @@ func (a *answeredBy) saw(resp *http.Response) {
 	a.servers[sha256.Sum256(cert.Raw)] = true
 }
 
-// one is the single server every answer came from, if that is so.
 func (a *answeredBy) one() ([sha256.Size]byte, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -54,8 +49,7 @@ func (a *answeredBy) one() ([sha256.Size]byte, bool) {
 	return [sha256.Size]byte{}, false
 }
 
-// sameServer says whether every answer of every set came from one server,
-// the same one.
+// sameServer says whether every answer of every set came from one and the same server.
 func sameServer(sets ...*answeredBy) bool {
 	var first [sha256.Size]byte
 	for i, s := range sets {

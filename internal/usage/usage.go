@@ -19,28 +19,21 @@ import (
 // systemManagers write to every resource for the cluster's own reasons, so
 // their managedFields entries say nothing about which clients use a version.
 var systemManagers = map[string]bool{
-	// Every kube-controller-manager controller that names no field manager,
-	// the garbage collector's ownerReference and finalizer patches among
-	// them: the API server takes the User-Agent up to its first "/"
-	// (k8s.io/apiserver endpoints/handlers, prefixFromUserAgent).
+	// Controllers naming no field manager, the garbage collector's patches among them: the
+	// API server takes the User-Agent up to its first "/" (prefixFromUserAgent).
 	"kube-controller-manager": true,
-	// The garbage collector's controller and service account name, should a
-	// distribution pass it as the field manager.
+	// The garbage collector's name, should a distribution pass it as the field manager.
 	"generic-garbage-collector": true,
-	// The in-tree StorageVersionMigration controller's re-stores (its
-	// FieldManager is its controller name: kubernetes
-	// cmd/kube-controller-manager/names, StorageVersionMigratorController).
+	// The in-tree StorageVersionMigration controller's re-stores (its controller name).
 	"storage-version-migrator-controller": true,
 	// This plugin's re-stores and managedFields cleanups.
 	cluster.FieldManager: true,
 }
 
-// IsSystemManager reports a field manager whose writes are the cluster's
-// (or this plugin's) own, not a client's.
+// IsSystemManager reports a field manager whose writes are the cluster's or this plugin's.
 func IsSystemManager(name string) bool { return systemManagers[name] }
 
-// ManagerUse counts the objects on which a field manager's last write with
-// one operation (Apply or Update) used one version.
+// ManagerUse counts objects whose manager's last write, by one operation, used one version.
 type ManagerUse struct {
 	Manager   string
 	Operation string
@@ -50,8 +43,7 @@ type ManagerUse struct {
 
 // ManagerCount is what FieldManagers found for one CRD.
 type ManagerCount struct {
-	// ListedAt is the version the objects were listed at; empty when no
-	// version is served and nothing could be listed.
+	// ListedAt is the version listed at; empty when none is served.
 	ListedAt string
 	Objects  int64
 	// Managers are sorted by version, then most objects first.
@@ -60,18 +52,13 @@ type ManagerCount struct {
 
 type managerKey struct{ manager, operation, version string }
 
-// FieldManagers lists the CRD's objects, metadata only, a page at a time,
-// and counts for each version of the CRD the field managers whose last
-// write to an object used it (a managedFields entry names it), system
-// managers left out. A manager with entries for several subresources
-// counts once per object.
+// FieldManagers counts, per version, the field managers whose last write to an object used it,
+// system managers left out; a manager counts once per object whatever its subresources.
 func FieldManagers(ctx context.Context, client metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, pageSize int64) (*ManagerCount, error) {
 	return FieldManagersSince(ctx, client, crd, pageSize, time.Time{})
 }
 
-// FieldManagersSince is FieldManagers counting only the writes made after
-// since (an entry's time is its manager's last write, to the second: one
-// in since's own second is taken as before it).
+// FieldManagersSince counts only writes after since (to the second: one in its second is before).
 func FieldManagersSince(ctx context.Context, client metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, pageSize int64, since time.Time) (*ManagerCount, error) {
 	at := ListVersion(crd)
 	if at == "" {
@@ -92,14 +79,12 @@ func FieldManagersSince(ctx context.Context, client metadata.Interface, crd *api
 	return out, nil
 }
 
-// ListVersion is the version to list at (lifecycle.ListVersion): one the
-// CRD serves and does not deprecate, so the list itself is not a request
-// the deprecated-API metric would count.
+// ListVersion is the version to list at (lifecycle.ListVersion): served and not deprecated,
+// so the list is no request the deprecated-API metric counts.
 func ListVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 	return lifecycle.ListVersion(crd)
 }
 
-// countManagers adds one page of objects to counts.
 func countManagers(items []metav1.PartialObjectMetadata, crd *apiextensionsv1.CustomResourceDefinition, since time.Time, counts map[managerKey]int64) {
 	versions := map[string]string{}
 	for _, v := range crd.Spec.Versions {
@@ -143,8 +128,7 @@ type CRDUsage struct {
 	CRD *apiextensionsv1.CustomResourceDefinition
 	// Requests holds the versions the deprecated-API metric names.
 	Requests map[string]VersionRequests
-	// Own holds, of those, the versions this plugin's own recorded
-	// requests account for on the API server that answered (OwnRecords.Own).
+	// Own holds those this plugin's own recorded requests account for (OwnRecords.Own).
 	Own      map[string]OwnUse
 	Managers *ManagerCount
 }
@@ -155,10 +139,8 @@ type Result struct {
 	CRDs    []CRDUsage
 }
 
-// Read reads the deprecated-API metric once, then counts each CRD's field
-// managers. The metric comes first so that this command's own lists cannot
-// show up in it (a list at a deprecated version would set it). own are
-// this plugin's records of its own requests (OwnRequests).
+// Read reads the deprecated-API metric once, before counting each CRD's field managers: this
+// command's own lists at a deprecated version would set it. own are the plugin's records.
 func Read(ctx context.Context, metricsClient rest.Interface, meta metadata.Interface, crds []*apiextensionsv1.CustomResourceDefinition, pageSize int64, own OwnRecords) (*Result, error) {
 	m, err := DeprecatedRequests(ctx, metricsClient)
 	if err != nil {

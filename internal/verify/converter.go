@@ -20,20 +20,14 @@ import (
 )
 
 var (
-	// ErrConverterUnproven: no object could show that the conversion
-	// webhook converts between two versions: none exists, and the smallest
-	// one the schema seems to allow was refused before any conversion.
+	// ErrConverterUnproven: no object could show the webhook converts: none exists, and
+	// the smallest one the schema seems to allow was refused before any conversion.
 	ErrConverterUnproven = errors.New("the conversion webhook could not be shown to answer")
 )
 
-// ProveConverter shows that the CRD's conversion webhook converts an
-// object both ways between version v and the storage version, objects or
-// not: a server-side dry-run create at v of the smallest object the schema
-// allows (schemacompat.MinimalObject) is converted to the storage version to
-// be encoded and back to v to be answered, and nothing is persisted. Where
-// the schema refuses that object before any conversion, one existing
-// object read at v and sent back as a dry-run update at v shows the same.
-// Without a webhook there is nothing to prove.
+// ProveConverter shows the CRD's webhook converts both ways between v and storage: a
+// dry-run create at v of the smallest object the schema allows persists nothing; if the
+// schema refuses it, an existing object sent back as a dry-run update at v shows the same.
 func ProveConverter(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string) error {
 	if !lifecycle.ConvertsByWebhook(crd) {
 		return nil

@@ -16,8 +16,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// Outcome is how one object's check (ObjectCheck) went, where it found no
-// loss.
+// Outcome is how one object's check (ObjectCheck) went, where it found no loss.
 type Outcome int
 
 const (
@@ -27,28 +26,23 @@ const (
 	Gone
 	// Conflicted: written since it was read: check it again.
 	Conflicted
-	// NotStored: the converter will not express it at any of the versions
-	// checked, so it is stored at none of them.
+	// NotStored: the converter will not express it at any version checked: stored at none.
 	NotStored
 )
 
-// LossFound is an object whose check (ObjectCheck) showed that old→new→old
-// does not keep it: it is not re-stored.
+// LossFound is an object old→new→old does not keep (ObjectCheck): it is not re-stored.
 type LossFound struct{ results.Loss }
 
 func (l LossFound) Error() string {
 	return fmt.Sprintf("%s/%s does not come back intact from %s→storage→%s", l.Namespace, l.Name, l.Version, l.Version)
 }
 
-// Retrier sends a request with retries: the pass of the re-store a check
-// guards (its Attempt), so the check's requests share that pass's limit
-// and retries.
+// Retrier sends a request with the re-store pass's retries, so a check shares its limit.
 type Retrier interface {
 	Attempt(ctx context.Context, request func(context.Context) error) error
 }
 
-// ObjectCheck checks the objects of one CRD before each is re-stored: each
-// is sent back at each of Versions as a dry run.
+// ObjectCheck checks a CRD's objects before each is re-stored, by dry runs at each version.
 type ObjectCheck struct {
 	dyn      dynamic.Interface
 	resource schema.GroupResource
@@ -56,8 +50,7 @@ type ObjectCheck struct {
 	schemas  []*apiextensionsv1.JSONSchemaProps
 }
 
-// NewObjectCheck checks crd's objects at versions, the old versions they
-// may be stored at, through dyn.
+// NewObjectCheck checks crd's objects at versions, the old ones they may be stored at.
 func NewObjectCheck(dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string) ObjectCheck {
 	c := ObjectCheck{dyn: dyn, resource: schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}, versions: versions}
 	for _, v := range versions {
@@ -66,12 +59,8 @@ func NewObjectCheck(dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDe
 	return c
 }
 
-// Check sends one object back at each version as a dry run, through r's
-// retries: listed is its metadata as listed, obj the object as listed at
-// the first version (nil: it is read there). It answers Gone (deleted),
-// Conflicted (written since it was read: check it again), NotStored (the
-// converter will not express it at any of the versions), a LossFound,
-// another error, or Intact: it round-trips at every version that shows it.
+// Check sends one object back at each version as a dry run through r: listed is its
+// metadata, obj the object at the first version (nil: read it). See Outcome and LossFound.
 func (c ObjectCheck) Check(ctx context.Context, r Retrier, listed *metav1.ObjectMeta, obj *unstructured.Unstructured) (Outcome, error) {
 	gr := c.resource
 	shown := 0
@@ -84,9 +73,7 @@ func (c ObjectCheck) Check(ctx context.Context, r Retrier, listed *metav1.Object
 			case pass.ObjectGone(err, gr, listed.Name):
 				return Gone, nil
 			case pass.IsConversionFailure(err):
-				// A read at an object's stored version never converts: the
-				// converter was asked, so the object is not stored at v,
-				// and nothing of it at v can be lost.
+				// A read at the stored version never converts: not stored at v, nothing to lose.
 				continue
 			case err != nil:
 				return 0, err
@@ -117,10 +104,8 @@ func (c ObjectCheck) Check(ctx context.Context, r Retrier, listed *metav1.Object
 	return Intact, nil
 }
 
-// sendBack sends obj, as read, back unchanged as a server-side dry-run
-// update at its own version, with its resourceVersion as the precondition:
-// the API server converts it to the storage version and back, and nothing
-// is persisted. It returns every field the answer does not have as read.
+// sendBack sends obj back unchanged as a dry-run update at its version, preconditioned on
+// its resourceVersion, and returns every field the answer does not have as read.
 func sendBack(ctx context.Context, r dynamic.ResourceInterface, obj *unstructured.Unstructured, s *apiextensionsv1.JSONSchemaProps) ([]results.FieldDiff, error) {
 	back, err := r.Update(ctx, obj, metav1.UpdateOptions{FieldManager: cluster.FieldManager, DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
@@ -129,7 +114,6 @@ func sendBack(ctx context.Context, r dynamic.ResourceInterface, obj *unstructure
 	return schemacompat.DiffFields("", comparable(obj), comparable(back), s), nil
 }
 
-// readAt reads the object anew, with the pass's retries.
 func readAt(ctx context.Context, r Retrier, ri dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
 	var obj *unstructured.Unstructured
 	err := r.Attempt(ctx, func(wctx context.Context) (err error) {

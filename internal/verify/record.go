@@ -15,22 +15,18 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
-// maxRecordTries bounds how often a record is tried again after the CRD
-// changed between our read and our write.
+// maxRecordTries bounds retries after the CRD changed between our read and write.
 const maxRecordTries = 5
 
-// RecordVerification records a passed check of v on the CRD, stamped with
-// the fingerprint of the CRD it was made on, and only while the CRD still
-// has that fingerprint and storage version: a record made on other schemas
-// would be a lie. Status updates by the API server's own controllers move
-// the resourceVersion meanwhile, so a conflict means read and compare again.
+// RecordVerification records a passed check of v on the CRD only while it keeps the
+// fingerprint and storage version checked: a record on other schemas would lie. The API
+// server's own status updates move resourceVersion, so a conflict means compare again.
 func RecordVerification(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string, rec lifecycle.Verification) error {
 	return record(ctx, client, crd, v, rec, lifecycle.Verification.Annotation)
 }
 
-// recordCheck records verify's check of v (see
-// lifecycle.CheckedAnnotationPrefix) when it passed, under the same
-// conditions, and removes an earlier record when it did not.
+// recordCheck records verify's check of v (lifecycle.CheckedAnnotationPrefix) when it
+// passed, and removes an earlier record when it did not.
 func recordCheck(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string, rec lifecycle.Verification, passed bool) error {
 	if passed {
 		return record(ctx, client, crd, v, rec, lifecycle.Verification.CheckAnnotation)

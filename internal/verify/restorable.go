@@ -17,8 +17,7 @@ import (
 
 // ProveOptions tune ProveRestorable.
 type ProveOptions struct {
-	// Versions limits the proof to these old versions; empty: every old
-	// version in status.storedVersions.
+	// Versions limits the proof to these old versions (empty: all of storedVersions).
 	Versions    []string
 	Concurrency int
 	Gentle      bool
@@ -28,16 +27,10 @@ type ProveOptions struct {
 	Record bool
 }
 
-// ProveRestorable shows, for every old version in status.storedVersions,
-// what is known of its objects surviving a re-store at the storage
-// version: what the CRD shows (ProofByCRD), or else a check of every object
-// now. The check needs the storage switch in effect: once the new version
-// is storage, a server-side dry-run update sent at the old version is
-// exactly old→new→old through the API server's real conversion path
-// (webhook included). A passed check is recorded on the CRD where
-// opts.Record says so: a record marks the stage for status and promote,
-// and is never taken as the proof before a re-store, which checks each
-// object as it writes it.
+// ProveRestorable shows, per old stored version, whether its objects survive a re-store:
+// by the CRD (ProofByCRD) or a check of every object, which needs the storage switch in
+// effect so a dry-run update at the old version is exactly old→new→old. A recorded pass
+// marks the stage for status and promote, never the proof before a re-store.
 func ProveRestorable(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, opts ProveOptions) ([]results.Proof, error) {
 	storage := lifecycle.StorageVersion(crd)
 	proofs := []results.Proof{}
@@ -47,8 +40,7 @@ func ProveRestorable(ctx context.Context, c cluster.Clients, crd *apiextensionsv
 		}
 		p, known := ProofByCRD(crd, v, false)
 		if !known {
-			// Where v is served and checked at itself, a converter's refusal
-			// to express an object at v shows it is not stored there.
+			// Checked at v itself, a converter's refusal at v shows it is not stored there.
 			vo := Options{Versions: p.CheckedAt, Concurrency: opts.Concurrency, Gentle: opts.Gentle, PageSize: opts.PageSize,
 				RefusedNotStored: slices.Equal(p.CheckedAt, []string{v})}
 			if opts.Progress != nil {
@@ -81,8 +73,7 @@ func ProveRestorable(ctx context.Context, c cluster.Clients, crd *apiextensionsv
 // Trip names the round trip old→storage→old.
 func Trip(old, storage string) string { return old + "→" + storage + "→" + old }
 
-// CheckedTrip names the round trip a check of pr's objects made: where its
-// version is not served, what reaches the served versions is checked there.
+// CheckedTrip names the round trip a check of pr's objects made (at served versions if not pr's).
 func CheckedTrip(pr results.Proof) string {
 	if len(pr.CheckedAt) == 0 || slices.Equal(pr.CheckedAt, []string{pr.Version}) {
 		return Trip(pr.Version, pr.Storage)
@@ -90,9 +81,8 @@ func CheckedTrip(pr results.Proof) string {
 	return fmt.Sprintf("%s is not served: what its objects show at %s, through %s and back,", pr.Version, strings.Join(pr.CheckedAt, ", "), pr.Storage)
 }
 
-// ProofByCRD says what the CRD alone shows of re-storing the objects that
-// may be stored at old version v, and false when only the objects can show
-// it: each must then be checked.
+// ProofByCRD says what the CRD alone shows of re-storing the objects that may be stored
+// at old version v; false when each object must be checked.
 func ProofByCRD(crd *apiextensionsv1.CustomResourceDefinition, v string, acceptLoss bool) (results.Proof, bool) {
 	storage := lifecycle.StorageVersion(crd)
 	p := results.Proof{Version: v, Storage: storage}
@@ -116,11 +106,9 @@ func ProofByCRD(crd *apiextensionsv1.CustomResourceDefinition, v string, acceptL
 	return p, true
 }
 
-// checkVersions are the versions at which the objects that may be stored at
-// old version v are checked, one by one: v itself where it is served. Where
-// it is not, every served version but the storage version: the data of an
-// object stored at v reaches each of them by conversion, so a field the
-// storage version drops and one of them shows is a loss, read there.
+// checkVersions are where old version v's objects are checked: v if served, else every
+// served version but storage: an object's data reaches each by conversion, so a field
+// storage drops and one of them shows is a loss, read there.
 func checkVersions(crd *apiextensionsv1.CustomResourceDefinition, v string) []string {
 	if served(crd, v) {
 		return []string{v}

@@ -20,11 +20,9 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
-// The defaults of a check are those of every pass over objects (migrate's
-// too).
+// A check's defaults are those of every pass over objects.
 const (
-	// DefaultConcurrency bounds the checks a pass keeps in flight; the
-	// pass adapts below it.
+	// DefaultConcurrency bounds the checks in flight; the pass adapts below it.
 	DefaultConcurrency = pass.DefaultConcurrency
 	// MaxConcurrency bounds Concurrency: four times the default.
 	MaxConcurrency = pass.MaxConcurrency
@@ -36,37 +34,25 @@ const (
 type Options struct {
 	// Versions to check; empty means every served version.
 	Versions []string
-	// Concurrency bounds the checks in flight; below it the check adapts
-	// as a migration does (0: DefaultConcurrency).
+	// Concurrency bounds the checks in flight (0: DefaultConcurrency).
 	Concurrency int
 	// Gentle paces the checks as migrate.RestoreOptions.Gentle paces writes.
 	Gentle bool
 	// PageSize is objects listed per request (0: DefaultPageSize).
 	PageSize int64
-	// RefusedNotStored takes a converter's refusal to express an object at
-	// a version checked as proof that the object is not stored there (a
-	// read at the version an object is stored at converts nothing): such
-	// an object is counted in NotStored, not as a loss. For a check of an
-	// old version after the switch, never for the bridge's check of a new
-	// one.
+	// RefusedNotStored counts an object the converter refuses at a checked version as
+	// NotStored, not a loss. Only for old versions after the switch, never the bridge's.
 	RefusedNotStored bool
-	// Record records, for each version but the storage version whose every
-	// object passed, the check on the CRD (lifecycle.CheckFor), with the
-	// objects it covered: promote --to bridge takes it instead of checking
-	// again while nothing changed.
+	// Record records each non-storage version's passed check on the CRD (lifecycle.CheckFor),
+	// so promote --to bridge need not check again while nothing changed.
 	Record bool
-	// Progress, when set, hears each version's pass: its task ("verify
-	// v1beta1→v1→v1beta1"), the objects checked at that version and their
-	// estimated total. Calls come from many goroutines.
+	// Progress hears each version's pass (task, done, estimated total), from many goroutines.
 	Progress func(task string, done, total int64)
 }
 
-// Verify runs the conversion round trip of the conversion KEP on the
-// cluster's real objects, through the API server's own conversion path
-// (the webhook included): for every version V and every object (listed a
-// page at a time, metadata only), read it at V, send it back as a dry-run
-// update at V, and compare what comes back with what was read. A difference means converting to storage and back loses
-// something. Nothing is written.
+// Verify runs the conversion KEP's round trip on the cluster's objects through the API
+// server's own conversion path (webhook included): read each object at each version, send
+// it back there as a dry-run update and compare. Nothing is written.
 func Verify(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, opts Options) (*results.VerifyResult, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
@@ -75,8 +61,8 @@ func Verify(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomR
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
 	}
-	// A dry-run update needs the update verb: RBAC cannot tell it from a
-	// write. Objects the user may not check would read as losses.
+	// A dry-run update needs the update verb (RBAC cannot tell it from a write);
+	// objects the user may not check would read as losses.
 	if err := cluster.RequireAccess(ctx, c, crd, cluster.Access{Op: "check old→new→old on", ObjectVerbs: []string{"list", "get", "update"}}, nil); err != nil {
 		return nil, err
 	}
@@ -122,8 +108,7 @@ func Verify(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomR
 		lossesBefore := len(res.Losses)
 		task = "verify " + res.RoundTrips[i]
 		ri := c.Dynamic.Resource(gvr(v))
-		// Addresses are listed at the storage version, where a listing
-		// converts least, and a page the converter fails there at v.
+		// Listed at the storage version, which converts least; a page failing there, at v.
 		st := pass.Run(ctx, p, hashing(addressesAt(c.Metadata, gvr(v), res.Storage, v), set), func(ctx context.Context, it metav1.PartialObjectMetadata) error {
 			loss, outcome, err := roundTrip(ctx, p, ri.Namespace(it.Namespace), gvr(v).GroupResource(), it.Namespace, it.Name, schemas[v], opts.RefusedNotStored)
 			if err != nil {
@@ -154,13 +139,10 @@ func Verify(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomR
 			return nil, st.ListErr
 		}
 		if opts.Record && v != res.Storage {
-			// A check that did not pass takes back an earlier record: the
-			// webhook may have changed behind the same configuration.
+			// A failed check takes back an earlier record (the webhook may have changed
+			// behind the same configuration); only a pass may go unrecorded.
 			rec := lifecycle.Verification{From: res.Storage, Objects: checked, ObjectSet: set.Sum()}
 			passed := skipped == 0 && len(res.Losses) == lossesBefore
-			// Only a pass may go unrecorded: a failed check that cannot take
-			// back an earlier passing record would leave promote --to bridge
-			// trusting it.
 			if err := recordCheck(ctx, c.CRDs, crd, v, rec, passed); passed && apierrors.IsForbidden(err) {
 				res.NotRecorded = "the check was not recorded on the CRD (you may not patch it): the step to bridge checks again"
 			} else if err != nil {
@@ -177,10 +159,8 @@ func Verify(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomR
 	return res, nil
 }
 
-// reverseTrip says how the round trip a check at v cannot see, storage→v→
-// storage, is known: a dry-run at v goes v→storage→v only. Objects stored
-// at the storage version take the other way when v becomes the storage
-// version and they are re-stored.
+// reverseTrip says how storage→v→storage is known: a dry run at v goes v→storage→v only,
+// and objects take the other way when v becomes storage and they are re-stored.
 func reverseTrip(crd *apiextensionsv1.CustomResourceDefinition, storage, v string) string {
 	trip := storage + "→" + v + "→" + storage
 	if ok, _ := schemacompat.SchemaProof(crd, storage, v); ok {
@@ -196,18 +176,13 @@ const (
 	tripChecked tripOutcome = iota
 	// tripSkipped: deleted or changed between the read and the check.
 	tripSkipped
-	// tripNotStored: the converter refused to express it at the version,
-	// so it is not stored there (Options.RefusedNotStored).
+	// tripNotStored: the converter refused it at the version (Options.RefusedNotStored).
 	tripNotStored
 )
 
-// roundTrip checks one object at one version: it reads the object with a
-// GET, not from a list, because a list may be served from the watch cache,
-// whose cached encodings of an unchanged object can predate the conversion
-// webhook now deployed. An object deleted or changed between the read and
-// the check is skipped: the object in hand is no longer the object in the
-// cluster. An API error other than a conversion or validation failure ends
-// the check.
+// roundTrip checks one object at one version. It reads with a GET, not a list: a list may
+// come from the watch cache, whose encodings can predate the webhook now deployed. An object
+// changed meanwhile is skipped; errors but conversion or validation failures end the check.
 func roundTrip(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, gr schema.GroupResource, ns, name string, s *apiextensionsv1.JSONSchemaProps, refusedNotStored bool) (*results.Loss, tripOutcome, error) {
 	var read *unstructured.Unstructured
 	err := p.Attempt(ctx, func(rctx context.Context) (err error) {
@@ -243,9 +218,8 @@ func roundTrip(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, g
 	return nil, tripChecked, nil
 }
 
-// addressesAt lists the objects' metadata at the first of versions that
-// lists each page: one object a converter will not express at a version
-// never fails its page (cluster.AddressesAt).
+// addressesAt lists metadata at the first of versions that lists each page, so one object
+// a converter will not express never fails its page.
 func addressesAt(meta metadata.Interface, gvr schema.GroupVersionResource, versions ...string) pass.Source[metav1.PartialObjectMetadata] {
 	return func(ctx context.Context, pageSize int64, page func(pass.Page[metav1.PartialObjectMetadata]) error) (int, error) {
 		l := cluster.AddressesAt{Metadata: meta, Resource: gvr.GroupResource(), Versions: versions, Failed: pass.IsConversionFailure}
@@ -255,7 +229,6 @@ func addressesAt(meta metadata.Interface, gvr schema.GroupVersionResource, versi
 	}
 }
 
-// hashing hashes every object src lists into set, in list order.
 func hashing(src pass.Source[metav1.PartialObjectMetadata], set *cluster.ObjectSet) pass.Source[metav1.PartialObjectMetadata] {
 	return func(ctx context.Context, pageSize int64, page func(pass.Page[metav1.PartialObjectMetadata]) error) (int, error) {
 		return src(ctx, pageSize, func(pg pass.Page[metav1.PartialObjectMetadata]) error {
@@ -276,8 +249,7 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 	return c.Object
 }
 
-// isObjectFailure tells an error about this object (its conversion or its
-// validation failed) from an error about the cluster or the request.
+// isObjectFailure tells this object's conversion or validation failure from other errors.
 func isObjectFailure(err error) bool {
 	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsInternalError(err)
 }
