@@ -149,6 +149,8 @@ func hintFor(err error) string {
 		return "kubectl annotate crd " + stale.CRD + " " + stale.Annotation + "- removes it"
 	case errors.Is(err, verify.ErrConverterUnproven):
 		return "create one object at that version, then run it again"
+	case errors.Is(err, manifest.ErrStepsUnreadable):
+		return "remove the annotation, or put back what promote -f wrote there"
 	case errors.Is(err, manifest.ErrNotOffline):
 		return "write it in the file yourself; the steps after it are promote's"
 	case errors.Is(err, migrate.ErrServingNotInEffect):

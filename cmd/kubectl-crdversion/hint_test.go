@@ -25,6 +25,7 @@ func TestLibraryErrorsGetTheirWayOut(t *testing.T) {
 		{migrate.ErrServingNotInEffect, "kubectl get crd"},
 		{verify.ErrConverterUnproven, "create one object"},
 		{manifest.ErrNotOffline, "in the file yourself"},
+		{manifest.ErrStepsUnreadable, "put back what promote -f wrote"},
 		{&verify.StaleRecordError{CRD: "widgets.example.com", Annotation: "crdversion.kubectl.io/checked-v1", Err: errors.New("forbidden")},
 			"kubectl annotate crd widgets.example.com crdversion.kubectl.io/checked-v1- removes it"},
 		{&manifest.JSONError{Path: "crd.json"}, "-f crd.json"},

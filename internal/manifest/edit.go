@@ -12,6 +12,10 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
+// ErrStepsUnreadable: the file's record of steps does not parse, so a step
+// would write its own over it and a rollback could not give it back.
+var ErrStepsUnreadable = errors.New("does not parse as the record of steps this plugin writes")
+
 // ErrNotOffline: the change is the author's to write in the file (a
 // version's schema, the conversion settings), not an edit of this plugin.
 var ErrNotOffline = errors.New("the plugin does not write it in a manifest")
@@ -24,7 +28,7 @@ func (c CRD) Apply(p *lifecycle.Plan) error {
 	var rec *lifecycle.StepRecord
 	if p.Record != nil {
 		if !lifecycle.StepsWellFormed(c.Obj) {
-			return fmt.Errorf("%s: metadata.annotations[%s] does not parse as the record of steps this plugin writes: this step would write its own over it, and a rollback could not give it back; remove it, or put back what promote -f wrote there", c.File.Path, lifecycle.StepsAnnotation)
+			return fmt.Errorf("%s: metadata.annotations[%s]: %w", c.File.Path, lifecycle.StepsAnnotation, ErrStepsUnreadable)
 		}
 		r := *p.Record
 		r.Changes = nil

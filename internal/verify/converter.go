@@ -35,7 +35,7 @@ func ProveConverter(ctx context.Context, dyn dynamic.Interface, crd *apiextensio
 	storage := lifecycle.StorageVersion(crd)
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
 	failed := func(how string, err error) error {
-		return fmt.Errorf("%w: %s: %s at %s, converted to %s and back, failed: %v", results.ErrWebhookUnavailable, crd.Name, how, v, storage, err)
+		return fmt.Errorf("%w: %s: %s at %s, converted to %s and back, failed: %w", results.ErrWebhookUnavailable, crd.Name, how, v, storage, err)
 	}
 	probe := &unstructured.Unstructured{Object: schemacompat.MinimalObject(crd, v, "crdversion-probe-"+rand.String(8), metav1.NamespaceDefault)}
 	r := dyn.Resource(gvr).Namespace(probe.GetNamespace())

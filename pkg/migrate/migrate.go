@@ -441,11 +441,11 @@ func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensi
 		}
 		if at := converting(crd, v.Name); pass.IsConversionRefusal(err) && at != "" {
 			if perr := verify.ProveConverter(ctx, dyn, crd, at); perr != nil {
-				return fmt.Errorf("%w (reading at %s: %v); nothing was written", perr, v.Name, err)
+				return fmt.Errorf("%w (reading at %s: %w); nothing was written", perr, v.Name, err)
 			}
 			continue
 		}
-		return fmt.Errorf("%w: %s (reading at %s: %v): nothing was written", results.ErrWebhookUnavailable, crd.Name, v.Name, err)
+		return fmt.Errorf("%w: %s (reading at %s: %w): nothing was written", results.ErrWebhookUnavailable, crd.Name, v.Name, err)
 	}
 	return nil
 }
