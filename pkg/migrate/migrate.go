@@ -256,7 +256,7 @@ func describeChecks(res *results.Result, n int64, losses []results.Loss) {
 }
 
 // prepared is a CRD whose objects may now be re-stored; check are the old
-// versions checked object by object, done that the migration already ended.
+// versions checked object by object, done that the migration ended before any re-store.
 type prepared struct {
 	crd   *apiextensionsv1.CustomResourceDefinition
 	res   *results.Result
