@@ -162,7 +162,7 @@ func (o *ConvertOptions) Run(ctx context.Context) error {
 	}
 	res.Skipped = o.files.Warnings
 	if !o.InPlace {
-		files, err := convertedFiles(o.files.Files)
+		files, err := convertedFiles(o.files.Files, o.format == report.FormatJSON)
 		if err != nil {
 			return err
 		}
@@ -215,10 +215,15 @@ func writeChanged(ctx context.Context, files []*manifest.File, res *results.Conv
 	return writeFiles(ctx, out)
 }
 
-// convertedFiles are the input files as convert left them, for the report.
-func convertedFiles(files []*manifest.File) ([]report.ConvertedFile, error) {
+// convertedFiles are the input files as convert left them, for the report;
+// their objects are parsed only where the output prints objects.
+func convertedFiles(files []*manifest.File, objects bool) ([]report.ConvertedFile, error) {
 	out := make([]report.ConvertedFile, 0, len(files))
 	for _, f := range files {
+		if !objects {
+			out = append(out, report.ConvertedFile{Text: f.Bytes()})
+			continue
+		}
 		objs, err := f.Objects()
 		if err != nil {
 			return nil, err

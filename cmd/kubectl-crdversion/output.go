@@ -28,8 +28,8 @@ func outputNames(extra []report.Format) []string {
 func addOutputFlag(cmd *cobra.Command, value *string, extra ...report.Format) {
 	names := outputNames(extra)
 	o := &outputAndTemplate{value: value}
-	cmd.Flags().VarP(outputPart{o}, "output", "o", fmt.Sprintf("Output format. One of: (%s).", strings.Join(names, ", ")))
-	cmd.Flags().Var(templatePart{o}, "template", "Template string or path to template file to use when -o=go-template, -o=go-template-file, -o=jsonpath or -o=jsonpath-file; without -o, go-template.")
+	cmd.Flags().VarP(joinedPart{o, &o.output}, "output", "o", fmt.Sprintf("Output format. One of: (%s).", strings.Join(names, ", ")))
+	cmd.Flags().Var(joinedPart{o, &o.template}, "template", "Template string or path to template file to use when -o=go-template, -o=go-template-file, -o=jsonpath or -o=jsonpath-file; without -o, go-template.")
 	completions := make([]string, len(names))
 	for i, n := range names {
 		if slices.Contains(report.Templates, n) {
@@ -81,22 +81,16 @@ func (o *outputAndTemplate) join() {
 	*o.value = out
 }
 
-type outputPart struct{ *outputAndTemplate }
-
-func (p outputPart) String() string { return p.output }
-func (p outputPart) Type() string   { return "string" }
-func (p outputPart) Set(s string) error {
-	p.output = s
-	p.join()
-	return nil
+// joinedPart is -o or --template: it sets its own part, then the join.
+type joinedPart struct {
+	*outputAndTemplate
+	part *string
 }
 
-type templatePart struct{ *outputAndTemplate }
-
-func (p templatePart) String() string { return p.template }
-func (p templatePart) Type() string   { return "string" }
-func (p templatePart) Set(s string) error {
-	p.template = s
+func (p joinedPart) String() string { return *p.part }
+func (p joinedPart) Type() string   { return "string" }
+func (p joinedPart) Set(s string) error {
+	*p.part = s
 	p.join()
 	return nil
 }

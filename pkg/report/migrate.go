@@ -170,7 +170,7 @@ func writePass(w io.Writer, r *results.Result, verb, took string) error {
 	}
 	if r.Stopped != "" {
 		// Stopped: the objects listed are those reached, not all there are.
-		_, err := fmt.Fprintf(w, "%s: stopped at %s: of the %s listed before it stopped, %d %s, %d already there, %d gone, %d changed meanwhile, %d failed%s%s%s (%s); run it again to go on\n",
+		_, err := fmt.Fprintf(w, "%s: stopped at %s: of the %s listed before it stopped, %d %s, %d already there, %d gone, %d changed meanwhile, %d failed%s%s%s (%s)\n",
 			r.CRD, r.Storage, objects(r.Listed), r.Rewritten, verb, r.Unchanged, r.Gone, r.Conflicted, r.Failed, changedByWrite(r.Changed), lost(r.Lost), notAtOld(r.NotAtOld), took)
 		return err
 	}
@@ -276,6 +276,8 @@ func stopNext(r results.StopReason) string {
 	switch r {
 	case results.StopInterrupted, results.StopUnreachable, results.StopCRDChanged, results.StopListFailed, results.StopNotProven:
 		return "; run it again to go on"
+	case results.StopConversionFailing:
+		return "; once the webhook converts again, run it again to go on"
 	case results.StopClusterFailed:
 		return "; migrate without --via=cluster names each object that fails"
 	}

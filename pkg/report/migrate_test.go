@@ -67,6 +67,7 @@ func TestAStopSaysTheWayOn(t *testing.T) {
 	}{
 		{"interrupted", results.Result{RestoreResult: results.RestoreResult{StopReason: results.StopInterrupted, Stopped: "interrupted"}}, "stopped: interrupted; run it again to go on", ""},
 		{"the cluster's migration failed", results.Result{RestoreResult: results.RestoreResult{StopReason: results.StopClusterFailed, Stopped: "failed"}}, "migrate without --via=cluster", ""},
+		{"the webhook fails", results.Result{RestoreResult: results.RestoreResult{StopReason: results.StopConversionFailing, Stopped: "the conversion webhook is failing"}}, "once the webhook converts again, run it again", ""},
 		{"a dry run sends nothing", results.Result{RestoreResult: results.RestoreResult{StopReason: results.StopClientDryRun, Stopped: "client dry run"}}, "stopped: client dry run\n", "run it again"},
 		{"storedVersions gained a version", results.Result{PruneReason: results.PruneStoredGained, PruneSkipped: "storedVersions gained v2"}, "not pruned: storedVersions gained v2; run it again", ""},
 		{"not asked", results.Result{PruneReason: results.PruneDisabled, PruneSkipped: "not asked to prune"}, "not pruned: not asked to prune\n", "again"},
