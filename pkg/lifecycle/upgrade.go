@@ -1,0 +1,288 @@
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+)
+
+// Phase is when a step on the way to a release runs, around the owner's apply of it.
+type Phase string
+
+const (
+	PhaseBefore Phase = "before"
+	PhaseApply  Phase = "apply"
+	PhaseAfter  Phase = "after"
+)
+
+// Waypoint is one step of the way to a release. Decide marks a choice only a person makes (a
+// loss to accept, a manifest to change): a walk stops there.
+type Waypoint struct {
+	Phase Phase `json:"phase"`
+	Advice
+	Decide bool `json:"decide,omitempty"`
+}
+
+// Upgrade is the way from a CRD as it is to a release's: every step, in order. It is planned
+// anew from the CRD each time, so taking a step and planning again goes on where it stood.
+type Upgrade struct {
+	CRD string `json:"crd"`
+	// Done: the release's versions are applied and nothing is stored at another version.
+	Done  bool       `json:"done"`
+	Steps []Waypoint `json:"steps"`
+}
+
+// UpgradeFacts is what the cluster shows beyond the CRD: Entries are the versions the release
+// removes that objects' managedFields entries still name; Apply is how the owner applies it.
+type UpgradeFacts struct {
+	Entries []string
+	Apply   Advice
+}
+
+// PlanUpgrade plans the way from live (nil: not on the cluster) to next, the release's CRD. The
+// order leaves no window in which a client fails: what the apply would be refused for (a stored
+// version it removes) and what breaks server-side apply once it lands (managedFields entries at
+// a removed version) are done before it; the re-store of a storage switch the apply makes, after.
+func PlanUpgrade(live, next *apiextensionsv1.CustomResourceDefinition, f UpgradeFacts) Upgrade {
+	u := Upgrade{CRD: next.Name}
+	apply := Waypoint{Phase: PhaseApply, Advice: f.Apply}
+	if live == nil {
+		u.Steps = []Waypoint{apply}
+		return u
+	}
+	if Applied(live, next) {
+		u.Steps = settle(live, f)
+		u.Done = len(u.Steps) == 0
+		return u
+	}
+	u.Steps = append(before(live, next, f), apply)
+	if s := StorageVersion(next); s != StorageVersion(live) && SpecVersion(live, s) != nil && SpecVersion(next, StorageVersion(live)) != nil {
+		u.Steps = append(u.Steps, Waypoint{Phase: PhaseAfter, Advice: Advise(MigrateStep(next.Name), "re-store every object at %s, which the apply made the storage version, and prune the rest from storedVersions", s)})
+	}
+	slices.SortStableFunc(u.Steps, func(a, b Waypoint) int { return phaseOrder[a.Phase] - phaseOrder[b.Phase] })
+	return u
+}
+
+var phaseOrder = map[Phase]int{PhaseBefore: 0, PhaseApply: 1, PhaseAfter: 2}
+
+// Next is the first step of the way, as status shows a next step.
+func (u Upgrade) Next() Next {
+	if u.Done {
+		return Next{Action: ActionNone, Reason: "the release is applied and every object is stored at its storage version"}
+	}
+	w := u.Steps[0]
+	switch {
+	case w.Decide:
+		return Next{Action: ActionFix, Step: w.Step, Reason: w.Text}
+	case w.Phase == PhaseApply:
+		return Next{Action: ActionReady, Reason: "apply the release: " + w.Text}
+	}
+	return Next{Action: ActionRun, Step: w.Step, Reason: w.Text}
+}
+
+// settle is what is left once the release is applied: the re-store and prune, the entries of
+// versions no longer served.
+func settle(live *apiextensionsv1.CustomResourceDefinition, f UpgradeFacts) []Waypoint {
+	var out []Waypoint
+	if r := refusedWays(live, PhaseAfter); r != nil {
+		return r
+	}
+	clean := len(f.Entries) > 0
+	if MigrationPending(live) || clean {
+		step := MigrateStep(live.Name)
+		step.CleanManagedFields = clean
+		why := fmt.Sprintf("re-store every object at %s and prune the rest from storedVersions", StorageVersion(live))
+		if !MigrationPending(live) {
+			why = fmt.Sprintf("drop the managedFields entries at %s, which the release removed: until then a server-side apply of those objects fails", strings.Join(f.Entries, ", "))
+		}
+		out = append(out, Waypoint{Phase: PhaseAfter, Advice: Advise(step, "%s", why)})
+	}
+	return out
+}
+
+// before is what the apply needs done first: storage at a version the release keeps, nothing
+// stored at a version it removes, no managedFields entry naming one.
+func before(live, next *apiextensionsv1.CustomResourceDefinition, f UpgradeFacts) []Waypoint {
+	crd := next.Name
+	sLive, sNext := StorageVersion(live), StorageVersion(next)
+	var out []Waypoint
+	add := func(step *Step, format string, args ...any) {
+		out = append(out, Waypoint{Phase: PhaseBefore, Advice: Advise(step, format, args...)})
+	}
+	removed := removedBy(live, next)
+	storedRemoved := slices.ContainsFunc(removed, func(v string) bool { return slices.Contains(live.Status.StoredVersions, v) })
+	switch {
+	case SpecVersion(next, sLive) != nil:
+		// The apply keeps today's storage version, and switches storage itself if it must.
+	case Newer(sNext, sLive):
+		out = append(out, switchForward(live, crd, sLive, sNext)...)
+		storedRemoved = true
+	default:
+		out = append(out, switchBack(live, crd, sLive, sNext)...)
+		storedRemoved = true
+	}
+	if storedRemoved {
+		if r := refusedWays(live, PhaseBefore); r != nil && len(out) == 0 {
+			return r
+		}
+		add(MigrateStep(crd), "re-store every object at %s and prune %s from storedVersions: the API server refuses the release while storedVersions names a version it removes", sNext, strings.Join(removed, ", "))
+	}
+	if len(f.Entries) > 0 {
+		out = append(out, entriesFirst(live, next, f.Entries)...)
+	}
+	return out
+}
+
+// switchForward takes storage to sNext, newer, through the stages the plugin checks: the release
+// drops today's storage version, so the switch cannot wait for the apply.
+func switchForward(live *apiextensionsv1.CustomResourceDefinition, crd, sLive, sNext string) []Waypoint {
+	var out []Waypoint
+	add := func(step *Step, format string, args ...any) {
+		out = append(out, Waypoint{Phase: PhaseBefore, Advice: Advise(step, format, args...)})
+	}
+	stage := StageIntroduced
+	if SpecVersion(live, sNext) == nil {
+		add(IntroduceStep(crd, sNext, "NEW_MANIFEST"), "add %s to the live CRD from the release, served beside %s", sNext, sLive)
+	} else if _, s, err := PairStage(live, sNext); err == nil {
+		stage = s
+	}
+	if stage == StageIntroduced {
+		add(PromoteToStep(crd, sNext, StageBridge), "check that every object survives %s→%s→%s", sNext, sLive, sNext)
+	}
+	add(PromoteToStep(crd, sNext, StageDeprecated), "make %s the storage version, every object checked %s→%s→%s (switched back on a loss)", sNext, sLive, sNext, sLive)
+	return out
+}
+
+// switchBack takes storage down to sNext, older (a downgrade), one version at a time as rollback
+// switches it, each switch checked on every object and undone on a loss.
+func switchBack(live *apiextensionsv1.CustomResourceDefinition, crd, sLive, sNext string) []Waypoint {
+	var out []Waypoint
+	add := func(step *Step, format string, args ...any) {
+		out = append(out, Waypoint{Phase: PhaseBefore, Advice: Advise(step, format, args...)})
+	}
+	hops := []string{sLive}
+	for _, v := range live.Spec.Versions {
+		if Newer(sLive, v.Name) && Newer(v.Name, sNext) {
+			hops = append(hops, v.Name)
+		}
+	}
+	SortByPriority(hops)
+	hops = append(hops, sNext)
+	if SpecVersion(live, sNext) == nil {
+		add(IntroduceStep(crd, sNext, "NEW_MANIFEST"), "add %s to the live CRD from the release, served beside %s", sNext, hops[len(hops)-2])
+	}
+	for i := 0; i+1 < len(hops); i++ {
+		from, to := hops[i], hops[i+1]
+		if v := SpecVersion(live, to); v != nil && !v.Served {
+			add(&Step{Op: OpRollback, CRD: crd, Version: from}, "serve %s again", to)
+		}
+		add(SwitchStorageBackStep(crd, from), "make %s the storage version (the release stores at %s), every object checked %s→%s→%s; a loss undoes the switch and names the objects and fields", to, sNext, from, to, from)
+	}
+	return out
+}
+
+// entriesFirst drops managedFields entries at the versions the release removes before it lands:
+// the cleanup moves an entry to the storage version while its version is listed and unserved, so
+// a served one is first stopped, which the plugin does for every version older than storage at once.
+func entriesFirst(live, next *apiextensionsv1.CustomResourceDefinition, entries []string) []Waypoint {
+	crd, storage := next.Name, StorageVersion(next)
+	var out []Waypoint
+	add := func(phase Phase, step *Step, format string, args ...any) {
+		out = append(out, Waypoint{Phase: phase, Advice: Advise(step, format, args...)})
+	}
+	var served []string
+	for _, v := range entries {
+		if lv := SpecVersion(live, v); lv != nil && lv.Served {
+			served = append(served, v)
+		}
+	}
+	if len(served) > 0 {
+		if StorageVersion(live) != storage || !olderAllRemoved(live, next, storage) || slices.ContainsFunc(served, func(v string) bool { return !Newer(storage, v) }) {
+			add(PhaseAfter, CleanManagedFieldsStep(crd), "right after the apply, drop the entries at %s: until then a server-side apply of those objects fails (the plugin stops serving only every version older than %s at once, and the release keeps some)", strings.Join(served, ", "), storage)
+			return out
+		}
+		if _, stage, err := PairStage(live, storage); err == nil && stage == StageServed {
+			add(PhaseBefore, PromoteToStep(crd, storage, StageDeprecated), "deprecate the versions older than %s, which the release removes", storage)
+		}
+		add(PhaseBefore, PromoteToStep(crd, storage, StageBlocked), "stop serving %s, which the release removes (refused while a client still uses it, naming it)", strings.Join(served, ", "))
+	}
+	add(PhaseBefore, CleanManagedFieldsStep(crd), "move the objects' managedFields entries at %s to %s while %s is still listed: after the apply, a server-side apply of them would fail", strings.Join(entries, ", "), storage, strings.Join(entries, ", "))
+	return out
+}
+
+// olderAllRemoved says whether next removes every version live serves older than storage.
+func olderAllRemoved(live, next *apiextensionsv1.CustomResourceDefinition, storage string) bool {
+	for _, v := range live.Spec.Versions {
+		if v.Served && Newer(storage, v.Name) && SpecVersion(next, v.Name) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// refusedWays are the ways on from a migrate the last run refused for a loss: never the same
+// migrate again, but the loss accepted by name, the field kept, or the switch undone.
+func refusedWays(live *apiextensionsv1.CustomResourceDefinition, phase Phase) []Waypoint {
+	r := RefusedFor(live)
+	if r == nil {
+		return nil
+	}
+	pending := slices.DeleteFunc(slices.Clone(live.Status.StoredVersions), func(v string) bool { return v == r.Storage })
+	fields := strings.Join(r.Fields, ", ")
+	ways := []Waypoint{
+		{Phase: phase, Decide: true, Advice: Advise(nil, "keep the fields: add %s to %s's schema in the CRD manifest (and the release), apply it, and migrate again; the last migrate left %s stored at %s that re-storing at %s would lose them (%s)",
+			fields, r.Storage, Objects(r.Objects), strings.Join(pending, ", "), r.Storage, firstOf(r.First, r.Objects))},
+		{Phase: phase, Decide: true, Advice: Advise(&Step{Op: OpMigrate, CRD: live.Name, AcceptLoss: true}, "or accept the loss of %s on %s by name", fields, Objects(r.Objects))},
+	}
+	if back := backTo(live, r.Storage); back != "" {
+		ways = append(ways, Waypoint{Phase: phase, Decide: true, Advice: Advise(SwitchStorageBackStep(live.Name, r.Storage), "or make %s the storage version again, where the objects keep what they hold", back)})
+	}
+	return ways
+}
+
+// backTo is the version a switch back from storage lands on: the highest listed below it.
+func backTo(crd *apiextensionsv1.CustomResourceDefinition, storage string) string {
+	best := ""
+	for _, v := range crd.Spec.Versions {
+		if Newer(storage, v.Name) && (best == "" || Newer(v.Name, best)) {
+			best = v.Name
+		}
+	}
+	return best
+}
+
+// removedBy lists the versions of live that next lacks, highest priority first.
+func removedBy(live, next *apiextensionsv1.CustomResourceDefinition) []string {
+	var out []string
+	for _, v := range live.Spec.Versions {
+		if SpecVersion(next, v.Name) == nil {
+			out = append(out, v.Name)
+		}
+	}
+	for _, v := range live.Status.StoredVersions {
+		if SpecVersion(live, v) == nil && SpecVersion(next, v) == nil && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	SortByPriority(out)
+	return out
+}
+
+// Applied says whether live serves next's versions as next declares them: the same versions,
+// each served, storage and deprecated alike, with the same warning and schema.
+func Applied(live, next *apiextensionsv1.CustomResourceDefinition) bool {
+	if len(live.Spec.Versions) != len(next.Spec.Versions) {
+		return false
+	}
+	for _, n := range next.Spec.Versions {
+		l := SpecVersion(live, n.Name)
+		if l == nil || l.Served != n.Served || l.Storage != n.Storage || l.Deprecated != n.Deprecated ||
+			deref(l.DeprecationWarning) != deref(n.DeprecationWarning) || !equality.Semantic.DeepEqual(l.Schema, n.Schema) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,135 @@
+package lifecycle
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// ways spells a plan's steps as phase:op[:version][:to][+flags], or phase:text for the owner's.
+func ways(u Upgrade) string {
+	var out []string
+	for _, w := range u.Steps {
+		s := string(w.Phase) + ":"
+		switch {
+		case w.Step == nil:
+			s += "-"
+		default:
+			s += string(w.Step.Op)
+			for _, part := range []string{w.Step.Version, string(w.Step.To)} {
+				if part != "" {
+					s += ":" + part
+				}
+			}
+			if w.Step.FromFile != "" {
+				s += "+file"
+			}
+			if w.Step.SwitchStorage {
+				s += "+switch"
+			}
+			if w.Step.CleanManagedFields {
+				s += "+clean"
+			}
+			if w.Step.AcceptLoss {
+				s += "+acceptloss"
+			}
+		}
+		if w.Decide {
+			s += "?"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
+
+func TestPlanUpgrade(t *testing.T) {
+	apply := Advise(nil, "kubectl apply --server-side -f new.yaml")
+	refused := func(storage string, gen int64) map[string]string {
+		r := Refused{Storage: storage, Generation: gen, Objects: 2, First: []string{"a/b", "a/c"}, Fields: []string{"spec.legacy"}, At: time.Unix(0, 0)}
+		return map[string]string{RefusedAnnotation: r.Annotation()}
+	}
+	for _, tc := range []struct {
+		name       string
+		live, next string // stored|versions...
+		entries    []string
+		annotate   map[string]string
+		want       string
+		done       bool
+		next0      Action
+	}{
+		{name: "not on the cluster: the apply creates it", next: "|v1:served,storage", want: "apply:-", next0: ActionReady},
+		{name: "applied and clean", live: "v1|v1:served,storage", next: "|v1:served,storage", done: true, next0: ActionNone},
+		{name: "applied, objects still at the old storage: re-stored after", live: "v1beta1,v1|v1beta1:served,v1:served,storage", next: "|v1beta1:served,v1:served,storage", want: "after:migrate", next0: ActionRun},
+		{name: "applied, entries of a removed version left", live: "v1|v1:served,storage", next: "|v1:served,storage", entries: []string{"v1alpha1"}, want: "after:migrate+clean"},
+		{name: "a new version beside storage: only the apply", live: "v1beta1|v1beta1:served,storage", next: "|v1beta1:served,storage,v1:served", want: "apply:-"},
+		{name: "the apply switches storage to a version it keeps both of: re-store after", live: "v1beta1|v1beta1:served,storage,v1:served", next: "|v1beta1:served,v1:served,storage", want: "apply:- after:migrate"},
+		{name: "a stored version removed: re-store and prune first", live: "v1alpha1,v1|v1alpha1:served,v1:served,storage", next: "|v1:served,storage", want: "before:migrate apply:-"},
+		{name: "Knative: a served version removed with entries: stop serving it, clean, then apply",
+			live: "v1alpha1,v1beta1|v1alpha1:served,v1beta1:served,storage", next: "|v1beta1:served,storage", entries: []string{"v1alpha1"},
+			want: "before:migrate before:promote:v1beta1:deprecated before:promote:v1beta1:blocked before:migrate+clean apply:-"},
+		{name: "entries at an unserved version the release removes: cleaned while listed",
+			live: "v1|v1alpha1:-,v1:served,storage", next: "|v1:served,storage", entries: []string{"v1alpha1"}, want: "before:migrate+clean apply:-"},
+		{name: "entries at a served version the release keeps others beside: cleaned right after",
+			live: "v1|v1alpha1:served,v1alpha2:served,v1:served,storage", next: "|v1alpha2:served,v1:served,storage", entries: []string{"v1alpha1"}, want: "apply:- after:migrate+clean"},
+		{name: "Kueue: the release drops today's storage, a version the cluster lacks takes over",
+			live: "v1alpha1|v1alpha1:served,storage", next: "|v1beta1:served,storage",
+			want: "before:promote:v1beta1+file before:promote:v1beta1:bridge before:promote:v1beta1:deprecated before:migrate apply:-"},
+		{name: "the release drops today's storage, a served newer one takes over",
+			live: "v1alpha1|v1alpha1:served,storage,v1beta1:served", next: "|v1beta1:served,storage",
+			want: "before:promote:v1beta1:bridge before:promote:v1beta1:deprecated before:migrate apply:-"},
+		{name: "Crossplane downgrade: one switch back, re-store, apply",
+			live: "v1beta1,v1|v1beta1:served,v1:served,storage", next: "|v1beta1:served,storage", want: "before:rollback:v1+switch before:migrate apply:-"},
+		{name: "a downgrade to a version no longer served: served again, switched back",
+			live: "v1beta1,v1|v1beta1:-,v1:served,storage", next: "|v1beta1:served,storage", want: "before:rollback:v1 before:rollback:v1+switch before:migrate apply:-"},
+		{name: "Linkerd: two versions back, one switch at a time",
+			live: "v1beta1,v1beta2,v1beta3|v1beta1:served,v1beta2:served,v1beta3:served,storage", next: "|v1alpha1:served,v1beta1:served,storage",
+			want: "before:rollback:v1beta3+switch before:rollback:v1beta2+switch before:migrate apply:-"},
+		{name: "a refused migrate: its ways on, never the same migrate",
+			live: "v1alpha1,v1|v1alpha1:served,v1:served,storage", next: "|v1:served,storage", annotate: refused("v1", 3),
+			want: "before:-? before:migrate+acceptloss? before:rollback:v1+switch? apply:-", next0: ActionFix},
+		{name: "a refused record of another generation is a hint no longer",
+			live: "v1alpha1,v1|v1alpha1:served,v1:served,storage", next: "|v1:served,storage", annotate: refused("v1", 2), want: "before:migrate apply:-"},
+		{name: "applied, a refused migrate after it: the ways on",
+			live: "v1beta1,v1|v1beta1:served,v1:served,storage", next: "|v1beta1:served,v1:served,storage", annotate: refused("v1", 3),
+			want: "after:-? after:migrate+acceptloss? after:rollback:v1+switch?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			build := func(s string) *apiextensionsv1.CustomResourceDefinition {
+				if s == "" {
+					return nil
+				}
+				stored, specs, _ := strings.Cut(s, "|")
+				var st []string
+				if stored != "" {
+					st = strings.Split(stored, ",")
+				}
+				var vs []string
+				for _, v := range strings.Split(specs, ",") {
+					if strings.HasPrefix(v, "v") && strings.Contains(v, ":") {
+						vs = append(vs, v)
+					} else {
+						vs[len(vs)-1] += "," + v
+					}
+				}
+				return crd(st, vs...)
+			}
+			next := build(tc.next)
+			var u Upgrade
+			if l := build(tc.live); l != nil {
+				l.Annotations = tc.annotate
+				u = PlanUpgrade(l, next, UpgradeFacts{Entries: tc.entries, Apply: apply})
+			} else {
+				u = PlanUpgrade(nil, next, UpgradeFacts{Apply: apply})
+			}
+			if got := ways(u); got != tc.want || u.Done != tc.done {
+				t.Errorf("plan = %q (done %v), want %q (done %v)\n%s", got, u.Done, tc.want, tc.done, fmt.Sprint(u.Steps))
+			}
+			if tc.next0 != "" && u.Next().Action != tc.next0 {
+				t.Errorf("next = %+v, want action %s", u.Next(), tc.next0)
+			}
+		})
+	}
+}
