@@ -3,12 +3,9 @@ package schemacompat
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"math/big"
 	"reflect"
-	"slices"
-	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -22,38 +19,13 @@ import (
 // containers is one line, not the whole list twice. s is the schema at
 // path, or nil.
 func DiffFields(path string, a, b any, s *apiextensionsv1.JSONSchemaProps) []results.FieldDiff {
-	am, aok := a.(map[string]any)
-	bm, bok := b.(map[string]any)
-	if aok && bok {
-		var out []results.FieldDiff
-		keys := slices.Sorted(maps.Keys(am))
-		for k := range bm {
-			if _, ok := am[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			out = append(out, DiffFields(child(path, k), value(am, k), value(bm, k), property(s, k))...)
-		}
-		return out
+	var leaves []leaf
+	walk(path, a, b, []*apiextensionsv1.JSONSchemaProps{s}, false, &leaves)
+	var out []results.FieldDiff
+	for _, l := range leaves {
+		out = append(out, l.diff)
 	}
-	al, aok := a.([]any)
-	bl, bok := b.([]any)
-	if aok && bok {
-		if s != nil && s.XListType != nil && *s.XListType == "map" && len(s.XListMapKeys) > 0 {
-			return diffByKeys(path, al, bl, s)
-		}
-		var out []results.FieldDiff
-		for i := range max(len(al), len(bl)) {
-			out = append(out, DiffFields(fmt.Sprintf("%s[%d]", path, i), index(al, i), index(bl, i), items(s))...)
-		}
-		return out
-	}
-	if sameValue(a, b) {
-		return nil
-	}
-	return []results.FieldDiff{{Path: path, Before: show(a), After: show(b)}}
+	return out
 }
 
 // sameValue compares two leaves as the API server sees them: numbers by
@@ -85,39 +57,6 @@ func number(v any) (*big.Rat, bool) {
 		return r.SetFloat64(n), true
 	}
 	return nil, false
-}
-
-// diffByKeys pairs the elements of two map-type lists by their keys.
-func diffByKeys(path string, a, b []any, s *apiextensionsv1.JSONSchemaProps) []results.FieldDiff {
-	keyOf := func(e any) string {
-		m, _ := e.(map[string]any)
-		parts := make([]string, len(s.XListMapKeys))
-		for i, k := range s.XListMapKeys {
-			parts[i] = fmt.Sprintf("%s=%v", k, m[k])
-		}
-		return strings.Join(parts, ",")
-	}
-	byKey := map[string]any{}
-	for _, e := range b {
-		byKey[keyOf(e)] = e
-	}
-	var out []results.FieldDiff
-	seen := map[string]bool{}
-	for _, e := range a {
-		k := keyOf(e)
-		seen[k] = true
-		other, ok := byKey[k]
-		if !ok {
-			other = absent{}
-		}
-		out = append(out, DiffFields(fmt.Sprintf("%s[%s]", path, k), e, other, items(s))...)
-	}
-	for _, e := range b {
-		if k := keyOf(e); !seen[k] {
-			out = append(out, DiffFields(fmt.Sprintf("%s[%s]", path, k), absent{}, e, items(s))...)
-		}
-	}
-	return out
 }
 
 func property(s *apiextensionsv1.JSONSchemaProps, k string) *apiextensionsv1.JSONSchemaProps {

@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -48,11 +49,14 @@ type ObjectCheck struct {
 	resource schema.GroupResource
 	versions []string
 	schemas  []*apiextensionsv1.JSONSchemaProps
+	// storage is the storage version's schema: its defaults fill fields in on the way.
+	storage *apiextensionsv1.JSONSchemaProps
 }
 
 // NewObjectCheck checks crd's objects at versions, the old ones they may be stored at.
 func NewObjectCheck(dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string) ObjectCheck {
-	c := ObjectCheck{dyn: dyn, resource: schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}, versions: versions}
+	c := ObjectCheck{dyn: dyn, resource: schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}, versions: versions,
+		storage: schemacompat.SchemaOf(crd, lifecycle.StorageVersion(crd))}
 	for _, v := range versions {
 		c.schemas = append(c.schemas, schemacompat.SchemaOf(crd, v))
 	}
@@ -84,7 +88,7 @@ func (c ObjectCheck) Check(ctx context.Context, r Retrier, listed *metav1.Object
 		shown++
 		var diffs []results.FieldDiff
 		err := r.Attempt(ctx, func(wctx context.Context) (err error) {
-			diffs, err = sendBack(wctx, ri, obj, c.schemas[i])
+			diffs, err = sendBack(wctx, ri, obj, c.schemas[i], c.storage)
 			return err
 		})
 		switch {
@@ -105,13 +109,15 @@ func (c ObjectCheck) Check(ctx context.Context, r Retrier, listed *metav1.Object
 }
 
 // sendBack sends obj back unchanged as a dry-run update at its version, preconditioned on
-// its resourceVersion, and returns every field the answer does not have as read.
-func sendBack(ctx context.Context, r dynamic.ResourceInterface, obj *unstructured.Unstructured, s *apiextensionsv1.JSONSchemaProps) ([]results.FieldDiff, error) {
+// its resourceVersion, and returns every value the answer lost. at is the schema of obj's
+// version, storage the storage version's: a field either defaults, absent as read and back
+// with that default, is added, not lost (schemacompat.RoundTripDiff).
+func sendBack(ctx context.Context, r dynamic.ResourceInterface, obj *unstructured.Unstructured, at, storage *apiextensionsv1.JSONSchemaProps) ([]results.FieldDiff, error) {
 	back, err := r.Update(ctx, obj, metav1.UpdateOptions{FieldManager: cluster.FieldManager, DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		return nil, err
 	}
-	return schemacompat.DiffFields("", comparable(obj), comparable(back), s), nil
+	return schemacompat.RoundTripDiff(comparable(obj), comparable(back), at, storage).Lost, nil
 }
 
 func readAt(ctx context.Context, r Retrier, ri dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {

@@ -88,7 +88,7 @@ func Verify(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomR
 	gvr := func(v string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
 	}
-	schemas := map[string]*apiextensionsv1.JSONSchemaProps{}
+	schemas := map[string]*apiextensionsv1.JSONSchemaProps{res.Storage: schemacompat.SchemaOf(crd, res.Storage)}
 	for _, v := range res.Versions {
 		schemas[v] = schemacompat.SchemaOf(crd, v)
 	}
@@ -110,7 +110,7 @@ func Verify(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomR
 		ri := c.Dynamic.Resource(gvr(v))
 		// Listed at the storage version, which converts least; a page failing there, at v.
 		st := pass.Run(ctx, p, hashing(addressesAt(c.Metadata, gvr(v), res.Storage, v), set), func(ctx context.Context, it metav1.PartialObjectMetadata) error {
-			loss, outcome, err := roundTrip(ctx, p, ri.Namespace(it.Namespace), gvr(v).GroupResource(), it.Namespace, it.Name, schemas[v], opts.RefusedNotStored)
+			loss, outcome, err := roundTrip(ctx, p, ri.Namespace(it.Namespace), gvr(v).GroupResource(), it.Namespace, it.Name, schemas[v], schemas[res.Storage], opts.RefusedNotStored)
 			if err != nil {
 				return err
 			}
@@ -183,7 +183,7 @@ const (
 // roundTrip checks one object at one version. It reads with a GET, not a list: a list may
 // come from the watch cache, whose encodings can predate the webhook now deployed. An object
 // changed meanwhile is skipped; errors but conversion or validation failures end the check.
-func roundTrip(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, gr schema.GroupResource, ns, name string, s *apiextensionsv1.JSONSchemaProps, refusedNotStored bool) (*results.Loss, tripOutcome, error) {
+func roundTrip(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, gr schema.GroupResource, ns, name string, s, storage *apiextensionsv1.JSONSchemaProps, refusedNotStored bool) (*results.Loss, tripOutcome, error) {
 	var read *unstructured.Unstructured
 	err := p.Attempt(ctx, func(rctx context.Context) (err error) {
 		read, err = r.Get(rctx, name, metav1.GetOptions{})
@@ -201,7 +201,7 @@ func roundTrip(ctx context.Context, p *pass.Pass, r dynamic.ResourceInterface, g
 	}
 	var diffs []results.FieldDiff
 	err = p.Attempt(ctx, func(rctx context.Context) (err error) {
-		diffs, err = sendBack(rctx, r, read, s)
+		diffs, err = sendBack(rctx, r, read, s, storage)
 		return err
 	})
 	switch {
