@@ -36,11 +36,14 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 				// No object: nothing at the version to lose, nothing to say.
 				continue
 			}
-			if _, err := fmt.Fprintf(w, "%s: %s\n", r.CRD, proofDetail(p)); err != nil {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", r.CRD, p.Detail); err != nil {
 				return err
 			}
 		}
 		if err := writeLosses(w, r.Proofs); err != nil {
+			return err
+		}
+		if err := writeLossWays(w, r); err != nil {
 			return err
 		}
 		took := passTime(r)
@@ -243,15 +246,6 @@ func FailuresFile(w io.Writer) func(cluster, crd string, f results.Failure) {
 			results.Failure
 		}{cluster, crd, f})
 	}
-}
-
-// proofDetail is a proof's line; one that found losses names the flag that
-// re-stores the objects anyway.
-func proofDetail(p results.Proof) string {
-	if p.Holds() {
-		return p.Detail
-	}
-	return p.Detail + "; --accept-loss re-stores them anyway"
 }
 
 // apiServersLine says what the passes could not see of the API servers,
