@@ -108,6 +108,11 @@ type Assessment struct {
 	Next      Next   `json:"next"`
 	// namesRefused: the API server refused the names, which only a manifest edit ends.
 	namesRefused bool
+	// retiring: every served version is deprecated, storage included; newerDeprecated: served,
+	// deprecated versions newer than storage while none takes over from it, left served by the plugin.
+	retiring        bool
+	newerDeprecated []string
+	served          []string
 }
 
 // Assess infers every version's stage, the CRD's problems and its next step from the CRD alone.
@@ -135,7 +140,12 @@ func AssessWith(crd *apiextensionsv1.CustomResourceDefinition, stale *StaleManag
 		StaleManagedFields: stale,
 		NotServed:          NotServed(crd),
 		namesRefused:       NamesRefused(crd),
+		retiring:           retiring(crd),
+		served:             servedVersions(crd),
 		Problems:           []Problem{},
+	}
+	if takesOver(crd, a.StorageVersion) == "" {
+		a.newerDeprecated = deprecatedNewer(crd, a.StorageVersion)
 	}
 	for _, v := range crd.Spec.Versions {
 		ver := Version{
@@ -228,9 +238,17 @@ func problems(a Assessment) []Problem {
 		case v.Stage == StageServed:
 			out = append(out, Problem{SeverityWarning, v.Name, fmt.Sprintf(
 				"%s is served and older than storage version %s but not deprecated: clients get no warning", v.Name, a.StorageVersion)})
+		case v.Storage && v.Deprecated && a.retiring:
+			out = append(out, Problem{SeverityWarning, v.Name, fmt.Sprintf(
+				"storage version %s is marked deprecated, as is every served version (%s): %s is retiring; clients should move off it before its owner removes the CRD and every object with it",
+				v.Name, strings.Join(a.served, ", "), a.Kind)})
 		case v.Storage && v.Deprecated:
 			out = append(out, Problem{SeverityWarning, v.Name, fmt.Sprintf(
 				"storage version %s is marked deprecated", v.Name)})
+		case !a.retiring && slices.Contains(a.newerDeprecated, v.Name):
+			out = append(out, Problem{SeverityWarning, v.Name, fmt.Sprintf(
+				"%s is deprecated though newer than storage version %s, which is not: kubectl reads %s by default (the newest served version) and no version takes over from %s",
+				v.Name, a.StorageVersion, a.served[0], a.StorageVersion)})
 		}
 	}
 	if len(pending) > 0 {
@@ -266,7 +284,8 @@ func badStorage(storage []string) string {
 }
 
 // nextStep picks the one step that unblocks the most: repair before migration, migration (with
-// the stale managedFields cleanup) before promotion, newer versions before older.
+// the stale managedFields cleanup) before promotion, newer versions before older. A version is
+// stopped serving or removed only below storage, so no newer version goes while an older one stays.
 func nextStep(a Assessment) Next {
 	crd := a.Name
 	migrate := MigrateStep(crd)
@@ -275,6 +294,9 @@ func nextStep(a Assessment) Next {
 	pending := a.Pending()
 	for _, v := range a.Versions {
 		byStage[v.Stage] = append(byStage[v.Stage], v.Name)
+	}
+	below := func(stage Stage) []string {
+		return slices.DeleteFunc(slices.Clone(byStage[stage]), func(v string) bool { return !Newer(a.StorageVersion, v) })
 	}
 	switch {
 	case len(a.storageVersions()) != 1:
@@ -297,6 +319,8 @@ func nextStep(a Assessment) Next {
 		return Next{Action: ActionRun, Step: migrate, Reason: fmt.Sprintf("objects may still be stored at %s", strings.Join(pending, ", "))}
 	case a.StaleManagedFields != nil:
 		return staleNext(crd, a.StaleManagedFields)
+	case a.retiring:
+		return Next{Action: ActionNone, Reason: retiringWords(a.Kind, a.served, a.StorageVersion)}
 	case len(byStage[StageIntroduced]) > 0:
 		v := byStage[StageIntroduced][0]
 		return Next{Action: ActionReady, Step: PromoteToStep(crd, v, StageBridge), Reason: fmt.Sprintf("checks that every object round-trips %s→%s→%s, then records bridge", v, a.StorageVersion, v)}
@@ -305,10 +329,12 @@ func nextStep(a Assessment) Next {
 		return Next{Action: ActionReady, Step: PromoteToStep(crd, v, StageDeprecated), Reason: fmt.Sprintf("make %s the storage version and deprecate %s", v, a.StorageVersion)}
 	case len(byStage[StageServed]) > 0:
 		return Next{Action: ActionReady, Step: PromoteToStep(crd, a.StorageVersion, StageDeprecated), Reason: fmt.Sprintf("deprecate %s so clients are warned", strings.Join(byStage[StageServed], ", "))}
-	case len(byStage[StageDeprecated]) > 0:
-		return Next{Action: ActionReady, Step: PromoteToStep(crd, a.StorageVersion, StageBlocked), Reason: fmt.Sprintf("stop serving %s", strings.Join(byStage[StageDeprecated], ", "))}
-	case len(byStage[StageBlocked]) > 0:
-		return Next{Action: ActionReady, Step: PromoteToStep(crd, a.StorageVersion, StageRemoved), Reason: fmt.Sprintf("remove %s from spec.versions", strings.Join(byStage[StageBlocked], ", "))}
+	case len(below(StageDeprecated)) > 0:
+		return Next{Action: ActionReady, Step: PromoteToStep(crd, a.StorageVersion, StageBlocked), Reason: fmt.Sprintf("stop serving %s", strings.Join(below(StageDeprecated), ", "))}
+	case len(below(StageBlocked)) > 0:
+		return Next{Action: ActionReady, Step: PromoteToStep(crd, a.StorageVersion, StageRemoved), Reason: fmt.Sprintf("remove %s from spec.versions", strings.Join(below(StageBlocked), ", "))}
+	case len(a.newerDeprecated) > 0:
+		return Next{Action: ActionNone, Reason: directionWords(a.newerDeprecated, a.StorageVersion)}
 	case len(a.Versions) == 1:
 		return Next{Action: ActionNone, Reason: "one version, nothing to do"}
 	default:

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -275,5 +276,187 @@ func TestAssessACRDTheAPIServerDoesNotServe(t *testing.T) {
 		if tc.want != "" && (a.Next.Action != tc.action || !hasProblem(a, tc.want)) {
 			t.Errorf("%s: next %+v, problems %+v: want %s first, and the reason said", tc.name, a.Next, a.Problems, tc.action)
 		}
+	}
+}
+
+// usage is usages.apiextensions.crossplane.io after Crossplane v2.0.0: both
+// versions deprecated, the older one storage.
+var usage = crd([]string{"v1alpha1"}, "v1alpha1:served,storage,deprecated", "v1beta1:served,deprecated")
+
+// The next step never stops serving a version while an older one stays
+// served, and a kind whose every served version is deprecated is retiring:
+// no version to move to, nothing for the plugin to do.
+func TestNextStepByVersionPriority(t *testing.T) {
+	const w = "widgets.example.com"
+	for _, tc := range []struct {
+		name       string
+		crd        *apiextensionsv1.CustomResourceDefinition
+		stages     string
+		action     Action
+		next       *Step
+		reasonSub  []string // the next step's reason says each
+		problemSub string
+	}{
+		{
+			name:   "everything deprecated, the older storage (Crossplane's Usage after v2.0.0): retiring",
+			crd:    usage,
+			stages: "v1beta1=deprecated v1alpha1=storage",
+			action: ActionNone,
+			reasonSub: []string{"every served version (v1beta1, v1alpha1) is deprecated, storage version v1alpha1 included: Widget is retiring",
+				"no version to move to", "clients should move off Widget", "its owner will remove the CRD, and every object with it",
+				"nothing to migrate", "stopping serving the storage version is not a step of the plugin"},
+			problemSub: "Widget is retiring",
+		},
+		{
+			name:       "retiring, an older deprecated version too: it is not stopped for a version as deprecated",
+			crd:        crd([]string{"v1beta1"}, "v1alpha1:served,deprecated", "v1beta1:served,storage,deprecated"),
+			stages:     "v1beta1=storage v1alpha1=deprecated",
+			action:     ActionNone,
+			reasonSub:  []string{"Widget is retiring"},
+			problemSub: "Widget is retiring",
+		},
+		{
+			name:       "retiring with objects at another version: migrate first",
+			crd:        crd([]string{"v1beta1", "v1alpha1"}, "v1alpha1:served,storage,deprecated", "v1beta1:served,deprecated"),
+			stages:     "v1beta1=deprecated v1alpha1=storage",
+			action:     ActionRun,
+			next:       MigrateStep(w),
+			problemSub: "Widget is retiring",
+		},
+		{
+			name:      "the plain case: storage newest, the older deprecated is stopped",
+			crd:       crd([]string{"v1"}, "v1beta1:served,deprecated", "v1:served,storage"),
+			stages:    "v1=storage v1beta1=deprecated",
+			action:    ActionReady,
+			next:      PromoteToStep(w, "v1", StageBlocked),
+			reasonSub: []string{"stop serving v1beta1"},
+		},
+		{
+			name:      "a newer version served, not deprecated, the older storage: introduced",
+			crd:       crd([]string{"v1alpha1"}, "v1alpha1:served,storage", "v1beta1:served"),
+			stages:    "v1beta1=introduced v1alpha1=storage",
+			action:    ActionReady,
+			next:      PromoteToStep(w, "v1beta1", StageBridge),
+			reasonSub: []string{"v1beta1→v1alpha1→v1beta1"},
+		},
+		{
+			name:       "storage deprecated, a newer version not: not retiring, the newer one takes over",
+			crd:        crd([]string{"v1alpha1"}, "v1alpha1:served,storage,deprecated", "v1beta1:served"),
+			stages:     "v1beta1=introduced v1alpha1=storage",
+			action:     ActionReady,
+			next:       PromoteToStep(w, "v1beta1", StageBridge),
+			problemSub: "storage version v1alpha1 is marked deprecated",
+		},
+		{
+			name:       "a newer version deprecated, the older storage not: no forward step, neither is stopped",
+			crd:        crd([]string{"v1alpha1"}, "v1alpha1:served,storage", "v1beta1:served,deprecated"),
+			stages:     "v1beta1=deprecated v1alpha1=storage",
+			action:     ActionNone,
+			reasonSub:  []string{"v1beta1 is deprecated though newer than storage version v1alpha1", "stops serving no version while an older one stays served"},
+			problemSub: "v1beta1 is deprecated though newer than storage version v1alpha1",
+		},
+		{
+			name:      "deprecated on both sides of storage: only the older one is stopped",
+			crd:       crd([]string{"v1beta1"}, "v1alpha1:served,deprecated", "v1beta1:served,storage", "v1:served,deprecated"),
+			stages:    "v1=deprecated v1beta1=storage v1alpha1=deprecated",
+			action:    ActionReady,
+			next:      PromoteToStep(w, "v1beta1", StageBlocked),
+			reasonSub: []string{"stop serving v1alpha1"},
+			// v1, above storage with nothing to take over, is flagged.
+			problemSub: "v1 is deprecated though newer than storage version v1beta1",
+		},
+		{
+			name:      "a newer deprecated version beside one that takes over: the newest goes forward",
+			crd:       crd([]string{"v1alpha1"}, "v1alpha1:served,storage", "v1beta1:served,deprecated", "v1:served"),
+			stages:    "v1=introduced v1beta1=deprecated v1alpha1=storage",
+			action:    ActionReady,
+			next:      PromoteToStep(w, "v1", StageBridge),
+			reasonSub: []string{"v1→v1alpha1→v1"},
+		},
+		{
+			name:   "a newer version unserved: not removed while the older one is storage",
+			crd:    crd([]string{"v1alpha1"}, "v1alpha1:served,storage", "v1beta1:-"),
+			stages: "v1beta1=blocked v1alpha1=storage",
+			action: ActionNone,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := Assess(tc.crd)
+			var got []string
+			for _, v := range a.Versions {
+				got = append(got, v.Name+"="+string(v.Stage))
+			}
+			if s := strings.Join(got, " "); s != tc.stages {
+				t.Errorf("stages = %q, want %q", s, tc.stages)
+			}
+			if a.Next.Action != tc.action || !sameStep(a.Next.Step, tc.next) {
+				t.Errorf("next = %+v (step %+v), want %s %+v", a.Next, a.Next.Step, tc.action, tc.next)
+			}
+			for _, sub := range tc.reasonSub {
+				if !strings.Contains(a.Next.Reason, sub) {
+					t.Errorf("reason %q lacks %q", a.Next.Reason, sub)
+				}
+			}
+			if tc.problemSub == "" && len(a.Problems) > 0 {
+				t.Errorf("unexpected problems: %+v", a.Problems)
+			}
+			if tc.problemSub != "" && !hasProblem(a, tc.problemSub) {
+				t.Errorf("problems %+v lack %q", a.Problems, tc.problemSub)
+			}
+			if s := a.Next.Step; s != nil && s.Op == OpPromote {
+				assertPriorityKept(t, tc.crd, s)
+			}
+		})
+	}
+}
+
+// assertPriorityKept plans the advised promote, which must be taken, and
+// checks that no version stops being served while an older one stays.
+func assertPriorityKept(t *testing.T, c *apiextensionsv1.CustomResourceDefinition, s *Step) {
+	t.Helper()
+	p, err := PlanPromote(c, s.Version, s.To, PromoteOptions{Verification: &Verification{From: StorageVersion(c)}})
+	if err != nil {
+		t.Fatalf("status advises promote %s --to %s, and it is refused: %v", s.Version, s.To, err)
+	}
+	for _, before := range c.Spec.Versions {
+		after := SpecVersion(p.After, before.Name)
+		if !before.Served || after != nil && after.Served {
+			continue
+		}
+		for _, other := range p.After.Spec.Versions {
+			if other.Served && Newer(before.Name, other.Name) {
+				t.Errorf("promote %s --to %s stops serving %s while the older %s stays served", s.Version, s.To, before.Name, other.Name)
+			}
+		}
+	}
+}
+
+// promote on a kind with no way forward refuses with the reason and no
+// command that would be refused in turn.
+func TestPromoteWithNoWayForward(t *testing.T) {
+	newerDeprecated := crd([]string{"v1alpha1"}, "v1alpha1:served,storage", "v1beta1:served,deprecated")
+	for _, tc := range []struct {
+		name    string
+		crd     *apiextensionsv1.CustomResourceDefinition
+		version string
+		to      Stage
+		want    string
+	}{
+		{"retiring, the pair in flight", usage, "", "", "Widget is retiring"},
+		{"retiring, stop serving the newer", usage, "v1alpha1", StageBlocked, "Widget is retiring"},
+		{"retiring, the newer to take over", usage, "v1beta1", "", "Widget is retiring"},
+		{"newer deprecated, the pair in flight", newerDeprecated, "", "", "v1beta1 is deprecated though newer than storage version v1alpha1"},
+		{"newer deprecated, stop serving it", newerDeprecated, "v1alpha1", StageBlocked, "v1beta1 is deprecated though newer than storage version v1alpha1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := PlanPromote(tc.crd, tc.version, tc.to, PromoteOptions{})
+			var r *Refusal
+			if !errors.As(err, &r) {
+				t.Fatalf("promote %q --to %q: %v, want a refusal", tc.version, tc.to, err)
+			}
+			if !strings.Contains(r.Reason, tc.want) || r.Instead != nil {
+				t.Errorf("refusal %q (instead %+v), want it to say %q and name no command", r.Reason, r.Instead, tc.want)
+			}
+		})
 	}
 }

@@ -79,12 +79,17 @@ func PairStage(crd *apiextensionsv1.CustomResourceDefinition, name string) (Pair
 			if len(crd.Spec.Versions) == 1 {
 				return Pair{}, "", refuse(IntroduceStep(crd.Name, "NEW_VERSION", "CRD_MANIFEST"), "%s is the only version of %s: introduce a newer one", name, crd.Name)
 			}
-			return Pair{}, "", refuse(PromoteStep(crd.Name, newestNewer(crd, name)),
-				"%s is the storage version and every other version is newer: promote the newer one", name)
+			if heir := takesOver(crd, name); heir != "" {
+				return Pair{}, "", refuse(PromoteStep(crd.Name, heir),
+					"%s is the storage version and every other version is newer: promote the newer one", name)
+			}
+			return Pair{}, "", refuse(nil, "%s is the storage version, no version is older and none takes over from it: %s", name, noWayForward(crd))
 		}
 		return Pair{Old: older[0].Name, New: name}, olderStage(older), nil
 	case !v.Served:
 		return Pair{}, "", refuse(nil, "%s is not served: only a served version can take over from %s", name, storage)
+	case v.Deprecated && retiring(crd):
+		return Pair{}, "", refuse(nil, "%s is deprecated, so no version takes over from %s: %s", name, storage, noWayForward(crd))
 	case v.Deprecated:
 		return Pair{}, "", refuse(nil, "%s is deprecated: only a version that is not deprecated can take over from %s", name, storage)
 	case !Newer(name, storage):
@@ -160,13 +165,68 @@ func newestOlder(crd *apiextensionsv1.CustomResourceDefinition, name string) *ap
 	return best
 }
 
-// newestNewer is the highest-priority version newer than name, or "".
-func newestNewer(crd *apiextensionsv1.CustomResourceDefinition, name string) string {
+// takesOver is the highest-priority version that can take over from storage: newer, served, not
+// deprecated; "" when none can.
+func takesOver(crd *apiextensionsv1.CustomResourceDefinition, storage string) string {
 	best := ""
 	for _, v := range crd.Spec.Versions {
-		if Newer(v.Name, name) && (best == "" || Newer(v.Name, best)) {
+		if v.Served && !v.Deprecated && Newer(v.Name, storage) && (best == "" || Newer(v.Name, best)) {
 			best = v.Name
 		}
 	}
 	return best
+}
+
+// retiring says whether every served version is deprecated, storage included: the kind has no
+// version left to move to, so no pair of it moves forward.
+func retiring(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	storage := SpecVersion(crd, StorageVersion(crd))
+	if storage == nil || !storage.Deprecated {
+		return false
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Served && !v.Deprecated {
+			return false
+		}
+	}
+	return true
+}
+
+// deprecatedNewer are the served, deprecated versions newer than storage, newest first. None takes
+// over from storage, and stopping serving one while the older storage version stays served would
+// turn kubectl's default (the newest served version) back to an older one: no step of the plugin.
+func deprecatedNewer(crd *apiextensionsv1.CustomResourceDefinition, storage string) []string {
+	var out []string
+	for _, v := range crd.Spec.Versions {
+		if v.Served && v.Deprecated && Newer(v.Name, storage) {
+			out = append(out, v.Name)
+		}
+	}
+	SortByPriority(out)
+	return out
+}
+
+// servedVersions are the served versions, newest first.
+func servedVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
+	var out []string
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			out = append(out, v.Name)
+		}
+	}
+	SortByPriority(out)
+	return out
+}
+
+// noWayForward says why a CRD whose storage version nothing takes over from has no forward step:
+// the kind is retiring, or a newer version is deprecated while the older storage one is not.
+func noWayForward(crd *apiextensionsv1.CustomResourceDefinition) string {
+	storage := StorageVersion(crd)
+	if retiring(crd) {
+		return retiringWords(crd.Spec.Names.Kind, servedVersions(crd), storage)
+	}
+	if newer := deprecatedNewer(crd, storage); len(newer) > 0 {
+		return directionWords(newer, storage)
+	}
+	return fmt.Sprintf("no version newer than storage version %s is served and not deprecated: none can take over from it", storage)
 }

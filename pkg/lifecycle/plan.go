@@ -62,6 +62,10 @@ func PromoteTarget(crd *apiextensionsv1.CustomResourceDefinition, name string, t
 	if name == "" {
 		var err error
 		if name, err = InFlight(crd); err != nil {
+			// Versions besides storage, all newer, none of which can take over: say why, not "nothing to roll back".
+			if storage, e := singleStorage(crd); e == nil && len(crd.Spec.Versions) > 1 && newestOlder(crd, storage) == nil && takesOver(crd, storage) == "" {
+				return Target{}, refuse(nil, "%s has no pair in flight: %s", crd.Name, noWayForward(crd))
+			}
 			if len(crd.Spec.Versions) == 1 {
 				// Nothing in flight: the next pair begins with a version to introduce.
 				return Target{}, &Refusal{Reason: fmt.Sprintf("%s has one version, %s, and no pair in flight: name the version to introduce, with the manifest that has its schema", crd.Name, crd.Spec.Versions[0].Name),
