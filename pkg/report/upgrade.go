@@ -1,0 +1,136 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+)
+
+// UpgradeReport is the document `upgrade -o json|yaml` prints: the way from the cluster to a
+// release, every CRD's steps in order, and what the walk did of it.
+type UpgradeReport struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Done: every CRD of the release is applied and stored at its storage version only.
+	Done bool                `json:"done"`
+	CRDs []lifecycle.Upgrade `json:"crds"`
+	// Taken are the steps the walk took, as command lines, in order.
+	Taken []string `json:"taken,omitempty"`
+}
+
+// NewUpgradeReport spells out the commands of every step.
+func NewUpgradeReport(plans []lifecycle.Upgrade, taken []string) UpgradeReport {
+	r := UpgradeReport{APIVersion: APIVersion, Kind: "UpgradeReport", Done: true, Taken: taken}
+	for _, u := range plans {
+		u.Steps = append([]lifecycle.Waypoint{}, u.Steps...)
+		for i, w := range u.Steps {
+			u.Steps[i].Advice = spelled([]lifecycle.Advice{w.Advice})[0]
+		}
+		r.Done = r.Done && u.Done
+		r.CRDs = append(r.CRDs, u)
+	}
+	return r
+}
+
+// phaseHeadings say when each phase's steps run, as the plan prints them.
+var phaseHeadings = []struct {
+	phase lifecycle.Phase
+	text  string
+}{
+	{lifecycle.PhaseBefore, "before the apply (the plugin's steps; upgrade takes them)"},
+	{lifecycle.PhaseApply, "the apply (the owner's, as it applies the release; upgrade stops here)"},
+	{lifecycle.PhaseAfter, "after the apply (run upgrade again: it takes them)"},
+}
+
+// WriteUpgrade renders the plan: its steps by phase, numbered across the release (the owner's
+// apply once for all the CRDs it shares), or the document, or markdown for a pull request.
+func WriteUpgrade(w io.Writer, f Format, r UpgradeReport) error {
+	if f.Document() {
+		return writeDocument(w, f, r)
+	}
+	var b strings.Builder
+	md := f == FormatMarkdown
+	if md {
+		b.WriteString("## Upgrade plan\n\n")
+	}
+	done := 0
+	for _, u := range r.CRDs {
+		if u.Done {
+			done++
+		}
+	}
+	if r.Done {
+		fmt.Fprintf(&b, "%s of the release applied, every object at its storage version: nothing left to do\n", counted(len(r.CRDs), "CRD"))
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	fmt.Fprintf(&b, "the way to the release: %s, %d done\n", counted(len(r.CRDs), "CRD"), done)
+	n := 0
+	for _, ph := range phaseHeadings {
+		var lines []string
+		seen := map[string]bool{}
+		for _, u := range r.CRDs {
+			for _, s := range u.Steps {
+				if s.Phase != ph.phase {
+					continue
+				}
+				line := upgradeLine(u.CRD, s, md)
+				if seen[line] {
+					continue // one apply of the release, however many CRDs it brings
+				}
+				seen[line] = true
+				lines = append(lines, line)
+			}
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		if md {
+			fmt.Fprintf(&b, "\n### %s\n\n", upperFirst(ph.text))
+		} else {
+			fmt.Fprintf(&b, "\n%s:\n", ph.text)
+		}
+		for _, l := range lines {
+			n++
+			if md {
+				fmt.Fprintf(&b, "%d. %s\n", n, l)
+			} else {
+				fmt.Fprintf(&b, "  %d. %s\n", n, l)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// upgradeLine is one step: the CRD and its words, then the command; a choice is marked.
+func upgradeLine(crd string, s lifecycle.Waypoint, md bool) string {
+	if s.Phase == lifecycle.PhaseApply {
+		if md {
+			return "apply the release: " + mdCell(s.Text)
+		}
+		return "apply the release: " + s.Text
+	}
+	text := s.Text
+	if s.Decide {
+		text = "DECIDE: " + text
+	}
+	switch {
+	case md && s.Step != nil:
+		return fmt.Sprintf("`%s`: %s: `%s`", crd, mdCell(text), Command(*s.Step))
+	case md:
+		return fmt.Sprintf("`%s`: %s", crd, mdCell(text))
+	case s.Step != nil:
+		return fmt.Sprintf("%s: %s: %s", crd, text, Command(*s.Step))
+	}
+	return fmt.Sprintf("%s: %s", crd, text)
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
