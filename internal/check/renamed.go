@@ -87,8 +87,9 @@ func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.Cust
 }
 
 // droppedBySource finds live CRDs the manifests lack that their source (a Helm release, Argo
-// CD application, Flux Kustomization) applied too: a pruning apply deletes each with its
-// objects. Where nothing tells the source, none is reported (CRDs come from many sources).
+// CD application, Flux Kustomization) applied too, or of a group the manifests ship: an owner
+// that prunes deletes each with its objects. A CRD of another group whose source nothing
+// tells, or whose marks tell another source, is not reported (CRDs come from many sources).
 // It needs list on CRDs (refused: a note). reported are those already reported as renamed.
 func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiextensionsv1.CustomResourceDefinition, reported map[string]bool) ([]results.Finding, error) {
 	var applied []*apiextensionsv1.CustomResourceDefinition
@@ -97,13 +98,16 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 			applied = append(applied, l)
 		}
 	}
-	if len(applied) == 0 {
-		return nil, nil // no live CRD of the new manifests shows what applied them
+	groups := map[string]bool{}
+	for _, n := range crds {
+		groups[n.Spec.Group] = true
 	}
-	// Metadata only: the marks are labels and annotations, and 500 CRDs' schemas are tens of
-	// megabytes. Only a CRD of the same source is read whole.
+	// Metadata only: the marks are labels and annotations, the group is in the name, and 500
+	// CRDs' schemas are tens of megabytes. Only a CRD that is reported is read whole.
 	list, err := c.Metadata.Resource(apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")).List(ctx, metav1.ListOptions{})
 	switch {
+	case apierrors.IsForbidden(err) && len(applied) == 0:
+		return nil, nil // a first install: nothing of this release is there to be replaced
 	case apierrors.IsForbidden(err):
 		return []results.Finding{{Severity: lifecycle.SeverityNote, Kind: results.FindingDropped, Rule: "crdDroppedUnseen",
 			Message: "the CRDs on the cluster could not be listed (forbidden): a CRD that what applied these manifests applied too, and that they now lack, is not seen here",
@@ -117,8 +121,11 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 		if reported[m.Name] || inManifests(m.Name, crds) {
 			continue
 		}
-		same, _ := SameSource(&apiextensionsv1.CustomResourceDefinition{ObjectMeta: m.ObjectMeta}, applied)
-		if same == "" {
+		same, unrelated := SameSource(&apiextensionsv1.CustomResourceDefinition{ObjectMeta: m.ObjectMeta}, applied)
+		// The name is plural.group (the API server requires it).
+		_, group, _ := strings.Cut(m.Name, ".")
+		sameGroup := groups[group] && !unrelated
+		if same == "" && !sameGroup {
 			continue
 		}
 		l, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, m.Name, metav1.GetOptions{})
@@ -128,11 +135,12 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 		case err != nil:
 			return nil, fmt.Errorf("reading CRD %s: %w", m.Name, err)
 		}
-		f, err := droppedFinding(ctx, c.Metadata, l, nil, same)
+		shown, err := countObjects(ctx, c.Metadata, l)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, f)
+		shown.SameSource, shown.SameGroup = same, sameGroup
+		out = append(out, Dropped(l, nil, &shown))
 	}
 	return out, nil
 }
@@ -147,12 +155,16 @@ func droppedFinding(ctx context.Context, md metadata.Interface, live, to *apiext
 	return Dropped(live, to, &shown), nil
 }
 
+// objectsShown is how many objects a dropped CRD's finding names: the list that counts them
+// asks for no more.
+const objectsShown = 3
+
 func inManifests(name string, crds []*apiextensionsv1.CustomResourceDefinition) bool {
 	return slices.ContainsFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool { return c.Name == name })
 }
 
-// countObjects counts a CRD's objects cheaply (a metadata list of limit 1 and its
-// remainingItemCount); a list the server refuses leaves them uncounted, with why.
+// countObjects counts a CRD's objects cheaply (a metadata list of a few, whose names it keeps,
+// and its remainingItemCount); a list the server refuses leaves them uncounted, with why.
 func countObjects(ctx context.Context, md metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition) (DroppedLive, error) {
 	// The storage version where served (no conversion), never a deprecated one where another
 	// is served: the read is no request the deprecated-API metric counts.
@@ -164,7 +176,7 @@ func countObjects(ctx context.Context, md metadata.Interface, crd *apiextensions
 		return DroppedLive{Why: "no client to list them"}, nil
 	}
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: version, Resource: crd.Spec.Names.Plural}
-	list, err := md.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+	list, err := md.Resource(gvr).List(ctx, metav1.ListOptions{Limit: objectsShown})
 	var status apierrors.APIStatus
 	switch {
 	case err != nil && errors.As(err, &status):
@@ -173,6 +185,13 @@ func countObjects(ctx context.Context, md metadata.Interface, crd *apiextensions
 		return DroppedLive{}, fmt.Errorf("counting the objects of %s: %w", crd.Name, err)
 	}
 	got := DroppedLive{Counted: true, Count: int64(len(list.Items))}
+	for _, o := range list.Items {
+		name := o.Name
+		if o.Namespace != "" {
+			name = o.Namespace + "/" + o.Name
+		}
+		got.Objects = append(got.Objects, name)
+	}
 	switch {
 	case list.GetRemainingItemCount() != nil:
 		got.Count += *list.GetRemainingItemCount()

@@ -301,14 +301,35 @@ type DroppedLive struct {
 	Why string
 	// SameSource is the evidence that the new manifests' source applied it too ("": none).
 	SameSource string
+	// SameGroup: the new manifests ship other CRDs of its group (the same project's, most often).
+	SameGroup bool
+	// Objects are the first few objects' names (namespace/name), from the count's list.
+	Objects []string
+}
+
+// shown is where's list of the first objects, "" for none.
+func (l *DroppedLive) shown() string {
+	if len(l.Objects) == 0 {
+		return ""
+	}
+	s := strings.Join(l.Objects, ", ")
+	switch more := l.Count - int64(len(l.Objects)); {
+	case l.AtLeast:
+		s += ", ..."
+	case more > 0:
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return " (" + s + ")"
 }
 
 // Dropped is the finding for old, a CRD the old manifests or the cluster have and the new ones
 // lack; to is its rename (RenamedTo; its objects do not follow) or nil, live what the cluster
 // shows (nil: files). From files it is an error: a pruning apply deletes the CRD and every
 // object of it. On a cluster (CRDs from many sources) it is an error only where the same source
-// applied old and it has objects (or they are uncounted): a warning where either fails, a note
-// where both do.
+// applied old, or the new manifests ship its group, and it has objects (or they are uncounted):
+// a warning where either fails, a note where both do. A live drop names the owners its marks
+// tell (droppedOwners); where none of them deletes it (Helm's resource-policy keep), it is one
+// step lower.
 func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLive) results.Finding {
 	f := results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingDropped, CRD: old.Name, Rule: "crdDropped"}
 	const pruning = "an apply that prunes (Argo CD or Flux with pruning, kubectl apply --prune)"
@@ -321,18 +342,23 @@ func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLiv
 		case live.Count == 0:
 			where, empty = "is on the cluster with no object", true
 		case live.AtLeast:
-			where = "is on the cluster with objects"
+			where = "is on the cluster with objects" + live.shown()
 		case live.Count == 1:
-			where, all = "is on the cluster with 1 object", "its 1 object"
+			where, all = "is on the cluster with 1 object"+live.shown(), "its 1 object"
 		default:
-			where, all = fmt.Sprintf("is on the cluster with %d objects", live.Count), fmt.Sprintf("all %d objects of it", live.Count)
+			where, all = fmt.Sprintf("is on the cluster with %d objects%s", live.Count, live.shown()), fmt.Sprintf("all %d objects of it", live.Count)
 		}
 		unsure = live.SameSource == ""
 		switch {
 		case unsure && empty:
 			f.Severity = lifecycle.SeverityNote
+		case unsure && live.SameGroup && to == nil:
+			// The release of its own group drops it: no mark is needed to tell whose it is.
 		case unsure || empty:
 			f.Severity = lifecycle.SeverityWarning
+		}
+		if to == nil {
+			return droppedLive(f, old, live, where, all, empty)
 		}
 	}
 	gone := fmt.Sprintf("%s deletes %s and, with it, %s; a plain kubectl apply leaves it", pruning, old.Name, all)
@@ -373,6 +399,44 @@ func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLiv
 		lifecycle.Advise(nil, "keep %s in the manifests beside %s until its objects are moved", old.Name, to.Name),
 		lifecycle.Advise(nil, "create each object again under %s (apiVersion: %s/%s, kind %s, the same name and namespace, without the old object's metadata.uid and resourceVersion), and move its clients and controllers to %s", newGroup, newGroup, version, to.Spec.Names.Kind, newGroup),
 		lifecycle.Advise(nil, "then, once no controller acts on them (one may clean up what a deleted object manages), delete the objects of %s (kubectl delete %s --all -A, on every cluster) and drop it from the manifests", old.Name, old.Name)}
+	return f
+}
+
+// droppedLive words f for old, a live CRD the new manifests lack: whose apply deletes it,
+// from its marks, and how to keep it or retire it.
+func droppedLive(f results.Finding, old *apiextensionsv1.CustomResourceDefinition, live *DroppedLive, where, all string, empty bool) results.Finding {
+	owners := dropOwners(old)
+	lost := all
+	if empty {
+		lost = ""
+	}
+	say, deletes := ownersSay(owners, old.Name, lost)
+	if !deletes {
+		// Its owners leave it (Helm's keep): the objects stay, with nothing managing the CRD.
+		switch f.Severity {
+		case lifecycle.SeverityError:
+			f.Severity = lifecycle.SeverityWarning
+		default:
+			f.Severity = lifecycle.SeverityNote
+		}
+	}
+	why := ""
+	switch {
+	case live.SameSource != "":
+		why = " (both from " + live.SameSource + ")"
+	case live.SameGroup:
+		why = ", which ship other CRDs of its group " + old.Spec.Group
+	}
+	if empty {
+		say = "nothing is lost: " + say
+	}
+	f.Message = fmt.Sprintf("%s %s and not in the new manifests%s: %s", old.Name, where, why, say)
+	keep := lifecycle.Advise(nil, "keep %s in the manifests while any object of it is to stay", old.Name)
+	if helmMayKeep(old, owners) {
+		keep.Text += fmt.Sprintf(" (or, where a Helm chart templates it, keep it out of helm upgrade's deletes: kubectl annotate crd %s %s=keep)", old.Name, helmKeep)
+	}
+	f.Fix = []lifecycle.Advice{keep,
+		lifecycle.Advise(nil, "to retire it: delete its objects first (kubectl delete %s --all -A, on every cluster; a controller may clean up what they manage), then drop it from the manifests", old.Name)}
 	return f
 }
 
