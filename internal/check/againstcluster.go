@@ -58,6 +58,7 @@ func AgainstCluster(ctx context.Context, c cluster.Clients, crds []*apiextension
 		g.Go(func() error {
 			var err error
 			found[i], live[i], err = checkOne(gctx, c, n, opts, metrics)
+			found[i] = planned(found[i], live[i], n)
 			return err
 		})
 	}
