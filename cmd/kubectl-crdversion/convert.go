@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -31,9 +32,12 @@ type ConvertOptions struct {
 	AcceptLoss bool
 
 	format report.Format
-	files  *manifest.Files
-	crds   []*apiextensionsv1.CustomResourceDefinition
-	hook   convert.Webhook
+	// document: with --in-place, -o json|yaml given prints the report
+	// as a document instead of the table.
+	document bool
+	files    *manifest.Files
+	crds     []*apiextensionsv1.CustomResourceDefinition
+	hook     convert.Webhook
 }
 
 // NewCmdConvert builds `kubectl crdversion convert`.
@@ -54,7 +58,18 @@ the API server converts them:
 A field the new version's schema would drop, or that the converter's round trip
 (old→new→old) does not bring back, is a loss: such an object is left as it was
 and named, unless --accept-loss. An object the new version would reject (its
-schema, its CEL rules) is left as it was and named. A kustomization in the input
+schema, its CEL rules) is left as it was and named.
+
+Objects left as they were are checked too, and listed with why: one already at
+the version, or whose CRD lacks it, is validated as the API server would take
+it (a field its schema does not declare is refused, as by kubectl apply); one
+of a kind no CRD given defines, while others of its group are, is of a CRD the
+release drops. Either needs attention (exit 3). Objects of other groups (a
+Deployment) are only counted. With --in-place, -o json|yaml prints a
+ConvertReport (notConverted lists each object left, with a reason code)
+instead of the table.
+
+A kustomization in the input
 that selects converted objects by version moves with them. Other documents are
 left byte for byte; with --in-place the files are edited keeping comments, key
 order and layout, each written whole or not at all, only inside the tree named.
@@ -75,7 +90,7 @@ The CRDs come from the cluster, or from --crd-file without one.`,
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories of -f recursively")
 	cmd.Flags().StringVar(&o.To, "to", "", "Version to convert to (v1), or group/version to convert only that group's objects")
 	cmd.Flags().StringSliceVar(&o.CRDFiles, "crd-file", nil, "CRD manifests to convert by instead of the cluster's CRDs (files, directories, -)")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "yaml", "Output format of the converted input. One of: (yaml, json).")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "yaml", "Output format of the converted input; with --in-place, of the report. One of: (yaml, json).")
 	cmd.Flags().BoolVar(&o.InPlace, "in-place", false, "Write the converted objects into their files instead of printing them")
 	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Convert objects that lose fields too, dropping those fields")
 	completeValues(cmd, "output", "yaml", "json")
@@ -88,6 +103,7 @@ func (o *ConvertOptions) Complete(cmd *cobra.Command, _ []string) error {
 	if o.format, err = report.ParseFormat(o.Output); err != nil || (o.format != report.FormatYAML && o.format != report.FormatJSON) {
 		return noPrinter(o.Output, []string{"yaml", "json"})
 	}
+	o.document = o.InPlace && cmd.Flags().Changed("output")
 	if len(o.Filenames) == 0 || o.To == "" {
 		return errors.New("convert needs -f FILE|DIR|- and --to VERSION")
 	}
@@ -131,10 +147,6 @@ func (o *ConvertOptions) Complete(cmd *cobra.Command, _ []string) error {
 
 // Validate checks the flags before anything is read or sent.
 func (o *ConvertOptions) Validate() error {
-	switch {
-	case o.InPlace && o.format == report.FormatJSON:
-		return errors.New("--in-place writes the files as they are (YAML): -o json is for printing")
-	}
 	for _, f := range o.Filenames {
 		if f == manifest.Stdin && o.InPlace {
 			return errors.New("--in-place needs files: stdin has nowhere to be written back to")
@@ -157,7 +169,7 @@ func (o *ConvertOptions) Run(ctx context.Context) error {
 		return attention(fmt.Errorf("%w; nothing was converted or written", err))
 	case err != nil:
 		return err
-	case len(res.Objects) == 0:
+	case len(res.Objects) == 0 && len(res.NotConverted) == 0:
 		return fmt.Errorf("no custom resource of a known CRD in %v (the CRDs are %s)", o.Filenames, o.crdSource())
 	}
 	res.Skipped = o.files.Warnings
@@ -176,11 +188,17 @@ func (o *ConvertOptions) Run(ctx context.Context) error {
 		if err := writeChanged(ctx, o.files.Files, res); err != nil {
 			return err
 		}
-		if err := report.WriteConvert(o.Out, res); err != nil {
+		write := report.WriteConvert
+		if o.document {
+			write = func(w io.Writer, r *results.ConvertResult) error { return report.WriteConvertReport(w, o.format, r) }
+		}
+		if err := write(o.Out, res); err != nil {
 			return err
 		}
 	}
-	if res.Count(results.Refused)+res.Count(results.Rejected) > 0 {
+	// Refused, rejected (converted or as it is), or of a kind the CRDs
+	// given lack in a group they define: NEW would not take it as left.
+	if res.Attention() > 0 {
 		return errAttention
 	}
 	return nil

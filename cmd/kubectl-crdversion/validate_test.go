@@ -52,7 +52,7 @@ func TestValidate(t *testing.T) {
 		{"status: -o wide of files", &StatusOptions{Filenames: []string{"crd.yaml"}, format: report.FormatWide}, "-o wide counts objects on a cluster"},
 		{"verify: --concurrency 0", &VerifyOptions{}, "--concurrency must be between 1 and"},
 		{"usage: --page-size 0", &UsageOptions{}, "--page-size must be at least 1"},
-		{"convert: --in-place with -o json", &ConvertOptions{InPlace: true, format: report.FormatJSON}, "--in-place writes the files as they are"},
+		{"convert: --in-place with -o json prints the report", &ConvertOptions{InPlace: true, format: report.FormatJSON, document: true}, ""},
 		{"convert: --in-place of stdin", &ConvertOptions{InPlace: true, format: report.FormatYAML, Filenames: []string{manifest.Stdin}}, "--in-place needs files"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

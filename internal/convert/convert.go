@@ -66,9 +66,14 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 	for _, crd := range opts.CRDs {
 		byKind[schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}] = crd
 	}
+	groups := map[string]bool{}
+	for gk := range byKind {
+		groups[gk.Group] = true
+	}
 	res := &results.ConvertResult{To: opts.To}
 	var todo []*pending
 	var crs []*candidate
+	var order []seenObject
 	seen := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	for _, f := range files {
 		objs, err := f.Objects()
@@ -80,11 +85,19 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 			apiVersion, _ := obj.Obj["apiVersion"].(string)
 			kind, _ := obj.Obj["kind"].(string)
 			gv, err := schema.ParseGroupVersion(apiVersion)
-			if err != nil {
+			if err != nil || apiVersion == "" || kind == "" {
 				continue
 			}
 			crd := byKind[schema.GroupKind{Group: gv.Group, Kind: kind}]
-			if crd == nil || (group != "" && group != gv.Group) {
+			switch {
+			case group != "" && group != gv.Group:
+				res.Others++
+				continue
+			case crd == nil && groups[gv.Group]:
+				order = append(order, seenObject{noCRD: noCRD(obj, apiVersion, kind, gv.Group)})
+				continue
+			case crd == nil:
+				res.Others++
 				continue
 			}
 			seen[crd.Name] = crd
@@ -103,6 +116,7 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 			default:
 				todo = append(todo, &pending{obj: obj, crd: crd, row: len(res.Objects)})
 			}
+			order = append(order, seenObject{row: len(res.Objects), apiVersion: apiVersion, asIs: row.Outcome != ""})
 			res.Objects = append(res.Objects, row)
 			crs = append(crs, &candidate{obj: obj, index: len(res.Objects) - 1})
 		}
@@ -128,15 +142,19 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 			continue
 		}
 		// As the API server would take it: a create at the new version.
-		why, err := p.schemas.rejected(ctx, p.want, version)
+		errs, err := p.schemas.rejected(ctx, p.want, version)
 		switch {
 		case err != nil:
 			return nil, err
-		case why != "":
-			row.Outcome, row.Reason = results.Rejected, why
+		case len(errs) > 0:
+			row.Outcome, row.Reason, row.Errors = results.Rejected, aggregate(errs), errs
 			continue
 		}
 		row.Outcome = results.Converted
+	}
+	// What stays as it is must still be taken by the CRDs given.
+	if err := checkAsIs(ctx, crs, res, seen); err != nil {
+		return nil, err
 	}
 	for _, c := range crs {
 		c.row = &res.Objects[c.index]
@@ -147,6 +165,7 @@ func Convert(ctx context.Context, files []*manifest.File, opts Options) (*result
 		return nil, err
 	}
 	res.Kustomizations = moved
+	res.NotConverted = notConverted(res, order)
 	edits := map[*manifest.File][]manifest.Edit{}
 	for _, e := range kEdits {
 		edits[e.Object.File] = append(edits[e.Object.File], e)
@@ -229,6 +248,14 @@ func withUID(obj map[string]any, i int) map[string]any {
 		m["uid"] = fmt.Sprintf("00000000-0000-0000-0000-%012d", i)
 	}
 	return out
+}
+
+// aggregate words field errors as the API server's aggregate does.
+func aggregate(errs []string) string {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return "[" + strings.Join(errs, ", ") + "]"
 }
 
 func versionOf(obj map[string]any) string {

@@ -54,24 +54,26 @@ func newSchemas(crd *apiextensionsv1.CustomResourceDefinition) (*schemas, error)
 }
 
 // rejected is what the API server would refuse a create of obj at version
-// for (its OpenAPI schema and CEL rules, defaults applied first), or "".
-func (s *schemas) rejected(ctx context.Context, obj map[string]any, version string) (string, error) {
+// for (its OpenAPI schema and CEL rules, defaults applied first), each
+// field error in its words; none when it takes it.
+func (s *schemas) rejected(ctx context.Context, obj map[string]any, version string) ([]string, error) {
 	internal, ok := s.internal[version]
 	if !ok {
-		return "", nil
+		return nil, nil
 	}
 	v, ok := s.validators[version]
 	if !ok {
 		var err error
 		if v, err = crvalidation.New(internal); err != nil {
-			return "", fmt.Errorf("%s %s: %w", s.crd.Name, version, err)
+			return nil, fmt.Errorf("%s %s: %w", s.crd.Name, version, err)
 		}
 		s.validators[version] = v
 	}
-	if errs := v.ValidateCreate(ctx, obj); len(errs) > 0 {
-		return errs.ToAggregate().Error(), nil
+	var out []string
+	for _, e := range v.ValidateCreate(ctx, obj) {
+		out = append(out, e.Error())
 	}
-	return "", nil
+	return out, nil
 }
 
 // has says whether the CRD lists the version.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -56,8 +57,21 @@ func WriteConverted(w io.Writer, f Format, files []ConvertedFile) error {
 	return nil
 }
 
+// ConvertReport is the document `convert --in-place -o json|yaml` prints.
+type ConvertReport struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	results.ConvertResult
+}
+
+// WriteConvertReport prints what convert did as a document.
+func WriteConvertReport(w io.Writer, f Format, r *results.ConvertResult) error {
+	return writeDocument(w, f, ConvertReport{APIVersion: APIVersion, Kind: "ConvertReport", ConvertResult: *r})
+}
+
 // WriteConvert shows every custom resource found, where it is and what
-// became of it, then the fields each refused object would lose.
+// became of it (those of a kind the CRDs lack too), then the fields each
+// refused object would lose.
 func WriteConvert(w io.Writer, r *results.ConvertResult) error {
 	t := newTable(w, "WHERE", "KIND", "NAME", "FROM", "TO", "RESULT")
 	for _, o := range r.Objects {
@@ -65,15 +79,30 @@ func WriteConvert(w io.Writer, r *results.ConvertResult) error {
 			return err
 		}
 	}
+	for _, n := range r.NotConverted {
+		if n.Reason != results.NoCRD {
+			continue
+		}
+		if err := t.Append(whereLine(n.Where), n.Kind, ref(n.Namespace, n.Name), version(n.APIVersion), r.To, "left: "+n.Message); err != nil {
+			return err
+		}
+	}
 	if err := t.Render(); err != nil {
 		return err
 	}
-	return WriteConvertSummary(w, r)
+	return writeConvertSummary(w, r, false)
 }
 
-// WriteConvertSummary says in a line how many objects were converted, and
-// names each refused one with what it would lose.
+// WriteConvertSummary says in a line how many objects were converted,
+// lists those not converted and why, and names each refused one with what
+// it would lose.
 func WriteConvertSummary(w io.Writer, r *results.ConvertResult) error {
+	return writeConvertSummary(w, r, true)
+}
+
+// writeConvertSummary is WriteConvertSummary; list says whether to list
+// the objects not converted (WriteConvert's table has them already).
+func writeConvertSummary(w io.Writer, r *results.ConvertResult, list bool) error {
 	var parts []string
 	for _, c := range []struct {
 		o    results.Outcome
@@ -90,11 +119,22 @@ func WriteConvertSummary(w io.Writer, r *results.ConvertResult) error {
 			parts = append(parts, fmt.Sprintf("%d %s", n, c.what))
 		}
 	}
+	if n := countReason(r, results.NoCRD); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d of kinds with no CRD given, in groups with others (a CRD the release drops): left as they were", n))
+	}
+	if r.Others > 0 {
+		parts = append(parts, fmt.Sprintf("%d of other groups: left as they were", r.Others))
+	}
 	if _, err := fmt.Fprintf(w, "%s\n", strings.Join(parts, "; ")); err != nil {
 		return err
 	}
 	for _, k := range r.Kustomizations {
 		if _, err := fmt.Fprintf(w, "%s: %s %s → %s, with the objects it selects\n", k.Where, k.Field, k.From, k.To); err != nil {
+			return err
+		}
+	}
+	if list {
+		if err := writeNotConverted(w, r); err != nil {
 			return err
 		}
 	}
@@ -175,4 +215,84 @@ func refusedWhy(r *results.ConvertResult) string {
 		return "refused: they would lose fields"
 	}
 	return "refused"
+}
+
+// notConvertedShown is how many objects not converted are listed before
+// the rest are counted.
+const notConvertedShown = 20
+
+// writeNotConverted lists the objects left as they were and why, those
+// needing attention first, folded after notConvertedShown.
+func writeNotConverted(w io.Writer, r *results.ConvertResult) error {
+	if len(r.NotConverted) == 0 {
+		return nil
+	}
+	rows := slices.Clone(r.NotConverted)
+	slices.SortStableFunc(rows, func(a, b results.NotConverted) int {
+		switch {
+		case a.Reason.Attention() == b.Reason.Attention():
+			return 0
+		case a.Reason.Attention():
+			return -1
+		}
+		return 1
+	})
+	t := newTable(w, "NOT CONVERTED", "KIND", "NAME", "WHY")
+	for i, n := range rows {
+		if i == notConvertedShown {
+			break
+		}
+		why := string(n.Reason) + ": " + n.Message
+		if len(n.Errors) > 0 {
+			why += ": " + strings.Join(n.Errors, "; ")
+		}
+		if err := t.Append(whereLine(n.Where), n.Kind, ref(n.Namespace, n.Name), why); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if more := len(rows) - notConvertedShown; more > 0 {
+		attention := 0
+		for _, n := range rows[notConvertedShown:] {
+			if n.Reason.Attention() {
+				attention++
+			}
+		}
+		_, err := fmt.Fprintf(w, "and %d more not converted (%d of them needing attention)\n", more, attention)
+		return err
+	}
+	return nil
+}
+
+func countReason(r *results.ConvertResult, reason results.NotConvertedReason) int {
+	n := 0
+	for _, o := range r.NotConverted {
+		if o.Reason == reason {
+			n++
+		}
+	}
+	return n
+}
+
+func whereLine(w string) string {
+	at, _, _ := strings.Cut(w, ": document")
+	return at
+}
+
+func ref(namespace, name string) string {
+	if namespace != "" {
+		return namespace + "/" + name
+	}
+	return name
+}
+
+// version is the version of an apiVersion, group/version or v1.
+func version(apiVersion string) string {
+	_, v, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return apiVersion
+	}
+	return v
 }

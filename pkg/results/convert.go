@@ -12,6 +12,74 @@ type ConvertResult struct {
 	// Kustomizations are the selectors of kustomizations in the input
 	// moved with the objects they select.
 	Kustomizations []KustomizeChange `json:"kustomizations,omitempty"`
+	// NotConverted are the objects left as they were, each with why:
+	// those of Objects not converted, and those of a kind the CRDs lack
+	// in a group they define (a CRD the release drops).
+	NotConverted []NotConverted `json:"notConverted"`
+	// Others counts the objects of groups no CRD given defines (a
+	// Deployment, a ConfigMap): left as they were, not checked.
+	Others int `json:"others"`
+}
+
+// NotConvertedReason is why an object was left as it was.
+type NotConvertedReason string
+
+const (
+	// NoCRD: no CRD given is of its kind, while others of its group are:
+	// the release drops its CRD, and the API server would not take it.
+	NoCRD NotConvertedReason = "noCRD"
+	// AtTarget: at the version asked for already, and its CRD's schema
+	// takes it.
+	AtTarget NotConvertedReason = "atVersion"
+	// RejectedBySchema: its CRD's schema refuses it, as it is or
+	// converted (Errors say which fields).
+	RejectedBySchema NotConvertedReason = "rejected"
+	// Lossy: converting it would lose the fields Lost names.
+	Lossy NotConvertedReason = "lossy"
+	// RefusedByConverter: the converter, or a kustomization that selects
+	// it with objects that stay, keeps it at its version (Message).
+	RefusedByConverter NotConvertedReason = "refused"
+	// TargetMissing: its CRD has no such version.
+	TargetMissing NotConvertedReason = "noSuchVersion"
+	// TargetNotServed: its CRD has the version and does not serve it.
+	TargetNotServed NotConvertedReason = "notServed"
+)
+
+// Attention says whether the reason needs a person: the API server would
+// refuse the object, or converting it would lose data.
+func (r NotConvertedReason) Attention() bool {
+	return r == NoCRD || r == RejectedBySchema || r == Lossy || r == RefusedByConverter
+}
+
+// NotConverted is one object of the input left as it was.
+type NotConverted struct {
+	// Where is file:line: document N[, item M].
+	Where      string `json:"where"`
+	File       string `json:"file"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+	// CRD is its CRD's name, "" for noCRD.
+	CRD    string             `json:"crd,omitempty"`
+	Reason NotConvertedReason `json:"reason"`
+	// Message says the reason in words.
+	Message string `json:"message"`
+	// Errors are the field errors its CRD's schema refuses it for.
+	Errors []string `json:"errors,omitempty"`
+	// Lost are the fields converting it would lose.
+	Lost []FieldDiff `json:"lost,omitempty"`
+}
+
+// Attention counts the objects left that need a person.
+func (r *ConvertResult) Attention() int {
+	n := 0
+	for _, o := range r.NotConverted {
+		if o.Reason.Attention() {
+			n++
+		}
+	}
+	return n
 }
 
 // KustomizeChange is one selector of a kustomization moved to the new
@@ -37,8 +105,10 @@ const (
 	// Refused objects were left at their version: the conversion would
 	// lose what Lost names.
 	Refused Outcome = "refused"
-	// Rejected objects were left at their version: at the new one, the API
-	// server would refuse them (its schema, its CEL rules), for Reason.
+	// Rejected objects were left at their version: the API server would
+	// refuse them (its schema, its CEL rules, a field it does not
+	// declare) at the new one, or as they are when already there or not
+	// converted, for Reason.
 	Rejected Outcome = "rejected"
 	// NoSuchVersion objects are of a CRD that has no such version.
 	NoSuchVersion Outcome = "noSuchVersion"
@@ -66,6 +136,8 @@ type ConvertedObject struct {
 	// Reason is why an object that loses nothing was refused, or why the
 	// API server would reject it.
 	Reason string `json:"reason,omitempty"`
+	// Errors are the field errors a rejected object is refused for.
+	Errors []string `json:"errors,omitempty"`
 }
 
 // Count is how many objects had the outcome.

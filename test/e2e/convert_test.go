@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 )
@@ -546,4 +549,171 @@ func TestConvertValidatesAtTheNewVersion(t *testing.T) {
 	contains(t, "API server on big", r.stderr, "size must be at most 5")
 	r = e.kubectlIn(strings.Replace(gizmo("empty", 0), "v1beta1", "v1", 1), "create", "--dry-run=server", "-f", "-").mustCode(t, 1)
 	contains(t, "API server on empty", r.stderr, "should be greater than or equal to 1")
+}
+
+// What convert leaves as it was, it says per object and why; what the CRDs
+// given would refuse as it stays (a field the version does not declare, a
+// kind its group's CRDs no longer define) needs attention (exit 3), and
+// the API server's own dry-run create agrees. Objects of other groups are
+// only counted.
+func TestConvertSaysWhatItPassesThrough(t *testing.T) {
+	e := newEnv(t, 0)
+	e.applyWidgetsCRD(t)
+	stale := "apiVersion: conv.example.com/v1\nkind: Widget\nmetadata:\n  name: stale\n  namespace: default\nspec:\n  size: 2\n  legacy: kept by hand\n"
+	sprocket := "apiVersion: conv.example.com/v1beta1\nkind: Sprocket\nmetadata:\n  name: dropped\n  namespace: default\nspec:\n  teeth: 12\n"
+	deployment := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\nspec:\n  replicas: 1\n"
+	files := map[string]string{
+		"widgets.yaml": kustomizeBase["more/widget.yml"] + "---\n" + stale,
+		"other.yaml":   sprocket + "---\n" + deployment,
+	}
+	dir := writeTree(t, files)
+
+	r := e.plugin("convert", "-f", dir, "--to", "v1", "--in-place").mustCode(t, 3)
+	contains(t, "table", r.stdout, "1 converted to v1", "1 would be rejected at v1", "1 of kinds with no CRD given", "1 of other groups",
+		"widgets.yaml:9", "default/stale", "rejected at v1: spec.legacy: field not declared in schema",
+		"other.yaml:1", "Sprocket", "default/dropped", "no CRD of kind Sprocket")
+	after := readTree(t, dir)
+	if want := strings.Replace(files["widgets.yaml"], "conv.example.com/v1beta1", "conv.example.com/v1", 1); after["widgets.yaml"] != want {
+		t.Errorf("widgets.yaml:\n%s\nwant only nested converted:\n%s", after["widgets.yaml"], want)
+	}
+	if after["other.yaml"] != files["other.yaml"] {
+		t.Errorf("other.yaml changed:\n%s", after["other.yaml"])
+	}
+
+	// As a document: each object left, with a reason code.
+	r = e.plugin("convert", "-f", dir, "--to", "v1", "--in-place", "-o", "json").mustCode(t, 3)
+	var doc struct {
+		Kind         string
+		Others       int
+		NotConverted []struct {
+			Where, Kind, Name, Reason string
+			Errors                    []string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("%v:\n%s", err, r.stdout)
+	}
+	got := map[string]string{}
+	for _, n := range doc.NotConverted {
+		got[n.Name] = n.Reason
+	}
+	if doc.Kind != "ConvertReport" || doc.Others != 1 || len(got) != 3 || got["nested"] != "atVersion" || got["stale"] != "rejected" || got["dropped"] != "noCRD" {
+		t.Errorf("report: %+v", doc)
+	}
+
+	// From stdin, the list goes to stderr with the summary.
+	r = e.kubectlIn(files["widgets.yaml"]+"---\n"+files["other.yaml"], "crdversion", "convert", "-f", "-", "--to", "v1").mustCode(t, 3)
+	contains(t, "stderr list", r.stderr, "NOT CONVERTED", "rejected: widgets.conv.example.com refuses it as it is, at v1: spec.legacy: field not declared in schema",
+		"noCRD: no CRD of kind Sprocket")
+
+	// Only objects it converts, and others: nothing to attend to.
+	r = e.kubectlIn(kustomizeBase["more/widget.yml"]+"---\n"+deployment, "crdversion", "convert", "-f", "-", "--to", "v1").mustCode(t, 0)
+	contains(t, "fine", r.stderr, "1 converted to v1; 1 of other groups: left as they were")
+
+	// The judge: the API server refuses both as they are.
+	r = e.kubectlIn(stale, "create", "--dry-run=server", "-f", "-").mustCode(t, 1)
+	contains(t, "API server on stale", r.stderr, `unknown field "spec.legacy"`)
+	r = e.kubectlIn(sprocket, "create", "--dry-run=server", "-f", "-").mustCode(t, 1)
+	contains(t, "API server on dropped", r.stderr, `no matches for kind "Sprocket"`)
+}
+
+// releaseDir is where the module cache holds module@version, through the
+// Go module proxy; a release that cannot be had skips the test.
+func releaseDir(t *testing.T, module, version string) string {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "go", "mod", "download", "-json", module+"@"+version)
+	cmd.Dir = os.TempDir()
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GONOSUMDB=*", "GOSUMDB=off")
+	out, _ := cmd.Output()
+	var info struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &info); err != nil || info.Dir == "" {
+		t.Skipf("%s@%s not available: %s%s", module, version, info.Error, out)
+	}
+	return info.Dir
+}
+
+// legacyComposition is a Patch & Transform Composition (spec.resources),
+// as Crossplane v1.17 takes it: v2.0.0's schema no longer declares it.
+const legacyComposition = `apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: xbuckets-legacy
+spec:
+  compositeTypeRef:
+    apiVersion: example.org/v1alpha1
+    kind: XBucket
+  resources:
+  - name: bucket
+    base:
+      apiVersion: s3.aws.upbound.io/v1beta1
+      kind: Bucket
+      spec:
+        forProvider:
+          region: us-east-2
+    patches:
+    - type: FromCompositeFieldPath
+      fromFieldPath: spec.region
+      toFieldPath: spec.forProvider.region
+`
+
+// pipelineComposition is one v2.0.0 takes, and a ControllerConfig, whose
+// CRD v2.0.0 drops from pkg.crossplane.io.
+const pipelineComposition = `apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: xbuckets
+spec:
+  compositeTypeRef:
+    apiVersion: example.org/v1alpha1
+    kind: XBucket
+  mode: Pipeline
+  pipeline:
+  - step: patch-and-transform
+    functionRef:
+      name: function-patch-and-transform
+---
+apiVersion: pkg.crossplane.io/v1alpha1
+kind: ControllerConfig
+metadata:
+  name: old-settings
+spec:
+  replicas: 1
+`
+
+// Crossplane's real release: its Compositions checked against v2.0.0's
+// CRDs (read from its Go module) are refused by NEW's schema where they
+// use spec.resources, and its ControllerConfig is of a CRD v2.0.0 drops
+// (exit 3); against v1.17.0's they pass (exit 0). The API server with
+// v2.0.0's Composition CRD refuses the legacy one's server-side apply.
+func TestConvertCrossplaneCompositionsAgainstV2(t *testing.T) {
+	v117 := filepath.Join(releaseDir(t, "github.com/crossplane/crossplane", "v1.17.0"), "cluster", "crds")
+	v2 := filepath.Join(releaseDir(t, "github.com/crossplane/crossplane/v2", "v2.0.0"), "cluster", "crds")
+	dir := writeTree(t, map[string]string{"compositions.yaml": legacyComposition + "---\n" + pipelineComposition})
+
+	r := offline(t, "convert", "-f", dir, "--to", "v1", "--crd-file", v2, "--in-place", "-o", "yaml").mustCode(t, 3)
+	var doc struct {
+		NotConverted []struct {
+			Name, Reason string
+			Errors       []string
+		}
+	}
+	if err := yaml.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("%v:\n%s", err, r.stdout)
+	}
+	got := map[string]string{}
+	for _, n := range doc.NotConverted {
+		got[n.Name] = n.Reason + ": " + strings.Join(n.Errors, "; ")
+	}
+	if !strings.HasPrefix(got["xbuckets-legacy"], "rejected: ") || !strings.Contains(got["xbuckets-legacy"], "spec.resources: field not declared in schema") ||
+		got["xbuckets"] != "atVersion: " || got["old-settings"] != "noCRD: " {
+		t.Errorf("against v2.0.0: %q\n%s", got, r.stdout)
+	}
+	r = offline(t, "convert", "-f", dir, "--to", "v1", "--crd-file", v117, "--in-place").mustCode(t, 0)
+	contains(t, "against v1.17.0", r.stdout, "2 already at v1")
+
+	e := newEnv(t, 0)
+	e.kubectl("create", "-f", filepath.Join(v2, "apiextensions.crossplane.io_compositions.yaml")).mustCode(t, 0)
+	e.kubectl("wait", "--for=condition=established", "--timeout=60s", "crd/compositions.apiextensions.crossplane.io").mustCode(t, 0)
+	r = e.kubectlIn(legacyComposition, "apply", "--server-side", "--dry-run=server", "-f", "-").mustCode(t, 1)
+	contains(t, "API server on the legacy Composition", r.stderr, "spec.resources", "field not declared in schema")
 }
