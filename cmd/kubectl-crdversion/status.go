@@ -20,6 +20,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/releaseplan"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
@@ -42,8 +43,10 @@ type StatusOptions struct {
 	Recursive   bool
 	NoHeaders   bool
 	AllContexts bool
+	Release     []string
 
 	format  report.Format
+	release *manifest.Found
 	clients *clients
 	// missing are the names no CRD answers to: outside a fleet, the CRDs
 	// found are shown and these said after them, as kubectl get does.
@@ -82,7 +85,10 @@ managedFields name a version the CRD no longer has.`,
   kubectl crdversion status --group example.com -o json
 
   # Every CRD manifest in a repository, without a cluster
-  kubectl crdversion status -f deploy/crds/`,
+  kubectl crdversion status -f deploy/crds/
+
+  # The next step toward a release: the one check and upgrade give
+  kubectl crdversion status --release release/crds/`,
 		ValidArgsFunction: completeCRDNames(flags),
 		RunE:              runE(o),
 	}
@@ -93,6 +99,7 @@ managedFields name a version the CRD no longer has.`,
 	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "Read CRDs from manifests instead of the cluster: a file, a directory, or - for stdin (repeatable)")
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories given with -f recursively")
 	cmd.Flags().BoolVar(&o.AllContexts, "all-contexts", false, "Every context of the kubeconfig at once (a fleet view); --context given more than once shows those")
+	cmd.Flags().StringSliceVar(&o.Release, "release", nil, "The next step toward these CRD manifests (a release: a file, a directory, or - for stdin), as check -f and upgrade -f plan it")
 	return cmd
 }
 
@@ -104,7 +111,16 @@ func (o *StatusOptions) Complete(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if len(o.Filenames) > 0 {
+		if len(o.Release) > 0 {
+			return errors.New("--release plans from the cluster toward the release: not with -f")
+		}
 		return nil
+	}
+	if len(o.Release) > 0 {
+		if o.release, err = manifest.ReadCRDs(cmd.Context(), o.Release, o.Recursive, o.In); err != nil {
+			return err
+		}
+		report.WriteWarnings(o.ErrOut, o.release.Warnings)
 	}
 	o.clients, err = newClients(o.configFlags, false)
 	return err
@@ -182,6 +198,9 @@ func (o *StatusOptions) items(ctx context.Context) ([]report.StatusItem, error) 
 	for i, crd := range crds {
 		items[i].Assessment = lifecycle.AssessWith(crd, stale[i])
 	}
+	if err := o.towardRelease(ctx, crds, items); err != nil {
+		return nil, err
+	}
 	o.clusterMigrations(ctx, items)
 	// A migration pending is seen now: a later migrate on this machine
 	// counts its switch grace from here.
@@ -195,6 +214,28 @@ func (o *StatusOptions) items(ctx context.Context) ([]report.StatusItem, error) 
 		o.count(ctx, crds, items, listed)
 	}
 	return items, nil
+}
+
+// towardRelease makes each CRD's next step the first of the way to the release's CRD of the
+// same name, as check and upgrade plan it; a CRD the release lacks keeps its own.
+func (o *StatusOptions) towardRelease(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, items []report.StatusItem) error {
+	if o.release == nil {
+		return nil
+	}
+	for i, crd := range crds {
+		for _, next := range o.release.CRDs {
+			if next.Name != crd.Name {
+				continue
+			}
+			p, err := releaseplan.One(ctx, o.clients.Clients, crd, next, cmp.Or(o.release.Path(next.Name), strings.Join(o.Release, ",")), pass.DefaultPageSize)
+			if err != nil {
+				return err
+			}
+			items[i].Next = p.Next()
+			items[i].Release = true
+		}
+	}
+	return nil
 }
 
 // staleManagedFields lists, a few CRDs at a time, the objects of every CRD

@@ -17,10 +17,10 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
-// Planned is one CRD of the release, as the cluster has it (Live nil: not there yet) and the
+// Planned is one CRD of the release (Release), as the cluster has it (Live nil: not there yet), and the
 // way to the release's.
 type Planned struct {
-	Live, Next *apiextensionsv1.CustomResourceDefinition
+	Live, Release *apiextensionsv1.CustomResourceDefinition
 	lifecycle.Upgrade
 }
 
@@ -62,7 +62,7 @@ func One(ctx context.Context, c cluster.Clients, live, next *apiextensionsv1.Cus
 			u.Steps[i].Step = &s
 		}
 	}
-	return Planned{Live: live, Next: next, Upgrade: u}, nil
+	return Planned{Live: live, Release: next, Upgrade: u}, nil
 }
 
 // removedEntries lists the versions next lacks that the objects' managedFields still name: once

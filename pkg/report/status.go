@@ -22,6 +22,8 @@ type StatusItem struct {
 	// ClusterMigration is the newest StorageVersionMigration of the CRD's
 	// resource, when the cluster serves them and has one.
 	ClusterMigration *results.ClusterMigration `json:"clusterMigration,omitempty"`
+	// Release: Next is the first step toward the release status --release was given.
+	Release bool `json:"release,omitempty"`
 }
 
 // StatusReport is the document `status -o json|yaml` prints.
@@ -114,6 +116,9 @@ func WriteStatus(w io.Writer, f Format, items []StatusItem, noHeaders bool) erro
 	if err := writeMigrateAll(w, items); err != nil {
 		return err
 	}
+	if err := writeReleaseNote(w, items); err != nil {
+		return err
+	}
 	return writeProblems(w, items, in)
 }
 
@@ -192,4 +197,22 @@ func count(n *int64) string {
 		return ""
 	}
 	return strconv.FormatInt(*n, 10)
+}
+
+// writeReleaseNote says, where no release was given, that a step toward one may differ: a
+// downgrade steps back where the cluster alone would re-store forward, and a version the release
+// removes is stopped and cleaned before it lands.
+func writeReleaseNote(w io.Writer, items []StatusItem) error {
+	for _, it := range items {
+		if it.Release {
+			return nil
+		}
+	}
+	for _, it := range items {
+		if it.Next.Action == lifecycle.ActionRun || it.Next.Action == lifecycle.ActionReady {
+			_, err := io.WriteString(w, "\nbefore an upgrade, the step toward the release can differ: kubectl crdversion status --release NEW\n")
+			return err
+		}
+	}
+	return nil
 }
