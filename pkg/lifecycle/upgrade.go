@@ -109,9 +109,7 @@ func before(live, next *apiextensionsv1.CustomResourceDefinition, f UpgradeFacts
 	crd := next.Name
 	sLive, sNext := StorageVersion(live), StorageVersion(next)
 	var out []Waypoint
-	add := func(step *Step, format string, args ...any) {
-		out = append(out, Waypoint{Phase: PhaseBefore, Advice: Advise(step, format, args...)})
-	}
+	add := func(step *Step, format string, args ...any) { out = append(out, first(step, format, args...)) }
 	removed := removedBy(live, next)
 	storedRemoved := slices.ContainsFunc(removed, func(v string) bool { return slices.Contains(live.Status.StoredVersions, v) })
 	switch {
@@ -140,9 +138,7 @@ func before(live, next *apiextensionsv1.CustomResourceDefinition, f UpgradeFacts
 // drops today's storage version, so the switch cannot wait for the apply.
 func switchForward(live *apiextensionsv1.CustomResourceDefinition, crd, sLive, sNext string) []Waypoint {
 	var out []Waypoint
-	add := func(step *Step, format string, args ...any) {
-		out = append(out, Waypoint{Phase: PhaseBefore, Advice: Advise(step, format, args...)})
-	}
+	add := func(step *Step, format string, args ...any) { out = append(out, first(step, format, args...)) }
 	stage := StageIntroduced
 	if SpecVersion(live, sNext) == nil {
 		add(IntroduceStep(crd, sNext, "NEW_MANIFEST"), "add %s to the live CRD from the release, served beside %s", sNext, sLive)
@@ -160,9 +156,7 @@ func switchForward(live *apiextensionsv1.CustomResourceDefinition, crd, sLive, s
 // switches it, each switch checked on every object and undone on a loss.
 func switchBack(live *apiextensionsv1.CustomResourceDefinition, crd, sLive, sNext string) []Waypoint {
 	var out []Waypoint
-	add := func(step *Step, format string, args ...any) {
-		out = append(out, Waypoint{Phase: PhaseBefore, Advice: Advise(step, format, args...)})
-	}
+	add := func(step *Step, format string, args ...any) { out = append(out, first(step, format, args...)) }
 	hops := []string{sLive}
 	for _, v := range live.Spec.Versions {
 		if Newer(sLive, v.Name) && Newer(v.Name, sNext) {
@@ -211,6 +205,11 @@ func entriesFirst(live, next *apiextensionsv1.CustomResourceDefinition, entries 
 	}
 	add(PhaseBefore, CleanManagedFieldsStep(crd), "move the objects' managedFields entries at %s to %s while %s is still listed: after the apply, a server-side apply of them would fail", strings.Join(entries, ", "), storage, strings.Join(entries, ", "))
 	return out
+}
+
+// first is a step before the apply.
+func first(step *Step, format string, args ...any) Waypoint {
+	return Waypoint{Phase: PhaseBefore, Advice: Advise(step, format, args...)}
 }
 
 // olderAllRemoved says whether next removes every version live serves older than storage.
