@@ -21,14 +21,15 @@ func (c changedByWrite) Error() string {
 // write meant to change nothing: it sees mutating admission (labels,
 // annotations, finalizers, a generation moved) and managedFields dropped as
 // too large, not a change that keeps the generation. Labels and annotations
-// count only where before was read at after's version; defaults explain a
-// generation moved by the storage version's defaulting, as any write does.
-func writeEffects(before, after *metav1.ObjectMeta, labels bool, defaults []string) []string {
+// count only where before was read at after's version. A generation moved
+// only by the storage version's defaults (seen.filled) is no effect: the
+// notice said it before the write, and the result counts it.
+func writeEffects(before, after *metav1.ObjectMeta, labels bool, seen defaultsSeen) []string {
 	var out []string
-	if before.Generation != after.Generation {
+	if before.Generation != after.Generation && len(seen.filled) == 0 {
 		why := "mutating admission changed the spec"
-		if len(defaults) > 0 {
-			why = fmt.Sprintf("the storage version's defaults on fields the old version's schema does not default (%s) were persisted, as any write persists them; every read showed them already", strings.Join(defaults, ", "))
+		if len(seen.fields) > 0 {
+			why = fmt.Sprintf("not shown to be the storage version's defaults (%s) alone: %s; mutating admission may have changed the spec", strings.Join(seen.fields, ", "), seen.other)
 		}
 		out = append(out, fmt.Sprintf("changed its generation (%d → %d): %s", before.Generation, after.Generation, why))
 	}

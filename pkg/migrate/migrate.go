@@ -131,7 +131,7 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 		}
 	}
 	run := newRestoreRun(c, opts.Restore)
-	run.rtt, run.defaults = p.rtt, p.defaults
+	run.rtt, run.defaults = p.rtt, newStorageDefaults(c.Dynamic, crd, p.defaults)
 	run.servers = newSwitchedServers(c, crd, opts.SwitchTimeout)
 	run.servers.notify = opts.Notify
 	if err := run.servers.agree(ctx); errors.Is(err, errCRDMoved) {
@@ -146,8 +146,7 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	res.DefaultsPersisted = p.defaults
 	if len(p.defaults) > 0 && opts.Notify != nil && opts.Restore.DryRun.persists() {
 		// Told before the first write: each such object's generation moves.
-		opts.Notify(fmt.Sprintf("%s: re-storing writes the storage version %s's defaults (%s), which the schema of %s does not default, into each object stored there that lacks them: every read shows them already, but their generation moves; --dry-run=server names those objects without writing",
-			name, res.Storage, strings.Join(p.defaults, ", "), strings.Join(p.defaultsFrom, ", ")))
+		opts.Notify(defaultsNotice(crd, name, res.Storage, p.defaults, p.defaultsFrom))
 	}
 	var (
 		checked atomic.Int64
@@ -200,6 +199,7 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 		}
 	}
 	res.APIServers = run.servers.seen()
+	res.DefaultsWritten = run.defaults.counted()
 	if opts.CleanManagedFields {
 		res.ManagedFields = cleanSummary(ctx, c.Metadata, kept, run, &res.RestoreResult)
 	}

@@ -72,8 +72,8 @@ type restoreRun struct {
 	// clean, when set, makes the managedFields a re-store leaves; cleaned counts changes.
 	clean   func([]metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool)
 	cleaned *atomic.Int64
-	// defaults are the fields the storage version defaults and an old one does not.
-	defaults []string
+	// defaults are the storage version's defaults an old version lacks (nil: none).
+	defaults *storageDefaults
 }
 
 func (o restoreRun) cleans(it item) bool {
@@ -331,7 +331,12 @@ func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.Gro
 			return 0, err
 		}
 	}
-	out, got, err := withRetries(ctx, opts, gr, it, func(wctx context.Context) (*metav1.PartialObjectMetadata, error) {
+	var whole *unstructured.Unstructured // the answer, where it tells the defaults' effects apart
+	out, got, err := withRetries(ctx, opts, gr, it, func(wctx context.Context) (m *metav1.PartialObjectMetadata, err error) {
+		if opts.defaults.compares(it) {
+			m, whole, err = opts.defaults.restoreWhole(wctx, it, patch, patchOptions(opts))
+			return m, err
+		}
 		return ri.Patch(wctx, it.Name, types.MergePatchType, patch, patchOptions(opts))
 	})
 	if err != nil || got == nil {
@@ -345,7 +350,14 @@ func restoreAt(ctx context.Context, ri metadata.ResourceInterface, gr schema.Gro
 		}
 		opts.cleaned.Add(1)
 	}
-	if what := writeEffects(&want, &got.ObjectMeta, labels, opts.defaults); len(what) > 0 {
+	seen := defaultsSeen{}
+	if got.Generation != want.Generation {
+		seen = opts.defaults.seen(it.obj, whole)
+		if len(seen.filled) > 0 {
+			opts.defaults.count(seen.filled)
+		}
+	}
+	if what := writeEffects(&want, &got.ObjectMeta, labels, seen); len(what) > 0 {
 		return out, changedByWrite(what)
 	}
 	return out, nil

@@ -17,6 +17,7 @@ import (
 func TestEveryWriteIsInTheSafetyDocument(t *testing.T) {
 	documented := map[string]string{
 		"migrate.restoreAt Patch":          "| the re-store (`migrate`'s pass) |",
+		"migrate.restoreWhole Patch":       "the same write answers with the whole object",
 		"verify.sendBack Update":           "| the per-object check's dry-run update |",
 		"verify.ProveConverter Create":     "| the converter probe's dry-run create",
 		"verify.ProveConverter Update":     "(or dry-run update of one object)",

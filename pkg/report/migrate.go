@@ -54,6 +54,11 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 		if err := writePass(w, r, verb, took); err != nil {
 			return err
 		}
+		if line := defaultsLine(r, dryRun); line != "" {
+			if _, err := fmt.Fprintf(w, "  %s\n", line); err != nil {
+				return err
+			}
+		}
 		if a := r.ServedAgain; a != nil {
 			after := "no longer served after it, as before"
 			if !a.Undone {
@@ -200,6 +205,23 @@ func lost(n int64) string {
 		return ""
 	}
 	return fmt.Sprintf(", %d left as they are (old→new→old loses data: above)", n)
+}
+
+// defaultsLine says what the passes wrote of the storage version's defaults:
+// it moved those objects' generation, and needs no attention.
+func defaultsLine(r *results.Result, dryRun bool) string {
+	if len(r.DefaultsWritten) == 0 {
+		return ""
+	}
+	parts := make([]string, len(r.DefaultsWritten))
+	for i, d := range r.DefaultsWritten {
+		parts[i] = fmt.Sprintf("%s=%s into %s", d.Field, d.Default, lifecycle.Objects(d.Objects))
+	}
+	verb := "written"
+	if dryRun {
+		verb = "to write (a server dry run)"
+	}
+	return fmt.Sprintf("%s's defaults %s: %s; those objects' generation moved by the defaults alone, no value lost", r.Storage, verb, strings.Join(parts, ", "))
 }
 
 func changedByWrite(n int64) string {

@@ -85,3 +85,25 @@ func TestAStopSaysTheWayOn(t *testing.T) {
 		})
 	}
 }
+
+// The defaults a re-store wrote are said after the pass, each with its value
+// and how many objects got it, and not as a change to look at.
+func TestWriteMigrateSaysTheDefaultsWritten(t *testing.T) {
+	r := &results.Result{CRD: "backingimages.longhorn.io", Storage: "v1beta2", StoredVersions: []string{"v1beta1", "v1beta2"},
+		StoredVersionsAfter: []string{"v1beta2"}, Pruned: true, PruneReason: results.PrunePruned, Proofs: []results.Proof{},
+		DefaultsWritten: []results.DefaultWritten{{Field: "spec.dataEngine", Default: `"v1"`, Objects: 5}}}
+	r.Listed, r.Rewritten, r.Failures = 5, 5, []results.Failure{}
+	var out bytes.Buffer
+	if err := WriteMigrate(&out, "", []*results.Result{r}, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `v1beta2's defaults written: spec.dataEngine="v1" into 5 objects; those objects' generation moved by the defaults alone, no value lost`) {
+		t.Errorf("got:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "changed by") {
+		t.Errorf("the defaults are not a change to look at:\n%s", out.String())
+	}
+	if r.NeedsAttention(true) {
+		t.Error("a migration whose only change was the storage version's defaults needs attention")
+	}
+}

@@ -35,12 +35,27 @@ type Result struct {
 	APIServers *APIServers `json:"apiServers,omitempty"`
 	// DefaultsPersisted are the fields the storage version's schema
 	// defaults where an old version's does not: a re-store writes them into
-	// each object stored at that version which lacks them (every read
-	// showed them already), and moves its generation.
+	// each object stored at that version which lacks them, and moves its
+	// generation.
 	DefaultsPersisted []string `json:"defaultsPersisted,omitempty"`
+	// DefaultsWritten are, after the passes, the fields a re-store filled
+	// with the storage version's default and how many objects each: a
+	// generation moved by these alone is no change to look at (Changed
+	// counts only the others).
+	DefaultsWritten []DefaultWritten `json:"defaultsWritten,omitempty"`
 	// ServedAgain are the old versions, not served, that the migration
 	// served again while it checked their objects.
 	ServedAgain *ServedAgain `json:"servedAgain,omitempty"`
+}
+
+// DefaultWritten is a field the storage version's schema defaults, filled
+// in by the re-store's write where an object lacked it.
+type DefaultWritten struct {
+	// Field is its path, list elements as [*].
+	Field string `json:"field"`
+	// Default is the value written, as JSON.
+	Default string `json:"default"`
+	Objects int64  `json:"objects"`
 }
 
 // ServedAgain is an unserved old version served again, deprecated, for the

@@ -27,6 +27,8 @@ type RestoreResult struct {
 	// Changed objects were written, but the answer shows the write changed
 	// them (mutating admission) or dropped their managedFields (an object
 	// near the size limit): listed among Failures, reason ChangedByWrite.
+	// A generation moved only by the storage version's defaults is not
+	// among them (Result.DefaultsWritten).
 	Changed  int64     `json:"changed"`
 	Failures []Failure `json:"failures"`
 	// Requests counts what the pass sent: every page listed and every

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -29,8 +30,10 @@ import (
 // unchecked; v1beta2, the storage version, defaults spec.dataEngine to
 // "v1". An object stored at v1beta1 without the field comes back from
 // v1beta1→v1beta2→v1beta1 with dataEngine "v1": a default the new version
-// adds, not a value lost (lifecycle.md rule 28). Migrate said so before the
-// write and re-stores every object; it used to leave each as "loses data".
+// adds, not a value lost (lifecycle.md rule 28). Migrate says so before the
+// write, with the value, re-stores every object, and counts the generations
+// the default moved as no change to look at (exit 0); it used to leave each
+// as "loses data", then to count each as changed by the write (exit 3).
 // v1.9.1 is not on the proxy; v1.9.0 has the same CRD at these versions.
 // Conversion None, as in a cluster without Longhorn's webhook.
 func TestMigrateTakesADefaultTheNewVersionAddsAsNoLoss(t *testing.T) {
@@ -110,8 +113,18 @@ func TestMigrateTakesADefaultTheNewVersionAddsAsNoLoss(t *testing.T) {
 	if c := stored(); len(c) != 1 || c["longhorn.io/v1beta2"] != n {
 		t.Errorf("etcd after migrate: %v, want all %d at longhorn.io/v1beta2", c, n)
 	}
-	if !slices.ContainsFunc(told, func(m string) bool { return strings.Contains(m, "defaults") && strings.Contains(m, "spec.dataEngine") }) {
-		t.Errorf("notices %q: want the default spec.dataEngine said before the write", told)
+	if !slices.ContainsFunc(told, func(m string) bool {
+		return strings.Contains(m, "defaults") && strings.Contains(m, `spec.dataEngine="v1"`)
+	}) {
+		t.Errorf("notices %q: want the default spec.dataEngine and its value said before the write", told)
+	}
+	// Writing the default moved each object's generation, and nothing else:
+	// no attention, so migrate exits 0 and upgrade walks on.
+	if res.Changed != 0 || res.NeedsAttention(true) {
+		t.Errorf("changed %d, failures %+v: a generation moved by the storage version's default alone needs attention", res.Changed, res.Failures)
+	}
+	if want := []results.DefaultWritten{{Field: "spec.dataEngine", Default: `"v1"`, Objects: n}}; !slices.Equal(res.DefaultsWritten, want) {
+		t.Errorf("defaultsWritten %+v, want %+v", res.DefaultsWritten, want)
 	}
 	bad, err := sb.CheckStoredVersions(context.Background(), crd.Name, "longhorn.io", "backingimages")
 	if err != nil || len(bad) > 0 {
