@@ -39,19 +39,24 @@ type UpgradeOptions struct {
 	Output      string
 	DryRun      string
 	SwitchGrace time.Duration
+	fleetFlags
 
-	format  report.Format
-	dryRun  migrate.DryRun
+	format report.Format
+	dryRun migrate.DryRun
+	// fleet is the clusters a fleet walk takes, canary first; none: one.
+	fleet   []string
 	release *manifest.Found
 	clients *clients
-	// globals are the global flags as given, for each step taken as a user types it.
+	// globals are the global flags as given, for each step taken as a user types it; context
+	// is the cluster's apart, for a fleet aims each walk at its own.
 	globals []string
+	context string
 	// tmp holds the release's CRDs read from stdin, for the steps that take a schema from a file.
 	tmp string
 }
 
 // NewCmdUpgrade builds `kubectl crdversion upgrade`.
-func NewCmdUpgrade(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+func NewCmdUpgrade(flags *genericclioptions.ConfigFlags, contexts *contextsFlag, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &UpgradeOptions{configFlags: flags, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "upgrade -f NEW",
@@ -78,6 +83,10 @@ field to keep), with the ways on. The steps' own output goes to stderr.
 --dry-run=client prints the plan and changes nothing (-o markdown for a pull
 request, -o json|yaml for scripts).
 
+On a fleet (--context given more than once, or --all-contexts) the first
+cluster is the canary: it walks alone, and the others start only once it is
+done (applied and clean), --parallel at a time, each to its own apply.
+
 Exit status: 0 the release is applied and nothing is left, 3 steps remain
 (the owner's apply, a decision, or a step refused: the output says which),
 1 an error.`,
@@ -96,6 +105,7 @@ Exit status: 0 the release is applied and nothing is left, 3 steps remain
 	addOutputFlag(cmd, &o.Output, report.FormatMarkdown)
 	addDryRunFlag(cmd, &o.DryRun, `Must be "none" or "client": with client, print the plan and change nothing`, "none", "client")
 	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "Passed to each migrate step (see migrate --help)")
+	o.addFleetFlags(cmd, contexts, "Walk the plan")
 	return cmd
 }
 
@@ -114,9 +124,19 @@ func (o *UpgradeOptions) Complete(cmd *cobra.Command, _ []string) error {
 	if o.release, err = manifest.ReadCRDs(cmd.Context(), o.Filenames, o.Recursive, o.In); err != nil {
 		return err
 	}
-	cmd.Root().PersistentFlags().Visit(func(f *pflag.Flag) {
-		o.globals = append(o.globals, "--"+f.Name+"="+f.Value.String())
+	// Global flags are parsed on this command's own set, where they are marked Changed: the
+	// root's set records none of them.
+	cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Changed && f.Name != "context" {
+			o.globals = append(o.globals, "--"+f.Name+"="+f.Value.String())
+		}
 	})
+	if o.fleet, err = o.clusters(o.configFlags); err != nil || len(o.fleet) > 0 {
+		return err
+	}
+	if o.configFlags.Context != nil {
+		o.context = *o.configFlags.Context
+	}
 	o.clients, err = newClients(o.configFlags, false)
 	return err
 }
@@ -129,10 +149,11 @@ func (o *UpgradeOptions) Validate() error {
 	case o.dryRun == migrate.DryRunServer:
 		return errors.New(`upgrade --dry-run=server is not supported: each step depends on the writes of the one before; --dry-run=client prints the plan`)
 	}
-	return nil
+	return o.fleetFlags.validate()
 }
 
-// Run plans, and walks the plan unless asked for it only.
+// Run plans, and walks the plan unless asked for it only: on one cluster, or on each of a
+// fleet, canary first.
 func (o *UpgradeOptions) Run(ctx context.Context) error {
 	report.WriteWarnings(o.ErrOut, o.release.Warnings)
 	defer func() {
@@ -140,6 +161,23 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 			_ = os.RemoveAll(o.tmp)
 		}
 	}()
+	if len(o.fleet) == 0 {
+		return o.walk(ctx)
+	}
+	return runOnFleet(ctx, o.IOStreams, o.configFlags, o.fleetFlags, o.fleet, o.format, func(ctx context.Context, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, format report.Format) error {
+		one := *o
+		one.configFlags, one.IOStreams, one.format, one.context = flags, streams, format, *flags.Context
+		var err error
+		if one.clients, err = newClients(flags, false); err != nil {
+			return err
+		}
+		return one.walk(ctx)
+	})
+}
+
+// walk plans, takes the next step, and plans again, until the plan stops at the owner's
+// apply, a decision, or its end.
+func (o *UpgradeOptions) walk(ctx context.Context) error {
 	var taken []string
 	for {
 		plans, err := releaseplan.Plan(ctx, o.clients.Clients, o.release.CRDs, o.manifest, 500)
@@ -156,6 +194,14 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 		}
 		fmt.Fprintf(o.ErrOut, "upgrade: %s: %s\n", next.Text, line)
 		if err := o.take(ctx, *next.Step); err != nil {
+			if !errors.Is(err, errAttention) && !errors.As(err, new(attentionError)) {
+				return err
+			}
+			// The step's own output said why; the plan says what is left.
+			fmt.Fprintf(o.ErrOut, "upgrade: stopped at %s: its output above says why and what to do; then run this again\n", line)
+			if plans, perr := releaseplan.Plan(ctx, o.clients.Clients, o.release.CRDs, o.manifest, 500); perr == nil {
+				_ = o.finish(plans, taken, nil)
+			}
 			return err
 		}
 		taken = append(taken, line)
@@ -212,7 +258,11 @@ func (o *UpgradeOptions) take(ctx context.Context, s lifecycle.Step) error {
 	}
 	streams := genericiooptions.IOStreams{In: o.In, Out: o.ErrOut, ErrOut: o.ErrOut}
 	root := NewCmdRoot(streams)
-	root.SetArgs(append(args, o.globals...))
+	args = append(args, o.globals...)
+	if o.context != "" {
+		args = append(args, "--context="+o.context)
+	}
+	root.SetArgs(args)
 	return root.ExecuteContext(ctx)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
+	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/plugintest"
 )
 
 // A release that removes v1beta1, which objects are still stored at and whose managedFields
@@ -101,8 +102,14 @@ func TestUpgradeWalksToTheRelease(t *testing.T) {
 		t.Fatalf("the release applied before the walk: exit %d, %s", r.code, r.stderr)
 	}
 
-	// The walk, up to the owner's apply.
-	walk := e.plugin("upgrade", "-f", next, "--switch-grace=0").mustCode(t, 3)
+	// The walk, up to the owner's apply, its cluster named by --kubeconfig alone: every step
+	// it takes must go there too, never to KUBECONFIG's (here, no cluster at all).
+	r, err := plugintest.Kubectl(t.Context(), filepath.Join(t.TempDir(), "none"), t.TempDir(), "",
+		"crdversion", "upgrade", "-f", next, "--switch-grace=0", "--kubeconfig", e.sb.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	walk := result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}.mustCode(t, 3)
 	t.Logf("upgrade:\n%s%s", walk.stdout, walk.stderr)
 	contains(t, "upgrade's plan", walk.stdout, "apply the release: kubectl apply --server-side -f "+next)
 	contains(t, "upgrade's words", walk.stderr, "apply the release (kubectl apply --server-side -f "+next+"), then run this again")
