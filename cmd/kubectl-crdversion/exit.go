@@ -157,6 +157,10 @@ func hintFor(err error) string {
 		return "the CRD's conditions say why: kubectl get crd NAME -o yaml"
 	case errors.Is(err, migrate.ErrClusterMigrating):
 		return "kubectl crdversion status follows it"
+	case errors.Is(err, migrate.ErrKeepsChanging):
+		return "try again when it settles"
+	case errors.Is(err, manifest.ErrNotInPlace):
+		return "edit it by hand"
 	}
 	return ""
 }

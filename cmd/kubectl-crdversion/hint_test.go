@@ -29,6 +29,8 @@ func TestLibraryErrorsGetTheirWayOut(t *testing.T) {
 		{&verify.StaleRecordError{CRD: "widgets.example.com", Annotation: "crdversion.kubectl.io/checked-v1", Err: errors.New("forbidden")},
 			"kubectl annotate crd widgets.example.com crdversion.kubectl.io/checked-v1- removes it"},
 		{&manifest.JSONError{Path: "crd.json"}, "-f crd.json"},
+		{migrate.ErrKeepsChanging, "try again when it settles"},
+		{manifest.ErrNotInPlace, "edit it by hand"},
 	} {
 		wrapped := fmt.Errorf("widgets.example.com: %w", tc.err)
 		if got := withAdvice(wrapped.Error(), wrapped); !strings.Contains(got, tc.want) {

@@ -16,6 +16,11 @@ import (
 	kjson "sigs.k8s.io/json"
 )
 
+// ErrNotInPlace: the object's text is in a form the line editor does not
+// change (an anchor or alias, a list not one item a line, an edit that does
+// not converge); a person can.
+var ErrNotInPlace = errors.New("the text cannot be edited in place")
+
 // maxEdits bounds the edits of one rewrite: each changes one key, so a
 // rewrite that has not converged by then never will.
 const maxEdits = 10000
@@ -58,13 +63,13 @@ func (o *Object) Rewrite(want map[string]any) (err error) {
 			o.Obj = want
 			return nil
 		case bytes.Equal(src, o.File.src):
-			return fmt.Errorf("%s: an edit changed nothing; edit the object by hand", o.Where())
+			return fmt.Errorf("%s: an edit changed nothing: %w", o.Where(), ErrNotInPlace)
 		}
 		if err := o.File.parse(o.File.src); err != nil {
 			return fmt.Errorf("%s: edit left invalid YAML: %w", o.Where(), err)
 		}
 	}
-	return fmt.Errorf("%s: more than %d edits; edit the object by hand", o.Where(), maxEdits)
+	return fmt.Errorf("%s: more than %d edits: %w", o.Where(), maxEdits, ErrNotInPlace)
 }
 
 // node is the object's YAML node in the file as last parsed.
@@ -100,7 +105,7 @@ func (f *File) reconcile(n *yaml.Node, want any, whole func() error) (bool, erro
 	l, isList := want.([]any)
 	switch {
 	case n.Kind == yaml.AliasNode || n.Anchor != "":
-		return false, fmt.Errorf("line %d uses a YAML anchor or alias: edit it by hand", f.lineBase+n.Line)
+		return false, fmt.Errorf("line %d uses a YAML anchor or alias: %w", f.lineBase+n.Line, ErrNotInPlace)
 	case flow(n):
 		return false, whole()
 	case n.Kind == yaml.MappingNode && isMap:
@@ -197,7 +202,7 @@ func (f *File) replaceItem(seq *yaml.Node, i int, want any) error {
 	line := f.lines()[item.Line-1]
 	indent := len(line) - len(strings.TrimLeft(line, " "))
 	if !strings.HasPrefix(strings.TrimLeft(line, " "), "-") || flow(seq) {
-		return fmt.Errorf("line %d: the list is not written one item a line: edit it by hand", f.lineBase+item.Line)
+		return fmt.Errorf("line %d: the list is not written one item a line: %w", f.lineBase+item.Line, ErrNotInPlace)
 	}
 	end := f.blockEnd(item, indent)
 	if err := f.deleteLines(item.Line, end); err != nil {

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -15,6 +16,10 @@ import (
 
 // maxReplans bounds the re-plans after someone else changed the CRD.
 const maxReplans = 5
+
+// ErrKeepsChanging: the CRD's update met a conflict maxReplans+1 times in a
+// row (other writers keep updating it); nothing was written.
+var ErrKeepsChanging = errors.New("keeps changing under us")
 
 // planner decides a lifecycle step from the CRD as it is now.
 type planner func(*apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error)
@@ -60,7 +65,7 @@ func applyStep(ctx context.Context, client apiextensionsclient.Interface, name s
 		case apierrors.IsConflict(err) && res.Replans < maxReplans:
 			res.Replans++
 		case apierrors.IsConflict(err):
-			return nil, fmt.Errorf("%s keeps changing under us (%d conflicts): try again when it settles", name, res.Replans+1)
+			return nil, fmt.Errorf("%s %w: %d conflicts in a row", name, ErrKeepsChanging, res.Replans+1)
 		default:
 			return nil, fmt.Errorf("updating %s: %w", name, err)
 		}

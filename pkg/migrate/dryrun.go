@@ -27,8 +27,18 @@ func ParseDryRun(s string) (DryRun, error) {
 	case "":
 		return DryRunNone, nil
 	}
-	return "", fmt.Errorf(`invalid dry-run value (%s): must be "none", "server", or "client"`, s)
+	return "", invalidDryRunError(s)
 }
+
+// invalidDryRunError is ParseDryRun's refusal in kubectl's words, and
+// ErrInvalidDryRun to errors.Is.
+type invalidDryRunError string
+
+func (e invalidDryRunError) Error() string {
+	return fmt.Sprintf(`invalid dry-run value (%s): must be "none", "server", or "client"`, string(e))
+}
+
+func (e invalidDryRunError) Unwrap() error { return ErrInvalidDryRun }
 
 // ErrInvalidDryRun: a DryRun that is none of none, client, server (or ""),
 // refused before anything is sent.
