@@ -8,9 +8,13 @@ BIN     := bin
 LDFLAGS := -s -w -X main.version=$(VERSION) -buildid=
 GOFLAGS_BUILD := -trimpath -ldflags "$(LDFLAGS)"
 
-.PHONY: all build kubectl sandbox fullsandbox fullsandbox-shell demo sandbox-shell test unit race e2e lint fuzz dist image krew-manifest bench bench-scale clean
+.PHONY: all build kubectl sandbox fullsandbox fullsandbox-shell demo sandbox-shell test unit race e2e lint fuzz dist image krew-manifest bench bench-scale clean help
 
-all: build
+all: build ## the same as make build
+
+# Every target below with its ## comment: what make help prints.
+help: ## every target and what it does
+	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z0-9_-]+:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 build: ## the plugin binary, bin/kubectl-crdversion
 	CGO_ENABLED=0 GOWORK=off $(GO) build $(GOFLAGS_BUILD) -o $(BIN)/kubectl-crdversion ./cmd/kubectl-crdversion
@@ -86,7 +90,7 @@ lint: ## gofmt, go mod tidy -diff, go vet and staticcheck in every module
 FUZZ_TARGETS := FuzzReadCRDs FuzzOfflineStep FuzzRewrite FuzzRewriteAll FuzzWriteFilesInterrupted
 FUZZTIME     ?= 2m
 
-test: lint fullsandbox ## unit (with the race detector), end-to-end (the plugin through kubectl), full-cluster and controller tests, and a few seconds of each fuzz target
+test: lint fullsandbox ## unit (with the race detector), end-to-end (the plugin through kubectl), full-cluster and controller tests, and 2000 inputs of each fuzz target
 	$(GO) test -race -count=1 -timeout 5m ./...
 	$(CTRLMOD) $(GO) test -race -count=1 -timeout 5m ./...
 	$(MAKE) fuzz FUZZTIME=2000x
@@ -109,7 +113,7 @@ fuzz: ## fuzz the manifest readers, the offline editor and the file writer, FUZZ
 unit: ## the plugin module's own tests: pure logic, no API server, with the race detector
 	$(GO) test -race -count=1 ./...
 
-e2e:
+e2e: ## the end-to-end tests alone (test/e2e): the built plugin through kubectl against the in-process API server
 	$(TESTMOD) $(GO) test -count=1 -timeout 20m -v ./e2e/
 
 bench: ## benchmarks: migrate vs the rest on the in-process API server at BENCH_RTT=0,10ms,50ms,100ms (BENCH_N=10000, BENCH_RUNS=3, BENCH_ONLY=substring,=exact name,...), status and check on BENCH_CRDS=500, convert of one file of 500, 1000 and 2000 objects, the real in-tree migrator on kube-apiserver (BENCH_N), and migrate over one connection and spread over several through two kube-apiservers behind a balancer (BENCH_HA_N)
@@ -147,5 +151,5 @@ krew-manifest: ## dist/plugins.yaml from the archives in dist/: .krew.yaml rende
 	mv $(DIST)/plugins.yaml.tmp $(DIST)/plugins.yaml
 	@echo "dist: $(DIST)/plugins.yaml for $(VERSION)"
 
-clean:
+clean: ## remove bin/ and dist/
 	rm -rf $(BIN) dist
