@@ -84,10 +84,12 @@ lint: ## gofmt, go mod tidy -diff, go vet and staticcheck in every module
 	$(CTRLMOD) $(STATICCHECK) ./...
 	$(CTRLTESTMOD) $(STATICCHECK) ./...
 
-# The fuzz targets of the manifest readers, the offline editor and the file
-# writer: 2000 inputs each in make test (a count, not a time: a time limit that
-# ends mid-input fails with "context deadline exceeded"), FUZZTIME each in make fuzz.
-FUZZ_TARGETS := FuzzReadCRDs FuzzOfflineStep FuzzRewrite FuzzRewriteAll FuzzWriteFilesInterrupted
+# The fuzz targets of the manifest readers, the offline editor, the file
+# writer and the audit log reader, each PACKAGE:TARGET: 2000 inputs each in make
+# test (a count, not a time: a time limit that ends mid-input fails with
+# "context deadline exceeded"), FUZZTIME each in make fuzz.
+FUZZ_TARGETS := $(addprefix ./internal/manifest:,FuzzReadCRDs FuzzOfflineStep FuzzRewrite FuzzRewriteAll FuzzWriteFilesInterrupted) \
+	./internal/auditlog:FuzzAuditLog
 FUZZTIME     ?= 2m
 
 test: lint fullsandbox ## unit (with the race detector), end-to-end (the plugin through kubectl), full-cluster and controller tests, and 2000 inputs of each fuzz target
@@ -104,10 +106,10 @@ RACE_TESTS = TestMigrateWithConcurrentWriters|TestMigrateWritesOnlyThroughServer
 race: ## the per-object passes against the API server under the race detector: concurrent writers, several API servers, cancellation, the gentle pace, a CRD changed mid-pass (~90 s)
 	$(TESTMOD) $(GO) test -race -count=1 -timeout 10m -run '^($(RACE_TESTS))$$' ./migrate/
 
-fuzz: ## fuzz the manifest readers, the offline editor and the file writer, FUZZTIME each (default 2m)
+fuzz: ## fuzz the manifest readers, the offline editor, the file writer and the audit log reader, FUZZTIME each (default 2m)
 	@for t in $(FUZZ_TARGETS); do \
-		echo "fuzz $$t for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -parallel 2 ./internal/manifest || exit 1; \
+		echo "fuzz $${t#*:} for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -parallel 2 $${t%%:*} || exit 1; \
 	done
 
 unit: ## the plugin module's own tests: pure logic, no API server, with the race detector
