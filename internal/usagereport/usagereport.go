@@ -7,6 +7,9 @@ package usagereport
 import (
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/auditlog"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
@@ -14,7 +17,18 @@ import (
 
 // From judges what usage.Read found.
 func From(res *usage.Result) report.UsageReport {
+	return FromAudit(res, nil)
+}
+
+// FromAudit judges what usage.Read found and the clients the audit log
+// names (nil: no log given): a deprecated or unserved version that a client
+// other than this plugin requested in the log needs attention.
+func FromAudit(res *usage.Result, log *auditlog.Result) report.UsageReport {
 	r := report.UsageReport{APIVersion: report.APIVersion, Kind: "UsageReport", Items: []report.UsageItem{}}
+	if log != nil {
+		read := log.Read
+		r.AuditLog = &read
+	}
 	m := res.Metrics
 	r.Metrics.Access = string(m.Access)
 	r.Metrics.Message = metricsMessage(m)
@@ -31,6 +45,10 @@ func From(res *usage.Result) report.UsageReport {
 		lifecycle.SortByPriority(names)
 		for _, name := range names {
 			v := versionUsage(u, name, m.Access)
+			if log != nil {
+				v.Clients, v.OwnClients = log.Clients(schema.GroupVersionResource{Group: u.CRD.Spec.Group, Version: name, Resource: u.CRD.Spec.Names.Plural})
+				v.Attention = v.Attention || (v.Deprecated || !v.Served) && len(v.Clients) > 0
+			}
 			if v.Attention {
 				r.Attention++
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // Requested is what the deprecated-API metric says about a version.
@@ -25,8 +26,11 @@ type UsageReport struct {
 	Metrics    UsageMetrics `json:"metrics"`
 	// Attention counts the versions, deprecated or not served, that still
 	// show use.
-	Attention int         `json:"attention"`
-	Items     []UsageItem `json:"items"`
+	Attention int `json:"attention"`
+	// AuditLog, where --audit-log was given, says what the logs covered:
+	// the window, the events read, what could not be read.
+	AuditLog *results.AuditLogRead `json:"auditLog,omitempty"`
+	Items    []UsageItem           `json:"items"`
 }
 
 // UsageMetrics says where REQUESTED comes from.
@@ -72,6 +76,11 @@ type VersionUsage struct {
 	// Managers are the field managers whose last write to an object used
 	// this version, most objects first.
 	Managers []ManagerUsage `json:"managers"`
+	// Clients, where an audit log was read, are those that requested this
+	// version in it, most requests first; OwnClients are this plugin's own
+	// requests (its user agent), not counted as a client's.
+	Clients    []results.AuditClient `json:"clients,omitempty"`
+	OwnClients []results.AuditClient `json:"ownClients,omitempty"`
 	// Attention: deprecated or not served, and still used.
 	Attention bool `json:"attention"`
 }
@@ -142,12 +151,24 @@ func WriteUsage(w io.Writer, f Format, r UsageReport) error {
 					v.Name, strings.Join(v.OwnRequests.Commands, ", "), requestsWord(v.OwnRequests.Requests), v.OwnRequests.Last.UTC().Format(time.RFC3339))
 			}
 		}
+		if r.AuditLog != nil {
+			b.WriteString("\n")
+			if err := writeAuditClients(&b, it); err != nil {
+				return err
+			}
+		}
 	}
 	b.WriteString("\n")
 	if r.Metrics.Message != "" {
 		fmt.Fprintf(&b, "metrics: %s.\n", r.Metrics.Message)
 	}
+	if r.AuditLog != nil {
+		b.WriteString(auditLogRead(*r.AuditLog))
+	}
 	b.WriteString(usageLimits(r.Metrics))
+	if r.AuditLog != nil {
+		b.WriteString(auditLimits)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -216,6 +237,13 @@ func evidence(v VersionUsage) string {
 		parts = append(parts, fmt.Sprintf("requested by another client than this plugin (%s since its own %s)", requestsWord(v.OwnRequests.RequestsSince), strings.Join(v.OwnRequests.Commands, ", ")))
 	default:
 		parts = append(parts, "requested since the API server started")
+	}
+	switch n := len(v.Clients); n {
+	case 0:
+	case 1:
+		parts = append(parts, "requested by "+Printable(v.Clients[0].Who())+" in the audit log")
+	default:
+		parts = append(parts, fmt.Sprintf("requested by %d clients in the audit log", n))
 	}
 	switch n := len(v.Managers); n {
 	case 0:
