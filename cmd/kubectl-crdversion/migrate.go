@@ -28,6 +28,7 @@ type MigrateOptions struct {
 	Prune              bool
 	FailuresFile       string
 	CleanManagedFields bool
+	CleanVersions      []string
 	Via                string
 	fleetFlags
 }
@@ -110,6 +111,7 @@ cluster is not done.`,
 	completeValues(cmd, "via", viaPlugin, viaCluster)
 	o.addFleetFlags(cmd, contexts, "Migrate")
 	cmd.Flags().BoolVar(&o.CleanManagedFields, "clean-managed-fields", false, "Also drop managedFields entries recorded at versions no longer served (they break server-side apply once the version is removed)")
+	cmd.Flags().StringSliceVar(&o.CleanVersions, "clean-managed-fields-of", nil, "Also move the entries recorded at these served versions to the storage version (versions a release about to be applied removes; implies --clean-managed-fields)")
 	return cmd
 }
 
@@ -123,7 +125,7 @@ func (o *MigrateOptions) Validate() error {
 		return errors.New("--group goes with --all: name the CRDs, or pass --all --group G")
 	case o.Via != viaPlugin && o.Via != viaCluster:
 		return fmt.Errorf(`--via must be "plugin" or "cluster", not %q`, o.Via)
-	case o.Via == viaCluster && o.CleanManagedFields:
+	case o.Via == viaCluster && o.cleaning():
 		return errors.New("--clean-managed-fields needs the plugin's own pass: not with --via=cluster")
 	case o.Via == viaCluster && !o.Prune:
 		return errors.New("--prune=false is not possible with --via=cluster: the cluster's migrator prunes storedVersions itself when it succeeds")
@@ -156,7 +158,7 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 		switch {
 		case o.format.Document():
 			return report.WriteMigrate(o.Out, o.format, nil, false)
-		case o.CleanManagedFields:
+		case o.cleaning():
 			fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions with a migration pending or managedFields entries of unserved versions.")
 		default:
 			fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions with a migration pending.")
@@ -171,6 +173,9 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 	return o.run(ctx, crds, o.pruning(), o.migration(failures))
 }
 
+// cleaning says whether managedFields entries are cleaned too.
+func (o *MigrateOptions) cleaning() bool { return o.CleanManagedFields || len(o.CleanVersions) > 0 }
+
 // pruning: storedVersions is pruned where the flags ask and it is no dry
 // run.
 func (o *MigrateOptions) pruning() bool { return o.Prune && o.dryRun == migrate.DryRunNone }
@@ -178,7 +183,7 @@ func (o *MigrateOptions) pruning() bool { return o.Prune && o.dryRun == migrate.
 // migration is the library's migration of one CRD, as the flags ask.
 func (o *MigrateOptions) migration(failures func(cluster, crd string, f results.Failure)) migration {
 	return func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*results.Result, error) {
-		opts.CleanManagedFields = o.CleanManagedFields
+		opts.CleanManagedFields, opts.CleanVersions = o.cleaning(), o.CleanVersions
 		opts.Restore.OnFailure = func(f results.Failure) { failures(o.cluster, crd.Name, f) }
 		if o.Via == viaCluster {
 			return migrate.MigrateViaCluster(ctx, migrate.Clients{Clients: o.clients}, crd.Name, opts)
@@ -216,7 +221,7 @@ func (o *MigrateOptions) targets(ctx context.Context) ([]*apiextensionsv1.Custom
 		take := lifecycle.MigrationPending(crd)
 		// Entries of versions no longer served outlive the prune: only the
 		// objects show them.
-		if !take && o.CleanManagedFields {
+		if !take && o.cleaning() {
 			if take, err = cluster.HasStaleEntries(ctx, o.list.Metadata, crd, o.PageSize); err != nil {
 				return nil, err
 			}

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -171,7 +172,7 @@ func TestAssessStages(t *testing.T) {
 }
 
 func sameStep(got, want *Step) bool {
-	return got == nil && want == nil || got != nil && want != nil && *got == *want
+	return got == nil && want == nil || got != nil && want != nil && reflect.DeepEqual(*got, *want)
 }
 
 func hasProblem(a Assessment, sub string) bool {

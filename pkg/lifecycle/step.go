@@ -25,8 +25,10 @@ type Step struct {
 	File     string `json:"file,omitempty"`
 	// AgainstFile is the manifests check compares File with, instead of the cluster.
 	AgainstFile string `json:"againstFile,omitempty"`
-	// CleanManagedFields has migrate also clean managedFields entries at unserved versions.
-	CleanManagedFields bool `json:"cleanManagedFields,omitempty"`
+	// CleanManagedFields has migrate also clean managedFields entries at unserved versions;
+	// CleanVersions, at these served versions too (a release removes them).
+	CleanManagedFields bool     `json:"cleanManagedFields,omitempty"`
+	CleanVersions      []string `json:"cleanVersions,omitempty"`
 	// All has migrate take every CRD with a migration pending.
 	All bool `json:"all,omitempty"`
 	// AcceptLoss has migrate re-store objects even where old→new→old loses data.

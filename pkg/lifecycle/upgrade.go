@@ -178,48 +178,29 @@ func switchBack(live *apiextensionsv1.CustomResourceDefinition, crd, sLive, sNex
 	return out
 }
 
-// entriesFirst drops managedFields entries at the versions the release removes before it lands:
-// the cleanup moves an entry to the storage version while its version is listed and unserved, so
-// a served one is first stopped, which the plugin does for every version older than storage at once.
+// entriesFirst moves the objects' managedFields entries at the versions the release removes to
+// the storage version before it lands, while those versions are listed: after it, every
+// server-side apply of such an object fails. Served ones are named to the cleanup rather than
+// stopped first: the release, not the plugin, retires them (check names the clients it breaks),
+// and a CRD edit now would only be the owner's to take back.
 func entriesFirst(live, next *apiextensionsv1.CustomResourceDefinition, entries []string) []Waypoint {
 	crd, storage := next.Name, StorageVersion(next)
-	var out []Waypoint
-	add := func(phase Phase, step *Step, format string, args ...any) {
-		out = append(out, Waypoint{Phase: phase, Advice: Advise(step, format, args...)})
-	}
-	var served []string
+	step := CleanManagedFieldsStep(crd)
 	for _, v := range entries {
 		if lv := SpecVersion(live, v); lv != nil && lv.Served {
-			served = append(served, v)
+			step.CleanVersions = append(step.CleanVersions, v)
 		}
 	}
-	if len(served) > 0 {
-		if StorageVersion(live) != storage || !olderAllRemoved(live, next, storage) || slices.ContainsFunc(served, func(v string) bool { return !Newer(storage, v) }) {
-			add(PhaseAfter, CleanManagedFieldsStep(crd), "right after the apply, drop the entries at %s: until then a server-side apply of those objects fails (the plugin stops serving only every version older than %s at once, and the release keeps some)", strings.Join(served, ", "), storage)
-			return out
-		}
-		if _, stage, err := PairStage(live, storage); err == nil && stage == StageServed {
-			add(PhaseBefore, PromoteToStep(crd, storage, StageDeprecated), "deprecate the versions older than %s, which the release removes", storage)
-		}
-		add(PhaseBefore, PromoteToStep(crd, storage, StageBlocked), "stop serving %s, which the release removes (refused while a client still uses it, naming it)", strings.Join(served, ", "))
+	why := fmt.Sprintf("move the objects' managedFields entries at %s to %s while %s is still listed: after the apply, a server-side apply of them would fail", strings.Join(entries, ", "), storage, strings.Join(entries, ", "))
+	if len(step.CleanVersions) > 0 {
+		why += fmt.Sprintf(" (a client that writes at %s again before the apply adds its entry back; the apply breaks that client anyway)", strings.Join(step.CleanVersions, ", "))
 	}
-	add(PhaseBefore, CleanManagedFieldsStep(crd), "move the objects' managedFields entries at %s to %s while %s is still listed: after the apply, a server-side apply of them would fail", strings.Join(entries, ", "), storage, strings.Join(entries, ", "))
-	return out
+	return []Waypoint{first(step, "%s", why)}
 }
 
 // first is a step before the apply.
 func first(step *Step, format string, args ...any) Waypoint {
 	return Waypoint{Phase: PhaseBefore, Advice: Advise(step, format, args...)}
-}
-
-// olderAllRemoved says whether next removes every version live serves older than storage.
-func olderAllRemoved(live, next *apiextensionsv1.CustomResourceDefinition, storage string) bool {
-	for _, v := range live.Spec.Versions {
-		if v.Served && Newer(storage, v.Name) && SpecVersion(next, v.Name) != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // refusedWays are the ways on from a migrate the last run refused for a loss: never the same

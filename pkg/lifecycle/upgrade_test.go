@@ -33,6 +33,9 @@ func ways(u Upgrade) string {
 			if w.Step.CleanManagedFields {
 				s += "+clean"
 			}
+			if len(w.Step.CleanVersions) > 0 {
+				s += ":" + strings.Join(w.Step.CleanVersions, ",")
+			}
 			if w.Step.AcceptLoss {
 				s += "+acceptloss"
 			}
@@ -67,13 +70,13 @@ func TestPlanUpgrade(t *testing.T) {
 		{name: "a new version beside storage: only the apply", live: "v1beta1|v1beta1:served,storage", next: "|v1beta1:served,storage,v1:served", want: "apply:-"},
 		{name: "the apply switches storage to a version it keeps both of: re-store after", live: "v1beta1|v1beta1:served,storage,v1:served", next: "|v1beta1:served,v1:served,storage", want: "apply:- after:migrate"},
 		{name: "a stored version removed: re-store and prune first", live: "v1alpha1,v1|v1alpha1:served,v1:served,storage", next: "|v1:served,storage", want: "before:migrate apply:-"},
-		{name: "Knative: a served version removed with entries: stop serving it, clean, then apply",
+		{name: "Knative: a served version removed with entries: re-stored, entries moved while served, then apply",
 			live: "v1alpha1,v1beta1|v1alpha1:served,v1beta1:served,storage", next: "|v1beta1:served,storage", entries: []string{"v1alpha1"},
-			want: "before:migrate before:promote:v1beta1:deprecated before:promote:v1beta1:blocked before:migrate+clean apply:-"},
+			want: "before:migrate before:migrate+clean:v1alpha1 apply:-"},
 		{name: "entries at an unserved version the release removes: cleaned while listed",
 			live: "v1|v1alpha1:-,v1:served,storage", next: "|v1:served,storage", entries: []string{"v1alpha1"}, want: "before:migrate+clean apply:-"},
 		{name: "entries at a served version the release keeps others beside: cleaned right after",
-			live: "v1|v1alpha1:served,v1alpha2:served,v1:served,storage", next: "|v1alpha2:served,v1:served,storage", entries: []string{"v1alpha1"}, want: "apply:- after:migrate+clean"},
+			live: "v1|v1alpha1:served,v1alpha2:served,v1:served,storage", next: "|v1alpha2:served,v1:served,storage", entries: []string{"v1alpha1"}, want: "before:migrate+clean:v1alpha1 apply:-"},
 		{name: "Kueue: the release drops today's storage, a version the cluster lacks takes over",
 			live: "v1alpha1|v1alpha1:served,storage", next: "|v1beta1:served,storage",
 			want: "before:promote:v1beta1+file before:promote:v1beta1:bridge before:promote:v1beta1:deprecated before:migrate apply:-"},
@@ -82,6 +85,9 @@ func TestPlanUpgrade(t *testing.T) {
 			want: "before:promote:v1beta1:bridge before:promote:v1beta1:deprecated before:migrate apply:-"},
 		{name: "Crossplane downgrade: one switch back, re-store, apply",
 			live: "v1beta1,v1|v1beta1:served,v1:served,storage", next: "|v1beta1:served,storage", want: "before:rollback:v1+switch before:migrate apply:-"},
+		{name: "a downgrade whose objects carry entries at the version it removes: moved before the apply, still served",
+			live: "v1beta1,v1|v1beta1:served,v1:served,storage", next: "|v1beta1:served,storage", entries: []string{"v1"},
+			want: "before:rollback:v1+switch before:migrate before:migrate+clean:v1 apply:-"},
 		{name: "a downgrade to a version no longer served: served again, switched back",
 			live: "v1beta1,v1|v1beta1:-,v1:served,storage", next: "|v1beta1:served,storage", want: "before:rollback:v1 before:rollback:v1+switch before:migrate apply:-"},
 		{name: "Linkerd: two versions back, one switch at a time",

@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -68,12 +69,24 @@ func cleanSummary(ctx context.Context, meta metadata.Interface, crd *apiextensio
 }
 
 // entriesCleaner makes the managedFields a write leaves, and whether they
-// changed. An entry at a version listed but unserved moves to the storage
-// version, so its manager keeps its fields, unless a webhook converts (other
-// paths). One at a removed version is dropped: moving it would hand its
-// manager fields others wrote since, unrecorded.
-func entriesCleaner(crd *apiextensionsv1.CustomResourceDefinition) func([]metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool) {
-	stale := cluster.StaleVersion(crd)
+// changed. An entry at a version listed but unserved, or served and named in
+// also (a version a release removes, which the plugin cannot stop serving
+// first), moves to the storage version, so its manager keeps its fields,
+// unless a webhook converts (other paths). One at a removed version is
+// dropped: moving it would hand its manager fields others wrote since,
+// unrecorded.
+func entriesCleaner(crd *apiextensionsv1.CustomResourceDefinition, also ...string) func([]metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool) {
+	unserved := cluster.StaleVersion(crd)
+	stale := func(e metav1.ManagedFieldsEntry) (string, bool) {
+		if v, ok := unserved(e); ok {
+			return v, true
+		}
+		gv, err := schema.ParseGroupVersion(e.APIVersion)
+		if err != nil || gv.Group != crd.Spec.Group || !slices.Contains(also, gv.Version) {
+			return "", false
+		}
+		return gv.Version, true
+	}
 	storage := crd.Spec.Group + "/" + lifecycle.StorageVersion(crd)
 	webhook := crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter
 	return func(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool) {

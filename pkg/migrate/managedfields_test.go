@@ -23,6 +23,8 @@ func TestEntriesCleaner(t *testing.T) {
 	unset := crd(&apiextensionsv1.CustomResourceConversion{})
 	unservedStorage := crd(nil)
 	unservedStorage.Spec.Versions[1].Served = false
+	servedOld := crd(nil)
+	servedOld.Spec.Versions = append(servedOld.Spec.Versions, apiextensionsv1.CustomResourceDefinitionVersion{Name: "v2", Served: true})
 	at := func(e metav1.ManagedFieldsEntry, version string, ts int64) metav1.ManagedFieldsEntry {
 		e.APIVersion = "example.com/" + version
 		if ts > 0 {
@@ -37,6 +39,7 @@ func TestEntriesCleaner(t *testing.T) {
 		ab = `{"f:spec":{"f:a":{},"f:b":{}}}`
 	)
 	for _, tc := range []struct {
+		also    []string
 		name    string
 		crd     *apiextensionsv1.CustomResourceDefinition
 		entries []metav1.ManagedFieldsEntry
@@ -100,9 +103,21 @@ func TestEntriesCleaner(t *testing.T) {
 		entries: []metav1.ManagedFieldsEntry{at(entry("other", apply, b), "v1", 0), at(entry("tool", apply, a), "v1alpha1", 0)},
 		want:    []metav1.ManagedFieldsEntry{at(entry("other", apply, b), "v1", 0)},
 		changed: true,
+	}, {
+		name:    "a served version a release removes, named: moved like an unserved one",
+		crd:     servedOld,
+		also:    []string{"v2"},
+		entries: []metav1.ManagedFieldsEntry{at(entry("tool", apply, a), "v2", 10), at(entry("tool", apply, b), "v1", 20)},
+		want:    []metav1.ManagedFieldsEntry{at(entry("tool", apply, ab), "v1", 20)},
+		changed: true,
+	}, {
+		name:    "a served version not named stays",
+		crd:     servedOld,
+		entries: []metav1.ManagedFieldsEntry{at(entry("tool", apply, a), "v2", 10)},
+		want:    []metav1.ManagedFieldsEntry{at(entry("tool", apply, a), "v2", 10)},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, changed := entriesCleaner(tc.crd)(tc.entries)
+			got, changed := entriesCleaner(tc.crd, tc.also...)(tc.entries)
 			if changed != tc.changed {
 				t.Errorf("changed = %v, want %v", changed, tc.changed)
 			}

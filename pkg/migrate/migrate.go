@@ -56,6 +56,10 @@ type Options struct {
 	SwitchTimeout time.Duration
 	// CleanManagedFields drops managedFields entries of unserved versions.
 	CleanManagedFields bool
+	// CleanVersions are served versions whose entries are cleaned too (implies
+	// CleanManagedFields): those a release removes that the plugin cannot stop
+	// serving before it lands, whose entries then break server-side apply.
+	CleanVersions []string
 	// AcceptLoss re-stores objects at an old version without proof of old→new→old.
 	AcceptLoss bool
 	// SwitchGrace is how long after the switch a write begun before it may land at
@@ -70,6 +74,9 @@ type Options struct {
 	// Log hears each phase as it ends, with its reason (zero Logger: discarded).
 	Log logr.Logger
 }
+
+// cleaning says whether the re-store cleans managedFields entries too.
+func (o Options) cleaning() bool { return o.CleanManagedFields || len(o.CleanVersions) > 0 }
 
 const nothingToPrune = "storedVersions already holds only the storage version"
 
@@ -157,12 +164,12 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 			losses = append(losses, l)
 		}
 	}
-	if opts.CleanManagedFields {
+	if opts.cleaning() {
 		// Cleaned in the re-store's own, proven write: an unchecked object keeps them.
 		if kept == nil {
 			kept = crd
 		}
-		run.clean, run.cleaned = entriesCleaner(kept), &atomic.Int64{}
+		run.clean, run.cleaned = entriesCleaner(kept, opts.CleanVersions...), &atomic.Int64{}
 	}
 	// The proofs hold for this generation: once it moves, no further write.
 	wctx, stopWatch := watchGeneration(ctx, c.CRDs, crd, p.watchFrom, log)
@@ -200,7 +207,7 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	}
 	res.APIServers = run.servers.seen()
 	res.DefaultsWritten = run.defaults.counted()
-	if opts.CleanManagedFields {
+	if opts.cleaning() {
 		res.ManagedFields = cleanSummary(ctx, c.Metadata, kept, run, &res.RestoreResult)
 	}
 	switch {

@@ -130,7 +130,7 @@ func writeMigrateAll(w io.Writer, items []StatusItem) error {
 		if it.Cluster != "" {
 			return nil // a fleet: one command per cluster
 		}
-		if s := it.Next.Step; s != nil && *s == *lifecycle.MigrateStep(it.Name) {
+		if s := it.Next.Step; s != nil && Command(*s) == Command(*lifecycle.MigrateStep(it.Name)) {
 			n++
 		}
 	}

@@ -34,7 +34,10 @@ func Command(s lifecycle.Step) string {
 	if s.ConversionFromFile {
 		args = append(args, "--conversion-from-file")
 	}
-	if s.CleanManagedFields {
+	switch {
+	case len(s.CleanVersions) > 0:
+		args = append(args, "--clean-managed-fields-of="+strings.Join(s.CleanVersions, ","))
+	case s.CleanManagedFields:
 		args = append(args, "--clean-managed-fields")
 	}
 	if s.SwitchStorage {

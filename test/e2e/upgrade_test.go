@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
@@ -67,9 +69,7 @@ func TestUpgradeWalksToTheRelease(t *testing.T) {
 	}
 	want := []string{
 		"before: kubectl crdversion migrate " + name,
-		"before: kubectl crdversion promote " + name + " v1 --to deprecated",
-		"before: kubectl crdversion promote " + name + " v1 --to blocked",
-		"before: kubectl crdversion migrate " + name + " --clean-managed-fields",
+		"before: kubectl crdversion migrate " + name + " --clean-managed-fields-of=v1beta1",
 		"apply: kubectl apply --server-side -f " + next,
 	}
 	if !slices.Equal(got, want) {
@@ -114,8 +114,19 @@ func TestUpgradeWalksToTheRelease(t *testing.T) {
 	contains(t, "upgrade's plan", walk.stdout, "apply the release: kubectl apply --server-side -f "+next)
 	contains(t, "upgrade's words", walk.stderr, "apply the release (kubectl apply --server-side -f "+next+"), then run this again")
 	crd := e.crd(name)
-	if v := specVersion(crd, "v1beta1"); v == nil || v.Served || !slices.Equal(crd.Status.StoredVersions, []string{"v1"}) {
-		t.Fatalf("before the apply: v1beta1 %+v, storedVersions %v; want v1beta1 listed, unserved, storedVersions [v1]", v, crd.Status.StoredVersions)
+	if v := specVersion(crd, "v1beta1"); v == nil || !v.Served || !slices.Equal(crd.Status.StoredVersions, []string{"v1"}) {
+		t.Fatalf("before the apply: v1beta1 %+v, storedVersions %v; want v1beta1 as the release found it, storedVersions [v1]", v, crd.Status.StoredVersions)
+	}
+	list, lerr := e.clients.Dynamic.Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "parts"}).Namespace("team-a").List(t.Context(), metav1.ListOptions{})
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	for _, o := range list.Items {
+		for _, mf := range o.GetManagedFields() {
+			if mf.APIVersion != group+"/v1" {
+				t.Errorf("before the apply, %s keeps a managedFields entry at %s (%s)", o.GetName(), mf.APIVersion, mf.Manager)
+			}
+		}
 	}
 	// Between the steps the objects' own client applies them, at the version the release keeps.
 	e.kubectl("apply", "--server-side", "--field-manager=parts-controller", "-f", parts("v1")).mustCode(t, 0)

@@ -3,6 +3,7 @@ package migrate_test
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -192,7 +193,7 @@ func TestPromoteToBlockedNeedsTheMigration(t *testing.T) {
 	s := newSwitched(t, sandbox.Options{}, 4, nil)
 	_, err := migrate.Promote(t.Context(), s.clients, s.crd, migrate.PromoteOptions{Version: "v1", To: lifecycle.StageBlocked, DespiteClients: sharedMetric})
 	var refusal *lifecycle.Refusal
-	if !errors.As(err, &refusal) || refusal.Instead == nil || *refusal.Instead != *lifecycle.MigrateStep(s.crd) {
+	if !errors.As(err, &refusal) || refusal.Instead == nil || !reflect.DeepEqual(*refusal.Instead, *lifecycle.MigrateStep(s.crd)) {
 		t.Fatalf("promote --to blocked with v1beta1 in storedVersions: %v, want a refusal naming migrate", err)
 	}
 	if _, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts()); err != nil {

@@ -41,9 +41,6 @@ func runUpgrade(t *testing.T, args ...string) upgradeRun {
 	full := append([]string{"upgrade", "-R", "-o", "json"}, args...)
 	var r upgradeRun
 	r.code, r.stdout, r.stderr = runPlugin(t, full...)
-	if why := knownDeadEnd(r); why != "" {
-		t.Skipf("%s\n%s exits %d:\n%s%s", why, strings.Join(full, " "), r.code, r.stdout, r.stderr)
-	}
 	if r.code == 1 {
 		t.Fatalf("a dead end: %s exits 1:\n%s%s", strings.Join(full, " "), r.stdout, r.stderr)
 	}
@@ -201,55 +198,4 @@ func labelProbes(ctx context.Context, c fixtures.Clients, probes []probe) error 
 		}
 	}
 	return nil
-}
-
-// Product bugs the walks found, each recognised by what it prints: the
-// subtest that meets one is skipped with the bug and the output, and goes
-// on checking once it is fixed.
-const (
-	// Every step fails to connect: the steps run with no --kubeconfig.
-	// upgrade keeps "the global flags as given" with
-	// cmd.Root().PersistentFlags().Visit, which visits only flags set on
-	// that flag set, and cobra parses them on the subcommand's.
-	bugStepsLoseFlags = "known bug: upgrade runs its steps without the global flags given (--kubeconfig, --context): cmd/kubectl-crdversion/upgrade.go Complete, root.PersistentFlags().Visit sees none"
-	// A step the plan takes is refused (promote --to blocked while a
-	// client's managedFields entry names the version, rule 25): upgrade
-	// exits 3 with the step's error on stderr and prints no plan, in no
-	// format; the plan did not mark the step as a decision.
-	bugRefusedNoReport = "known bug: a refused step of upgrade (promote --to blocked, still in use by a client) leaves no UpgradeReport on stdout, and the plan did not mark it to decide"
-	// The plan puts the cleanup of managedFields entries at a version the
-	// release removes after the apply when that version is newer than the
-	// release's storage (a downgrade): between the owner's apply and the
-	// next run, the clients' server-side applies fail.
-	bugDowngradeWindow = "known bug: a downgrade's managedFields cleanup comes after the apply (lifecycle.entriesFirst, PhaseAfter): a window in which server-side apply fails"
-)
-
-// knownDeadEnd is the known bug a run of upgrade stopped at, "" if none.
-func knownDeadEnd(r upgradeRun) string {
-	switch {
-	case r.code == 1 && strings.Contains(r.stderr, "localhost:8080"):
-		return bugStepsLoseFlags
-	case r.code == 3 && strings.TrimSpace(r.stdout) == "" && strings.Contains(r.stderr, "still in use by"):
-		return bugRefusedNoReport
-	}
-	return ""
-}
-
-// knownWindow says whether the clients' failures right after the apply
-// are the window the plan announced: every failure a managedFields entry
-// at a removed version, and an after-step that drops them.
-func knownWindow(r report.UpgradeReport, failed []string) bool {
-	for _, f := range failed {
-		if !strings.Contains(f, "request to convert CR to an invalid group/version") {
-			return false
-		}
-	}
-	for _, u := range r.CRDs {
-		for _, w := range u.Steps {
-			if w.Phase == lifecycle.PhaseAfter && w.Step != nil && w.Step.CleanManagedFields && strings.HasPrefix(w.Text, "right after the apply") {
-				return true
-			}
-		}
-	}
-	return false
 }
