@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // commands is a fix as the commands it runs, in order; a step without one
@@ -32,6 +33,9 @@ func commands(fix []lifecycle.Advice) string {
 		}
 		if s.CleanManagedFields {
 			words = append(words, "--clean-managed-fields")
+		}
+		if len(s.CleanVersions) > 0 {
+			words = append(words, "--clean-managed-fields-of="+strings.Join(s.CleanVersions, ","))
 		}
 		out = append(out, strings.Join(words, " "))
 	}
@@ -70,36 +74,32 @@ func TestStoredVersionRemovedStepsBack(t *testing.T) {
 	}
 }
 
-// The managedFields entries of a removed version are dropped only once it
-// is not served; the fix gets it there with the plugin's steps, from where
-// the cluster is.
-func TestEntriesFixOrder(t *testing.T) {
+// Live objects' managedFields entries at a version the release removes: the finding's fix is the
+// plan toward the release (lifecycle.PlanUpgrade), the entries moved before the apply, served
+// or not, from where the cluster is.
+func TestEntriesFixIsThePlan(t *testing.T) {
 	const w = "widgets.example.com"
+	const apply = "then apply the"
 	for _, tc := range []struct {
 		name, live, next string
-		still            []string
+		stored, entries  []string
 		want             string
 	}{
-		{name: "an older version, the new storage not live yet", live: "v1alpha1:served,storage", next: "v1beta1:served,storage", still: []string{"v1alpha1"},
-			want: "promote " + w + " v1beta1 --from-file NEW_MANIFEST; promote " + w + " v1beta1 --to bridge; promote " + w + " v1beta1 --to deprecated; migrate " + w + "; promote " + w + " v1beta1 --to blocked; migrate " + w + " --clean-managed-fields; then apply the"},
-		{name: "an older version, storage switched and pruned, not deprecated", live: "v1alpha1:served v1beta1:served,storage", next: "v1beta1:served,storage", still: []string{"v1alpha1"},
-			want: "promote " + w + " v1beta1 --to deprecated; promote " + w + " v1beta1 --to blocked; migrate " + w + " --clean-managed-fields; then apply the"},
-		{name: "a newer version (a downgrade): switched back, then dropped right after the apply", live: "v1alpha2:served v1:served,storage", next: "v1alpha2:served,storage", still: []string{"v1"},
-			want: "rollback " + w + " v1 --switch-storage; migrate " + w + "; then apply the; migrate " + w + " --clean-managed-fields"},
-		{name: "an older version the release keeps: blocked would stop serving it too, so the apply comes first", live: "v1alpha1:served,deprecated v1beta1:served,deprecated v1:served,storage", next: "v1beta1:served,deprecated v1:served,storage", still: []string{"v1alpha1"},
-			want: "then apply the; migrate " + w + " --clean-managed-fields"},
-		{name: "a downgrade to a version the live CRD lacks: added, switched back", live: "v1:served,storage", next: "v1alpha2:served,storage", still: []string{"v1"},
-			want: "promote " + w + " v1alpha2 --from-file NEW_MANIFEST; rollback " + w + " v1 --switch-storage; migrate " + w + "; then apply the; migrate " + w + " --clean-managed-fields"},
-		{name: "no longer served: dropped, then applied", live: "v1alpha1 v1beta1:served,storage", next: "v1beta1:served,storage",
-			want: "migrate " + w + " --clean-managed-fields; then apply the"},
+		{name: "an older version, the new storage not live yet", live: "v1alpha1:served,storage", next: "v1beta1:served,storage", stored: []string{"v1alpha1"}, entries: []string{"v1alpha1"},
+			want: "promote " + w + " v1beta1 --from-file NEW_MANIFEST; promote " + w + " v1beta1 --to bridge; promote " + w + " v1beta1 --to deprecated; migrate " + w + "; migrate " + w + " --clean-managed-fields --clean-managed-fields-of=v1alpha1; " + apply},
+		{name: "an older version, storage switched and pruned", live: "v1alpha1:served v1beta1:served,storage", next: "v1beta1:served,storage", stored: []string{"v1beta1"}, entries: []string{"v1alpha1"},
+			want: "migrate " + w + " --clean-managed-fields --clean-managed-fields-of=v1alpha1; " + apply},
+		{name: "a newer version (a downgrade): switched back, moved before the apply", live: "v1alpha2:served v1:served,storage", next: "v1alpha2:served,storage", stored: []string{"v1alpha2", "v1"}, entries: []string{"v1"},
+			want: "rollback " + w + " v1 --switch-storage; migrate " + w + "; migrate " + w + " --clean-managed-fields --clean-managed-fields-of=v1; " + apply},
+		{name: "a downgrade to a version the live CRD lacks: added, switched back", live: "v1:served,storage", next: "v1alpha2:served,storage", stored: []string{"v1"}, entries: []string{"v1"},
+			want: "promote " + w + " v1alpha2 --from-file NEW_MANIFEST; rollback " + w + " v1 --switch-storage; migrate " + w + "; migrate " + w + " --clean-managed-fields --clean-managed-fields-of=v1; " + apply},
+		{name: "no longer served: moved while listed, then applied", live: "v1alpha1 v1beta1:served,storage", next: "v1beta1:served,storage", stored: []string{"v1beta1"}, entries: []string{"v1alpha1"},
+			want: "migrate " + w + " --clean-managed-fields; " + apply},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stored := []string{"v1beta1"}
-			if tc.still != nil && tc.still[0] == "v1alpha1" && strings.Contains(tc.live, "v1alpha1:served,storage") {
-				stored = []string{"v1alpha1"}
-			}
-			live := crd(stored, strings.Fields(tc.live)...)
-			if got := commands(entriesFix(live, crd(nil, strings.Fields(tc.next)...), tc.still)); got != tc.want {
+			live := crd(tc.stored, strings.Fields(tc.live)...)
+			found := planned([]results.Finding{{Rule: "managedFieldsOfRemovedVersion", Version: strings.Join(tc.entries, ", ")}}, live, crd(nil, strings.Fields(tc.next)...))
+			if got := commands(found[0].Fix); got != tc.want {
 				t.Errorf("fix\n got %s\nwant %s", got, tc.want)
 			}
 		})
