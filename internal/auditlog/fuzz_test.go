@@ -3,7 +3,9 @@ package auditlog
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -26,7 +28,18 @@ func FuzzAuditLog(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	f.Add([]byte(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","Stage":"x","stage":"ResponseComplete","user":{"username":"a","USERNAME":"b"},"objectRef":{"resource":"w","apiGroup":"g"},"objectRef":{"apiVersion":"v1"},"n":[1,-0.5e+3,true,null,{"a":"\u00e9\n"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// What fastEvent takes, encoding/json reads the same.
+		var fast, slow event
+		if fastEvent(data, &fast) {
+			if err := json.Unmarshal(data, &slow); err != nil {
+				t.Fatalf("fastEvent took what encoding/json refuses: %v", err)
+			}
+			if !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("fastEvent read %+v %+v, encoding/json %+v %+v", fast, fast.ObjectRef, slow, slow.ObjectRef)
+			}
+		}
 		read := func(b []byte) (*Result, error) {
 			return Read(t.Context(), []string{"-"}, Options{Stdin: bytes.NewReader(b), maxLine: 4 << 10})
 		}

@@ -96,6 +96,13 @@ func (r *reader) record(b []byte, depth int) bool {
 		}
 		return true
 	}
+	if bytes.HasPrefix(b, logBackendPrefix) {
+		var e event
+		if fastEvent(b, &e) && e.isAudit() {
+			r.event(&e, "audit")
+			return true
+		}
+	}
 	var rec record
 	if err := json.Unmarshal(b, &rec); err != nil && !isTypeError(err) {
 		return false
