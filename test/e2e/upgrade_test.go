@@ -145,3 +145,45 @@ func TestUpgradeWalksToTheRelease(t *testing.T) {
 		t.Errorf("status at the end: next %+v, stale %+v", it.Next, it.StaleManagedFields)
 	}
 }
+
+// A release read from stdin, as `helm template | upgrade -f -` gives it, that drops today's
+// storage version for one the cluster lacks (Kueue v0.9's MultiKueue): the walk adds the new
+// version from the release (written to a file of its own: stdin is read once), bridges it,
+// switches storage, re-stores and prunes, then stops for the apply; after it, exit 0.
+func TestUpgradeFromStdinAddsTheNewVersion(t *testing.T) {
+	e := newEnv(t, 0)
+	const group, name, objects = "stdin.example.com", "gears.stdin.example.com", 4
+	old := writeCRD(t, fixtures.CRD(group, "Gear", "gears", apiextensionsv1.NamespaceScoped, false, fixtures.Version{Name: "v1alpha1", Served: true, Storage: true}))
+	e.kubectl("apply", "--server-side", "-f", old).mustCode(t, 0)
+	if _, err := e.clients.WaitEstablished(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range objects {
+		fmt.Fprintf(&b, "---\napiVersion: %s/v1alpha1\nkind: Gear\nmetadata:\n  name: gear-%d\n  namespace: team-a\nspec:\n  size: %d\n", group, i, i)
+	}
+	e.kubectlIn(b.String(), "apply", "--server-side", "-f", "-").mustCode(t, 0)
+	raw, err := os.ReadFile(writeCRD(t, fixtures.CRD(group, "Gear", "gears", apiextensionsv1.NamespaceScoped, false, fixtures.Version{Name: "v1beta1", Served: true, Storage: true})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := string(raw)
+
+	walk := e.kubectlIn(release, "crdversion", "upgrade", "-f", "-", "--switch-grace=0").mustCode(t, 3)
+	t.Logf("upgrade:\n%s%s", walk.stdout, walk.stderr)
+	contains(t, "upgrade's plan", walk.stdout, "apply the release: kubectl apply --server-side -f -")
+	for _, step := range []string{"promote " + name + " v1beta1 --from-file ", "promote " + name + " v1beta1 --to bridge", "promote " + name + " v1beta1 --to deprecated", "migrate " + name} {
+		contains(t, "the steps taken", walk.stderr, step)
+	}
+	crd := e.crd(name)
+	if storage := lifecycle.StorageVersion(crd); storage != "v1beta1" || !slices.Equal(crd.Status.StoredVersions, []string{"v1beta1"}) {
+		t.Fatalf("before the apply: storage %s, storedVersions %v; want v1beta1 alone", storage, crd.Status.StoredVersions)
+	}
+	e.kubectlIn(release, "apply", "--server-side", "-f", "-").mustCode(t, 0)
+	waitGone(t, e, group+"/v1alpha1")
+	e.kubectlIn(release, "crdversion", "upgrade", "-f", "-").mustCode(t, 0)
+	counts, err := e.sb.StoredAPIVersions(t.Context(), group, "gears")
+	if err != nil || len(counts) != 1 || counts[group+"/v1beta1"] != objects {
+		t.Errorf("etcd at the end: %v (%v), want all %d at %s/v1beta1", counts, err, objects, group)
+	}
+}
