@@ -7,22 +7,26 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/releaseplan"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // maxUpgradeSteps bounds a walk: each step moves a CRD one stage, and a release of many CRDs
@@ -53,6 +57,8 @@ type UpgradeOptions struct {
 	context string
 	// tmp holds the release's CRDs read from stdin, for the steps that take a schema from a file.
 	tmp string
+	// dropped are the live CRDs the release lacks that its owner may delete with their objects.
+	dropped []results.Finding
 }
 
 // NewCmdUpgrade builds `kubectl crdversion upgrade`.
@@ -179,6 +185,9 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 // apply, a decision, or its end.
 func (o *UpgradeOptions) walk(ctx context.Context) error {
 	var taken []string
+	if err := o.readDropped(ctx); err != nil {
+		return err
+	}
 	for {
 		plans, err := releaseplan.Plan(ctx, o.clients.Clients, o.release.CRDs, o.manifest, 500)
 		if err != nil {
@@ -214,7 +223,7 @@ func (o *UpgradeOptions) finish(plans []releaseplan.Planned, taken []string, nex
 	for i, p := range plans {
 		ups[i] = p.Upgrade
 	}
-	r := report.NewUpgradeReport(ups, taken)
+	r := report.NewUpgradeReport(ups, taken, o.dropped)
 	if err := report.WriteUpgrade(o.Out, o.format, r); err != nil {
 		return err
 	}
@@ -225,6 +234,25 @@ func (o *UpgradeOptions) finish(plans []releaseplan.Planned, taken []string, nex
 		fmt.Fprintf(o.ErrOut, "upgrade: the plugin's steps before the apply are done: apply the release (%s), then run this again\n", next.Text)
 	}
 	return errAttention
+}
+
+// readDropped finds, once, the live CRDs the release lacks that its owner's apply may delete
+// with every object of them: said before the plan, as check says them.
+func (o *UpgradeOptions) readDropped(ctx context.Context) error {
+	live := make([]*apiextensionsv1.CustomResourceDefinition, len(o.release.CRDs))
+	for i, n := range o.release.CRDs {
+		l, err := o.clients.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return fmt.Errorf("reading CRD %s: %w", n.Name, err)
+		default:
+			live[i] = l
+		}
+	}
+	found, err := check.DroppedByRelease(ctx, o.clients.Clients, o.release.CRDs, live)
+	o.dropped = slices.DeleteFunc(found, func(f results.Finding) bool { return f.Severity == lifecycle.SeverityNote })
+	return err
 }
 
 // firstStep is the step to take next: every CRD's steps before the apply come first, for the

@@ -86,6 +86,12 @@ func renamedFrom(ctx context.Context, c cluster.Clients, n *apiextensionsv1.Cust
 	return out, nil
 }
 
+// DroppedByRelease is what check says of the live CRDs a release lacks (crdDropped), for a plan
+// toward it: live are the release's CRDs as the cluster has them (nil: not there).
+func DroppedByRelease(ctx context.Context, c cluster.Clients, release, live []*apiextensionsv1.CustomResourceDefinition) ([]results.Finding, error) {
+	return droppedBySource(ctx, c, release, live, nil)
+}
+
 // droppedBySource finds live CRDs the manifests lack that their source (a Helm release, Argo
 // CD application, Flux Kustomization) applied too, or of a group the manifests ship: an owner
 // that prunes deletes each with its objects. A CRD of another group whose source nothing

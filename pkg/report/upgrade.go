@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // UpgradeReport is the document `upgrade -o json|yaml` prints: the way from the cluster to a
@@ -13,16 +14,26 @@ import (
 type UpgradeReport struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
-	// Done: every CRD of the release is applied and stored at its storage version only.
+	// Done: every CRD of the release is applied and stored at its storage version only, and no
+	// CRD the release lacks holds objects its owner would delete.
 	Done bool                `json:"done"`
 	CRDs []lifecycle.Upgrade `json:"crds"`
 	// Taken are the steps the walk took, as command lines, in order.
 	Taken []string `json:"taken,omitempty"`
+	// Dropped are the live CRDs the release lacks that its owner's apply may delete, with their
+	// objects (check's crdDropped findings): not in the plan, said before it.
+	Dropped []results.Finding `json:"dropped,omitempty"`
 }
 
 // NewUpgradeReport spells out the commands of every step.
-func NewUpgradeReport(plans []lifecycle.Upgrade, taken []string) UpgradeReport {
+func NewUpgradeReport(plans []lifecycle.Upgrade, taken []string, dropped []results.Finding) UpgradeReport {
 	r := UpgradeReport{APIVersion: APIVersion, Kind: "UpgradeReport", Done: true, Taken: taken}
+	for _, f := range dropped {
+		f.Fix = spelled(f.Fix)
+		r.Dropped = append(r.Dropped, f)
+		// What the owner would delete with its objects is not done, as check says.
+		r.Done = r.Done && f.Severity != lifecycle.SeverityError
+	}
 	for _, u := range plans {
 		u.Steps = append([]lifecycle.Waypoint{}, u.Steps...)
 		for i, w := range u.Steps {
@@ -61,8 +72,13 @@ func WriteUpgrade(w io.Writer, f Format, r UpgradeReport) error {
 			done++
 		}
 	}
-	if r.Done {
-		fmt.Fprintf(&b, "%s of the release applied, every object at its storage version: nothing left to do\n", counted(len(r.CRDs), "CRD"))
+	writeDropped(&b, r.Dropped, md)
+	if done == len(r.CRDs) {
+		left := "nothing left to do"
+		if !r.Done {
+			left = "what the release drops (above) is left to decide"
+		}
+		fmt.Fprintf(&b, "%s of the release applied, every object at its storage version: %s\n", counted(len(r.CRDs), "CRD"), left)
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -133,4 +149,24 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// writeDropped says, before the plan, what the release's owner may delete: each CRD the release
+// lacks, its objects and who deletes it, and the ways to keep them.
+func writeDropped(b *strings.Builder, dropped []results.Finding, md bool) {
+	for _, f := range dropped {
+		line := fmt.Sprintf("%s: %s\n", strings.ToUpper(string(f.Severity)), f.Message)
+		if md {
+			line = fmt.Sprintf("> **%s**: %s\n", f.Severity, mdCell(f.Message))
+		}
+		b.WriteString(line)
+		for _, a := range f.Fix {
+			if md {
+				fmt.Fprintf(b, ">  - %s\n", mdCell(Advice(a)))
+			} else {
+				fmt.Fprintf(b, "  - %s\n", Advice(a))
+			}
+		}
+		b.WriteString("\n")
+	}
 }

@@ -187,3 +187,29 @@ func TestUpgradeFromStdinAddsTheNewVersion(t *testing.T) {
 		t.Errorf("etcd at the end: %v (%v), want all %d at %s/v1beta1", counts, err, objects, group)
 	}
 }
+
+// A release that no longer ships a CRD of its group while the cluster holds its objects (MetalLB
+// v0.14's AddressPool): the plan says so first, naming the objects, whatever else it plans.
+func TestUpgradeSaysWhatTheReleaseDrops(t *testing.T) {
+	e := newEnv(t, 0)
+	const group = "drop.example.com"
+	for _, kind := range []string{"Pool", "Peer"} {
+		crd := writeCRD(t, fixtures.CRD(group, kind, strings.ToLower(kind)+"s", apiextensionsv1.NamespaceScoped, false, fixtures.Version{Name: "v1", Served: true, Storage: true}))
+		e.kubectl("apply", "--server-side", "-f", crd).mustCode(t, 0)
+		if _, err := e.clients.WaitEstablished(t.Context(), strings.ToLower(kind)+"s."+group); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.kubectlIn("apiVersion: "+group+"/v1\nkind: Pool\nmetadata: {name: pool-0, namespace: metallb-system}\nspec: {size: 1}\n---\napiVersion: "+group+"/v1\nkind: Pool\nmetadata: {name: pool-1, namespace: metallb-system}\nspec: {size: 2}\n",
+		"apply", "--server-side", "-f", "-").mustCode(t, 0)
+	release := writeCRD(t, fixtures.CRD(group, "Peer", "peers", apiextensionsv1.NamespaceScoped, false, fixtures.Version{Name: "v1", Served: true, Storage: true}))
+	before := e.crdVersions()
+	r := e.plugin("upgrade", "-f", release, "--dry-run=client").mustCode(t, 3)
+	t.Logf("upgrade:\n%s%s", r.stdout, r.stderr)
+	contains(t, "upgrade's plan", r.stdout, "ERROR: pools."+group+" is on the cluster with 2 objects", "metallb-system/pool-0", "what the release drops (above) is left to decide")
+	var doc report.UpgradeReport
+	if err := json.Unmarshal([]byte(e.plugin("upgrade", "-f", release, "--dry-run=client", "-o", "json").mustCode(t, 3).stdout), &doc); err != nil || len(doc.Dropped) != 1 || doc.Dropped[0].CRD != "pools."+group {
+		t.Errorf("upgrade -o json: dropped %+v (%v), want pools.%s", doc.Dropped, err, group)
+	}
+	sameCRDs(t, before, e.crdVersions())
+}
