@@ -105,7 +105,9 @@ type Assessment struct {
 	StaleManagedFields *StaleManagedFields `json:"staleManagedFields,omitempty"`
 	// NotServed says why the API server serves none of the CRD's objects; "" where it serves them.
 	NotServed string `json:"notServed,omitempty"`
-	Next      Next   `json:"next"`
+	// Window is a step a killed run left open (a version served again, a switch not yet checked).
+	Window *Window `json:"window,omitempty"`
+	Next   Next    `json:"next"`
 	// namesRefused: the API server refused the names, which only a manifest edit ends.
 	namesRefused bool
 	// retiring: every served version is deprecated, storage included; newerDeprecated: served,
@@ -139,6 +141,7 @@ func AssessWith(crd *apiextensionsv1.CustomResourceDefinition, stale *StaleManag
 		Refused:            RefusedFor(crd),
 		StaleManagedFields: stale,
 		NotServed:          NotServed(crd),
+		Window:             OpenWindow(crd),
 		namesRefused:       NamesRefused(crd),
 		retiring:           retiring(crd),
 		served:             servedVersions(crd),
@@ -305,6 +308,9 @@ func nextStep(a Assessment) Next {
 		return Next{Action: ActionFix, Reason: "edit the manifest so the API server establishes the CRD (" + a.NotServed + "; names another CRD holds must change), then apply it: no step can be taken while its objects are not served"}
 	case a.NotServed != "":
 		return Next{Action: ActionWait, Reason: fmt.Sprintf("the API server has not established it yet (%s); check again once it is (kubectl wait --for=condition=Established crd/%s)", a.NotServed, crd)}
+	case a.Window != nil:
+		// Before anything else: every other step is planned from the CRD as the run left it.
+		return Next{Action: ActionRun, Step: a.Window.Step(), Reason: a.Window.Reason()}
 	case a.Migrating:
 		return Next{Action: ActionWait, Reason: "the cluster's storage version migrator is migrating this resource; check again when StorageMigrating is False"}
 	case len(byStage[StageMissing]) > 0:

@@ -27,5 +27,7 @@ func PlanServeAgain(crd *apiextensionsv1.CustomResourceDefinition, versions []st
 	p.Changes = diffVersions(crd, p.After)
 	p.Notes = append(p.Notes, Advise(nil, "served again, deprecated, only while each object is checked: %s", strings.Join(versions, ", ")))
 	p.record(crd)
+	// Its run unserves them after the check; killed before, the next command does.
+	p.OpenWindow(WindowServedAgain)
 	return p, nil
 }

@@ -10,11 +10,11 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// StepsAnnotation holds, on the CRD or its manifest, what each step of the pair in flight changed,
+// StepsAnnotation holds, on the CRD or its manifest, what each step of the pairs in flight changed,
 // oldest first: unlike a rule, it tells a version the step deprecated or unserved from one already so.
 const StepsAnnotation = "crdversion.kubectl.io/steps"
 
-// maxRecordedSteps bounds the record: a pair has four steps forward.
+// maxRecordedSteps bounds one pair's records: a pair has four steps forward.
 const maxRecordedSteps = 8
 
 // StepRecord is what one step changed.
@@ -27,6 +27,9 @@ type StepRecord struct {
 	// AnnotationsText is, for the step that first wrote the record into a file, the file's
 	// metadata.annotations before it ("" for none): the last rollback puts it back.
 	AnnotationsText *string `json:"annotationsText,omitempty"`
+	// Window is set while the run that took the step still owes its end (window.go): a
+	// killed run leaves it for the next command to close.
+	Window WindowKind `json:"window,omitempty"`
 }
 
 // RecordedChange is one change of a step, as the step saw it.
@@ -83,16 +86,36 @@ func EncodeSteps(steps []StepRecord) string {
 	return string(b)
 }
 
-// PushStep adds a step's record to its pair's; a step of another pair starts anew.
+// PushStep adds a step's record to its pair's. Another pair's records stay, whatever the order
+// of their steps: two pairs may be in flight (v2 introduced while v1beta1 is served again).
+// Past maxRecordedSteps, the pair's own oldest record goes, never another's.
 func PushStep(steps []StepRecord, rec StepRecord) []StepRecord {
-	if n := len(steps); n > 0 && steps[n-1].Version != rec.Version {
-		steps = nil
-	}
 	steps = append(slices.Clone(steps), rec)
-	if len(steps) > maxRecordedSteps {
-		steps = steps[len(steps)-maxRecordedSteps:]
+	mine := 0
+	for _, s := range steps {
+		if s.Version == rec.Version {
+			mine++
+		}
+	}
+	for i := 0; mine > maxRecordedSteps && i < len(steps); {
+		if steps[i].Version != rec.Version {
+			i++
+			continue
+		}
+		steps = slices.Delete(steps, i, i+1)
+		mine--
 	}
 	return steps
+}
+
+// lastOf is the index of version's last record in steps, -1 if none.
+func lastOf(steps []StepRecord, version string) int {
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i].Version == version {
+			return i
+		}
+	}
+	return -1
 }
 
 func recordOf(p *Plan) StepRecord {
@@ -110,20 +133,20 @@ func (p *Plan) record(before *apiextensionsv1.CustomResourceDefinition) {
 	setSteps(p.After, PushStep(Steps(before), rec))
 }
 
-// lastStep is the record of the step that brought version to stage, if the CRD holds one.
+// lastStep is the record of the step that brought version to stage, if its pair's last record is it.
 func lastStep(crd *apiextensionsv1.CustomResourceDefinition, version string, stage Stage) (StepRecord, bool) {
 	steps := Steps(crd)
-	if n := len(steps); n > 0 && steps[n-1].Version == version && steps[n-1].To == stage {
-		return steps[n-1], true
+	if i := lastOf(steps, version); i >= 0 && steps[i].To == stage {
+		return steps[i], true
 	}
 	return StepRecord{}, false
 }
 
-// dropStep takes rec, the last record, off crd's.
+// dropStep takes rec, its pair's last record, off crd's; the other pairs' stay.
 func dropStep(crd *apiextensionsv1.CustomResourceDefinition, rec StepRecord) {
 	steps := Steps(crd)
-	if n := len(steps); n > 0 && steps[n-1].Version == rec.Version && steps[n-1].To == rec.To {
-		setSteps(crd, steps[:n-1])
+	if i := lastOf(steps, rec.Version); i >= 0 && steps[i].From == rec.From && steps[i].To == rec.To {
+		setSteps(crd, slices.Delete(steps, i, i+1))
 	}
 }
 
