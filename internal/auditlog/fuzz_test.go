@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"github.com/valyala/fastjson"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,7 +33,8 @@ func FuzzAuditLog(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// What fastEvent takes, encoding/json reads the same.
 		var fast, slow event
-		if fastEvent(data, &fast) {
+		var p fastjson.Parser
+		if fastEvent(&p, data, &fast) {
 			if err := json.Unmarshal(data, &slow); err != nil {
 				t.Fatalf("fastEvent took what encoding/json refuses: %v", err)
 			}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/valyala/fastjson"
 	"io"
 	"os"
 	"path/filepath"
@@ -35,6 +36,8 @@ type reader struct {
 	res     *Result
 	// cur is the input being read.
 	cur *input
+	// parser reads log backend lines, its memory reused from one to the next.
+	parser fastjson.Parser
 }
 
 // input is one file's (or stdin's) counts.

@@ -98,7 +98,7 @@ func (r *reader) record(b []byte, depth int) bool {
 	}
 	if bytes.HasPrefix(b, logBackendPrefix) {
 		var e event
-		if fastEvent(b, &e) && e.isAudit() {
+		if fastEvent(&r.parser, b, &e) && e.isAudit() {
 			r.event(&e, "audit")
 			return true
 		}
