@@ -64,9 +64,9 @@ func TestActionGatesAPullRequest(t *testing.T) {
 // runAction runs action.yml's one step as the runner does: its env with the
 // inputs (and their defaults) in place of ${{ inputs.NAME }}, its run in
 // bash -eo pipefail from the checkout, GITHUB_STEP_SUMMARY and
-// GITHUB_OUTPUT files. It returns the summary written, the step's output
-// and its exit code.
-func runAction(t *testing.T, checkout string, inputs map[string]string) (string, string, int) {
+// GITHUB_OUTPUT files, and env (KEY=VALUE) as the runner's own variables.
+// It returns the summary written, the step's output and its exit code.
+func runAction(t *testing.T, checkout string, inputs map[string]string, env ...string) (string, string, int) {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -123,6 +123,7 @@ func runAction(t *testing.T, checkout string, inputs map[string]string) (string,
 	cmd := exec.CommandContext(t.Context(), "bash", "--noprofile", "--norc", "-eo", "pipefail", script)
 	cmd.Dir = checkout
 	cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "GITHUB_STEP_SUMMARY="+summary, "GITHUB_OUTPUT="+output)
+	cmd.Env = append(cmd.Env, env...)
 	for k, v := range step.Env {
 		cmd.Env = append(cmd.Env, k+"="+eval(v))
 	}
