@@ -166,6 +166,10 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 		return errReported
 	}
 	for _, it := range items {
+		if it.Window != nil {
+			// A stopped run's step is open: its next step closes it.
+			return errAttention
+		}
 		for _, p := range it.Problems {
 			if p.Severity == lifecycle.SeverityError {
 				return errAttention

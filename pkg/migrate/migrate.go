@@ -91,6 +91,11 @@ func Migrate(ctx context.Context, cs Clients, name string, opts Options) (*resul
 	if err := opts.Restore.DryRun.check(true); err != nil {
 		return nil, err
 	}
+	// A stopped run's step first: every plan below reads the CRD as it left it.
+	if err := closeWindow(ctx, c, name, windowOptions{dryRun: opts.Restore.DryRun, timeout: opts.SwitchTimeout, notify: opts.Notify,
+		check: verify.ProveOptions{Concurrency: opts.Restore.Concurrency, PageSize: opts.Restore.PageSize}}); err != nil {
+		return nil, err
+	}
 	if opts.AcceptLoss || !opts.Restore.DryRun.persists() {
 		return migrate(ctx, c, name, opts, nil)
 	}
@@ -222,7 +227,7 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	case res.Settle != nil && !res.Settle.Complete():
 		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the second pass after the switch grace did not re-store every object"
 	case !run.servers.stillAgree(ctx):
-		res.PruneReason, res.PruneSkipped = results.PruneServersDisagree, "API servers answering behind one certificate disagree, after the pass, whether they serve this generation of the CRD: one may have answered for an object as if it were done"
+		res.PruneReason, res.PruneSkipped = results.PruneServersDisagree, run.servers.disagreement()
 	default:
 		if err := pruneInto(ctx, c, crd, opts, res); err != nil {
 			return nil, err

@@ -94,6 +94,11 @@ func Promote(ctx context.Context, cs Clients, name string, opts PromoteOptions) 
 	if err := opts.DryRun.check(false); err != nil {
 		return res, err
 	}
+	// A stopped run's step first: the step is planned from the CRD as it is then.
+	if err := closeWindow(ctx, c, name, windowOptions{dryRun: opts.DryRun, timeout: opts.SwitchTimeout,
+		check: verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize}}); err != nil {
+		return res, err
+	}
 	if opts.DryRun != DryRunClient {
 		if err := promoteAccess(ctx, c, name, opts); err != nil {
 			return res, err
@@ -126,6 +131,10 @@ func Promote(ctx context.Context, cs Clients, name string, opts PromoteOptions) 
 			Manifest: opts.Manifest, ConversionFromFile: opts.ConversionFromFile, DeprecationWarning: opts.DeprecationWarning, Verification: verified})
 		if err == nil && t.Next == lifecycle.StageBlocked && opts.DryRun != DryRunClient {
 			res.Overridden, err = clientsGate(ctx, c, crd, p, opts)
+		}
+		if err == nil && switchesStorage(p) && opts.DryRun.persists() {
+			// Open until its check holds: a run killed before leaves it for the next command.
+			p.OpenWindow(lifecycle.WindowSwitchCheck)
 		}
 		return p, err
 	})
@@ -196,10 +205,16 @@ func promoteCheckSwitch(ctx context.Context, c cluster.Clients, p *lifecycle.Pla
 	check, err := checkSwitch(ctx, c, p.CRD, p.Pair.Old, switchTimeout(opts.SwitchTimeout), verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
 		Progress: progress(fmt.Sprintf("check %s→%s→%s", p.Pair.Old, p.Pair.New, p.Pair.Old))}, back)
 	res.Switch = check
-	if err == nil && check.Back != nil {
+	switch {
+	case err != nil:
+		return err
+	case check.Back != nil:
 		return fmt.Errorf("%w: %s was not deprecated", ErrSwitchedBack, p.Pair.Old)
+	case p.Record != nil:
+		// The check held: the switch stands, its window closed.
+		return closeChecked(ctx, c, p.CRD, &lifecycle.Window{CRD: p.CRD, Kind: lifecycle.WindowSwitchCheck, Record: *p.Record})
 	}
-	return err
+	return nil
 }
 
 func promoteCleanManagedFields(ctx context.Context, c cluster.Clients, name string, opts PromoteOptions, res *PromoteResult, progress func(string) func(int64, int64)) error {

@@ -52,6 +52,11 @@ func Rollback(ctx context.Context, cs Clients, name string, opts RollbackOptions
 	if err := opts.DryRun.check(false); err != nil {
 		return res, err
 	}
+	// A stopped run's step first: a step back is planned from the CRD as it is then.
+	if err := closeWindow(ctx, c, name, windowOptions{dryRun: opts.DryRun, timeout: opts.SwitchTimeout,
+		check: verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize}}); err != nil {
+		return res, err
+	}
 	plan := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return lifecycle.PlanRollback(crd, opts.Version, lifecycle.RollbackOptions{SwitchStorage: opts.SwitchStorage})
 	}
