@@ -31,6 +31,10 @@ var walks = []struct {
 	{project: "Kueue", from: kueue("v0.8.2"), to: kueue("v0.9.0")},
 	// Nothing to do but the apply: the walk must not invent steps.
 	{project: "Crossplane", from: crossplane("v1.17.0"), to: crossplane("v1.18.2")},
+	// v2.0 removes EnvironmentConfig v1alpha1 (crossplane#6717) and
+	// deprecates every version of the old Usage kind; its module path
+	// gained /v2.
+	{project: "Crossplane", from: crossplane("v1.18.2"), to: release{module: "github.com/crossplane/crossplane/v2", version: "v2.0.0", dirs: []string{"cluster/crds"}}},
 }
 
 // maxWalkRounds bounds the runs of upgrade: the plugin's steps, the
@@ -134,6 +138,11 @@ func TestUpgradeWalks(t *testing.T) {
 					break
 				}
 				crd, step := firstWaypoint(run.report)
+				if run.code == 3 && step == nil && len(run.report.Dropped) > 0 {
+					// What the release drops holds objects: the user retires them, as its fix says.
+					probes = retire(t, c, probes, run.report.Dropped)
+					continue
+				}
 				if run.code != 3 || step == nil || step.Phase != lifecycle.PhaseApply {
 					t.Fatalf("a dead end: round %d: upgrade exits %d, its first step left %s %+v:\n%s\n%s", round, run.code, crd, step, run.stdout, run.stderr)
 				}

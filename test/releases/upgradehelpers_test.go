@@ -9,12 +9,14 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	crdresults "github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -198,4 +200,36 @@ func labelProbes(ctx context.Context, c fixtures.Clients, probes []probe) error 
 		}
 	}
 	return nil
+}
+
+// retire does what a dropped CRD's fix says to retire it: delete its objects first. The probes
+// of those CRDs go with them.
+func retire(t *testing.T, c fixtures.Clients, probes []probe, dropped []crdresults.Finding) []probe {
+	t.Helper()
+	for _, f := range dropped {
+		if !strings.Contains(cmdOf(f.Fix), "delete its objects first") {
+			t.Fatalf("a dead end: %s is dropped and its fix names no way to retire it: %+v", f.CRD, f.Fix)
+		}
+		probes = slices.DeleteFunc(probes, func(p probe) bool {
+			if p.crd.Name != f.CRD {
+				return false
+			}
+			err := c.Dynamic.Resource(p.resource(p.version)).Namespace(p.namespace()).Delete(t.Context(), p.name, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Fatalf("retiring %s: deleting %s: %v", f.CRD, p, err)
+			}
+			t.Logf("retired %s: deleted %s", f.CRD, p)
+			return true
+		})
+	}
+	return probes
+}
+
+// cmdOf is advice as one text.
+func cmdOf(fix []lifecycle.Advice) string {
+	var b strings.Builder
+	for _, a := range fix {
+		b.WriteString(a.Text + "; ")
+	}
+	return b.String()
 }
