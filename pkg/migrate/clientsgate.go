@@ -54,6 +54,17 @@ func prunedAt(crd *apiextensionsv1.CustomResourceDefinition) time.Time {
 	return time.Time{}
 }
 
+// clientsAfter is the time a write must be after to be a client's, the prune
+// at pruned: managedFields times are whole seconds, so a write in the
+// prune's own second may have come after it, and counts (erring toward "in
+// use"); one in the second before cannot have.
+func clientsAfter(pruned time.Time) time.Time {
+	if pruned.IsZero() {
+		return pruned
+	}
+	return pruned.Truncate(time.Second).Add(-time.Nanosecond)
+}
+
 // clientsGate finds who but this plugin still uses the versions p stops
 // serving; the ones opts names are returned, any other refuses the step.
 func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, p *lifecycle.Plan, opts PromoteOptions) ([]results.Client, error) {
@@ -71,10 +82,9 @@ func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 	if err != nil {
 		return nil, err
 	}
-	// A write at the version before the prune is history; one after it is a
-	// client. The prune's second counts as before: managedFields times are seconds.
+	// A write at the version before the prune is history; one after it is a client.
 	since := prunedAt(crd)
-	managers, err := usage.FieldManagersSince(ctx, c.Metadata, crd, max(opts.PageSize, 1), since)
+	managers, err := usage.FieldManagersSince(ctx, c.Metadata, crd, max(opts.PageSize, 1), clientsAfter(since))
 	if err != nil {
 		return nil, err
 	}

@@ -23,9 +23,9 @@ func TestBlockedWaitsForTheClients(t *testing.T) {
 	e.plugin("promote", "backups", "v1").mustCode(t, 0) // deprecated
 	e.plugin("migrate", "backups", "--switch-grace=0", "-q").mustCode(t, 0)
 
-	// A controller still at v1beta1 after the migration. managedFields
-	// times are whole seconds, and a write in the prune's second is taken
-	// as before it: the controller's comes in a later one.
+	// A controller still at v1beta1 after the migration, in a later second
+	// than the prune (managedFields times are whole seconds; a write in the
+	// prune's own second counts too: TestBlockedCountsAWriteInThePrunesSecond).
 	pastSecondOf(t, prunedAt(t, e.crd(backups)))
 	at := func(version string) string {
 		f := filepath.Join(t.TempDir(), "backup.yaml")
