@@ -47,6 +47,26 @@ type UpgradeFacts struct {
 // version it removes) and what breaks server-side apply once it lands (managedFields entries at
 // a removed version) are done before it; the re-store of a storage switch the apply makes, after.
 func PlanUpgrade(live, next *apiextensionsv1.CustomResourceDefinition, f UpgradeFacts) Upgrade {
+	var w *Window
+	if live != nil {
+		w = OpenWindow(live)
+	}
+	if w == nil {
+		return planUpgrade(live, next, f)
+	}
+	// A stopped run's step is closed before anything else; the rest is planned from the CRD as
+	// its undo leaves it (a switch's check may keep it instead: then the next plan says so).
+	closed := live
+	if p, err := PlanUndoWindow(live, w); err == nil {
+		closed = p.After
+	}
+	u := planUpgrade(closed, next, f)
+	u.Steps = append([]Waypoint{{Phase: PhaseBefore, Advice: w.Advice()}}, u.Steps...)
+	u.Done = false
+	return u
+}
+
+func planUpgrade(live, next *apiextensionsv1.CustomResourceDefinition, f UpgradeFacts) Upgrade {
 	u := Upgrade{CRD: next.Name}
 	apply := Waypoint{Phase: PhaseApply, Advice: f.Apply}
 	if live == nil {

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -208,5 +209,33 @@ func TestOpenWindow(t *testing.T) {
 	}
 	if got := Steps(checked); len(got) != 1 || got[0].Window != "" {
 		t.Errorf("a checked switch's record: %+v, want kept, no longer open", got)
+	}
+}
+
+// The way to a release starts by closing a window a stopped run left open, applied release or not.
+func TestUpgradeClosesAWindowFirst(t *testing.T) {
+	released := crdtest.Widgets([]string{"v1"}, "v1:served,storage", "v1beta1:-")
+	p, err := PlanServeAgain(released, []string{"v1beta1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := p.After
+	for _, tc := range []struct {
+		name string
+		next *apiextensionsv1.CustomResourceDefinition
+	}{
+		{"the release applied", released},
+		{"a release that removes v1beta1", crdtest.Widgets(nil, "v1:served,storage")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			closed := PlanUpgrade(released, tc.next, UpgradeFacts{})
+			u := PlanUpgrade(open, tc.next, UpgradeFacts{})
+			if u.Done || len(u.Steps) != len(closed.Steps)+1 || strings.TrimSpace("before:migrate "+ways(closed)) != ways(u) {
+				t.Fatalf("with the window open: %s (done %v), without: %s", ways(u), u.Done, ways(closed))
+			}
+			if n := u.Next(); n.Step == nil || n.Step.Op != OpMigrate || !strings.Contains(n.Reason, "served again") {
+				t.Errorf("next %+v: want migrate, closing the window", n)
+			}
+		})
 	}
 }
