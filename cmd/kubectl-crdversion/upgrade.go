@@ -124,6 +124,9 @@ func (o *UpgradeOptions) Complete(cmd *cobra.Command, _ []string) error {
 	if o.dryRun, err = parseDryRun(o.DryRun, o.ErrOut); err != nil {
 		return err
 	}
+	if o.dryRun == migrate.DryRunServer {
+		return errors.New(`upgrade --dry-run=server is not supported: each step depends on the writes of the one before; --dry-run=client prints the plan`)
+	}
 	if len(o.Filenames) == 0 {
 		return errors.New("-f is required: the release's CRD manifests (a file, a directory, or - for stdin)")
 	}
@@ -152,8 +155,6 @@ func (o *UpgradeOptions) Validate() error {
 	switch {
 	case len(o.release.CRDs) == 0:
 		return errors.New("no CustomResourceDefinition in the manifests given with -f")
-	case o.dryRun == migrate.DryRunServer:
-		return errors.New(`upgrade --dry-run=server is not supported: each step depends on the writes of the one before; --dry-run=client prints the plan`)
 	}
 	return o.fleetFlags.validate()
 }

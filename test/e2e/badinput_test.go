@@ -29,6 +29,10 @@ func TestBadInput(t *testing.T) {
 		{"a printer convert has not", []string{"convert", "-f", "objects.yaml", "--to", "v1", "-o", "wide"}, `error: unable to match a printer suitable for the output format "wide", allowed formats are: yaml,json`},
 		{"unreachable server", []string{"status", "--server", "https://127.0.0.1:1"}, "The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?"},
 		{"unknown command", []string{"frobnicate"}, "error: unknown command"},
+		{"upgrade without a release", []string{"upgrade"}, "error: -f is required: the release's CRD manifests"},
+		{"upgrade of a path that is not there", []string{"upgrade", "-f", "no/such/release"}, `error: the path "no/such/release" does not exist`},
+		{"upgrade's server dry run", []string{"upgrade", "-f", "crds.yaml", "--dry-run=server"}, "error: upgrade --dry-run=server is not supported"},
+		{"status --release offline", []string{"status", "-f", "crds.yaml", "--release", "crds.yaml"}, "error: --release plans from the cluster toward the release: not with -f"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.plugin(tc.args...).mustCode(t, 1)
