@@ -125,6 +125,9 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 		return nil, nil, err
 	}
 	out := CheckUpgrade(live, n, stored)
+	if live != nil {
+		out = append(out, windowFindings(live)...)
+	}
 	server, err := dryRunApply(ctx, c.CRDs, live, n)
 	if err != nil {
 		return nil, nil, err

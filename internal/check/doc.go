@@ -11,5 +11,6 @@
 //   - managedfields.go: managedFieldsOfRemovedVersion; renamed.go: crdDroppedUnseen;
 //   - clients.go: clientsOnVersion, requestedOnVersion, requestedOnlyByThisPlugin,
 //     requestsNotVisible;
+//   - window.go: windowOpen (a step a stopped run left open, with the command that closes it);
 //   - consequence.go: which findings decide the exit code (Consequence).
 package check

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -172,6 +173,10 @@ func TestKilledServeAgainIsClosedByTheNextCommand(t *testing.T) {
 					v.Served = v.Name == "v1"
 				}
 			})
+			release := filepath.Join(t.TempDir(), "release.yaml")
+			if err := os.WriteFile(release, []byte(e.kubectl("get", "crd", windows, "-o", "yaml").mustCode(t, 0).stdout), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			e.killIn(t, func(crd *apiextensionsv1.CustomResourceDefinition) bool {
 				v := lifecycle.SpecVersion(crd, "v1beta1")
 				return v != nil && v.Served
@@ -183,6 +188,10 @@ func TestKilledServeAgainIsClosedByTheNextCommand(t *testing.T) {
 			if code != 3 || st.Step == nil || st.Step.Op != lifecycle.OpMigrate || !strings.Contains(st.Reason, "v1beta1 was served again") {
 				t.Errorf("status with the window open: exit %d, next %+v: want exit 3 and migrate named to close it", code, st)
 			}
+
+			// check names it too, with the command that closes it.
+			ck := e.plugin("check", "-f", release)
+			contains(t, "check with the window open", ck.stdout+ck.stderr, "windowOpen", "v1beta1 was served again", "kubectl crdversion migrate "+windows)
 
 			r := e.plugin(next...)
 			t.Logf("%v: exit %d\n%s%s", next, r.code, r.stdout, r.stderr)
