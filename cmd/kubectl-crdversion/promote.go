@@ -27,6 +27,9 @@ type PromoteOptions struct {
 	ConversionFromFile bool
 	DeprecationWarning string
 	DespiteClients     []string
+	// AuditLogs are read by the step to blocked for who requested the old
+	// version; on a fleet each path holds {context}.
+	AuditLogs []string
 
 	// fromFile is the CRDs --from-file holds: one of them has the
 	// version to introduce.
@@ -72,7 +75,8 @@ next one is refused. VERSION defaults to the one version in flight.`,
 	completeValues(cmd, "to", stageNames()...)
 	cmd.Flags().StringVar(&o.FromFile, "from-file", "", "CRD manifest holding the new version's schema (for introduced)")
 	cmd.Flags().BoolVar(&o.ConversionFromFile, "conversion-from-file", false, "With --from-file, take the manifest's spec.conversion too (default: the live one is kept; a live caBundle the manifest lacks is kept either way)")
-	cmd.Flags().StringSliceVar(&o.DespiteClients, "despite-clients", nil, "For blocked: stop serving the old version even though these clients still use it (field managers, or \"requests\" for the API server's count of requests to it), as the refusal names them")
+	cmd.Flags().StringSliceVar(&o.DespiteClients, "despite-clients", nil, "For blocked: stop serving the old version even though these clients still use it (field managers, audit log users or NAMESPACE/NAME of a ServiceAccount, or \"requests\" for requests no evidence names), as the refusal names them")
+	cmd.Flags().StringArrayVar(&o.AuditLogs, "audit-log", nil, "For blocked: an API server audit log (a file, or a folder of rotated files, gzip'd or not) naming who requested the old version since the migration, read instead of the deprecated-API metric; repeatable (one a server of an HA control plane); on a fleet the path holds {context}, each cluster's context name")
 	cmd.Flags().StringVar(&o.DeprecationWarning, "deprecation-warning", "", "Warning clients of the old version get (for deprecated; default: <group>/<old> <Kind> is deprecated; use <group>/<new> <Kind>)")
 	return cmd
 }
@@ -121,7 +125,7 @@ func (o *PromoteOptions) Validate() error {
 	if o.To != "" && !isStage(o.To) {
 		return fmt.Errorf("unknown stage %q: stages are %s", o.To, strings.Join(stageNames(), ", "))
 	}
-	return nil
+	return o.validateAuditLogs()
 }
 
 // Run takes the step on the file, or on the cluster with its checks
@@ -151,6 +155,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifestFor(crd.Name), ConversionFromFile: o.ConversionFromFile, DeprecationWarning: o.DeprecationWarning,
 		DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update,
 		DespiteClients: o.DespiteClients, OwnRequestsDir: ownRecords(o.configFlags).Dir,
+		AuditLogs: o.auditLogs(o.configFlags), AuditLogRead: o.auditLogRead,
 	})
 	bars.Finish()
 	var inUse *migrate.ClientsInUse
@@ -198,8 +203,8 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 // inUse refuses a step that would stop serving a version clients use,
 // with the command that takes it anyway.
 func (o *PromoteOptions) inUse(err *migrate.ClientsInUse, step lifecycle.Step) error {
-	return attention(fmt.Errorf("%w; nothing was changed: once they use the storage version instead, run this again, or stop serving it anyway: %s%s --despite-clients=%s",
-		err, report.Command(step), clusterArgs(o.configFlags), strings.Join(append(slices.Clone(o.DespiteClients), err.Names()...), ",")))
+	return attention(fmt.Errorf("%w; nothing was changed: once they use the storage version instead, run this again, or stop serving it anyway: %s%s%s --despite-clients=%s",
+		err, report.Command(step), clusterArgs(o.configFlags), o.auditLogArgs(), strings.Join(append(slices.Clone(o.DespiteClients), err.Names()...), ",")))
 }
 
 // despite warns of each client a step stopped serving a version to.
@@ -221,7 +226,8 @@ func (o *PromoteOptions) offlineGate(ctx context.Context, p *lifecycle.Plan) err
 	if err != nil {
 		return err
 	}
-	let, err := migrate.ClientsInUseFor(ctx, migrate.Clients{Clients: c.Clients}, p, migrate.PromoteOptions{DespiteClients: o.DespiteClients, OwnRequestsDir: ownRecords(o.configFlags).Dir})
+	let, err := migrate.ClientsInUseFor(ctx, migrate.Clients{Clients: c.Clients}, p, migrate.PromoteOptions{DespiteClients: o.DespiteClients, OwnRequestsDir: ownRecords(o.configFlags).Dir,
+		AuditLogs: o.auditLogs(o.configFlags), AuditLogRead: o.auditLogRead})
 	var inUse *migrate.ClientsInUse
 	switch {
 	case errors.As(err, &inUse):

@@ -3,7 +3,6 @@ package migrate
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +22,8 @@ type ClientsInUse struct {
 	CRD      string
 	Versions []string
 	Clients  []results.Client
+	// AuditLog is what the audit logs read covered (nil: none given).
+	AuditLog *results.AuditLogRead
 }
 
 func (e *ClientsInUse) Error() string {
@@ -30,7 +31,11 @@ func (e *ClientsInUse) Error() string {
 	for i, c := range e.Clients {
 		parts[i] = c.Name + ": " + c.Evidence
 	}
-	return fmt.Sprintf("stop serving %s of %s: still in use by %s", strings.Join(e.Versions, ", "), e.CRD, strings.Join(parts, "; "))
+	msg := fmt.Sprintf("stop serving %s of %s: still in use by %s", strings.Join(e.Versions, ", "), e.CRD, strings.Join(parts, "; "))
+	if e.AuditLog != nil {
+		msg += " (" + auditWindow(*e.AuditLog) + ")"
+	}
+	return msg
 }
 
 // Names are the clients' names, as --despite-clients takes them.
@@ -77,10 +82,14 @@ func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 	if len(versions) == 0 {
 		return nil, nil
 	}
-	// The metric first: the list below is a request too.
-	m, err := usage.DeprecatedRequests(ctx, c.Discovery.RESTClient())
-	if err != nil {
-		return nil, err
+	// The metric first: the list below is a request too. An audit log
+	// names the clients the metric only counts, so it replaces the metric.
+	var m *usage.DeprecatedAPIs
+	if len(opts.AuditLogs) == 0 {
+		var err error
+		if m, err = usage.DeprecatedRequests(ctx, c.Discovery.RESTClient()); err != nil {
+			return nil, err
+		}
 	}
 	// A write at the version before the prune is history; one after it is a client.
 	since := prunedAt(crd)
@@ -88,29 +97,45 @@ func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 	if err != nil {
 		return nil, err
 	}
-	u := usage.CRDUsage{CRD: crd, Requests: m.ForCRD(crd), Own: usage.OwnRecords{Dir: opts.OwnRequestsDir}.Own(crd, m), Managers: managers}
-	var found, let []results.Client
+	u := usage.CRDUsage{CRD: crd, Managers: managers}
+	if m != nil {
+		u.Requests, u.Own = m.ForCRD(crd), usage.OwnRecords{Dir: opts.OwnRequestsDir}.Own(crd, m)
+	}
+	var all []results.Client
 	for _, v := range versions {
 		for _, cl := range u.Clients(v, m) {
 			if since.IsZero() && cl.Name != usage.Requests {
 				cl.Evidence += "; no prune of storedVersions by this plugin dates the migration, so every write at it counts"
 			}
-			if slices.Contains(opts.DespiteClients, cl.Name) {
-				let = append(let, cl)
-			} else {
-				found = append(found, cl)
-			}
+			all = append(all, cl)
+		}
+	}
+	var read *results.AuditLogRead
+	if len(opts.AuditLogs) > 0 {
+		var requested []results.Client
+		if requested, read, err = auditClients(ctx, crd, versions, since, opts); err != nil {
+			return nil, err
+		}
+		all = append(all, requested...)
+	}
+	var found, let []results.Client
+	for _, cl := range all {
+		if despiteNamed(opts.DespiteClients, cl) {
+			let = append(let, cl)
+		} else {
+			found = append(found, cl)
 		}
 	}
 	if len(found) > 0 {
-		return let, &ClientsInUse{CRD: crd.Name, Versions: versions, Clients: found}
+		return let, &ClientsInUse{CRD: crd.Name, Versions: versions, Clients: found, AuditLog: read}
 	}
 	return let, nil
 }
 
 // ClientsInUseFor is promote's gate for a step planned on a manifest file:
 // who but this plugin still uses a version the live CRD serves and p's does
-// not. Names in opts.DespiteClients are returned; any other is a *ClientsInUse.
+// not (from opts.AuditLogs where given). Names in opts.DespiteClients are
+// returned; any other is a *ClientsInUse.
 func ClientsInUseFor(ctx context.Context, cs Clients, p *lifecycle.Plan, opts PromoteOptions) ([]results.Client, error) {
 	c := cs.Clients
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, p.CRD, metav1.GetOptions{})

@@ -39,9 +39,19 @@ type PromoteOptions struct {
 	SwitchTimeout time.Duration
 	// Progress hears each pass over objects: its task and the count done of total.
 	Progress func(task string, done, total int64)
-	// DespiteClients names the clients (field managers, "requests") the step to
-	// blocked may stop serving; any other still using the version refuses it.
+	// DespiteClients names the clients (field managers, audit log users or
+	// NAMESPACE/NAME of a ServiceAccount, "requests") the step to blocked may
+	// stop serving; any other still using the version refuses it.
 	DespiteClients []string
+	// AuditLogs are the API server's audit logs (files, folders of rotated
+	// files, gzip'd or not) the step to blocked reads instead of the
+	// deprecated-API metric: each user but this plugin that requested the
+	// version after the prune of storedVersions refuses it by name; a log that
+	// cannot show those requests refuses it as "requests".
+	AuditLogs []string
+	// AuditLogRead, if set, hears what each read of AuditLogs covered and
+	// read only in part.
+	AuditLogRead func(read results.AuditLogRead, warnings []string)
 	// OwnRequestsDir holds this plugin's records of its own requests, which the
 	// deprecated-API metric counts as anyone's ("": none).
 	OwnRequestsDir string
