@@ -227,7 +227,7 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	case res.Settle != nil && !res.Settle.Complete():
 		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the second pass after the switch grace did not re-store every object"
 	case !run.servers.stillAgree(ctx):
-		res.PruneReason, res.PruneSkipped = results.PruneServersDisagree, "API servers answering behind one certificate disagree, after the pass, whether they serve this generation of the CRD: one may have answered for an object as if it were done"
+		res.PruneReason, res.PruneSkipped = results.PruneServersDisagree, run.servers.disagreement()
 	default:
 		if err := pruneInto(ctx, c, crd, opts, res); err != nil {
 			return nil, err

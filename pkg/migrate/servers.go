@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -13,8 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/transport"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -24,8 +27,10 @@ import (
 // CRD update at different moments, and one that has not yet stores at the old
 // version: its dry run proves nothing and its write re-stores nothing. So an
 // object's requests keep to one connection whose server showed the switch
-// before they were sent. Switched means serving the generation proven (hash
-// and generation): a server a schema hotfix behind stores under another schema.
+// before they were sent. Switched means serving the generation proven: its
+// discovery's storage version hash, its CRD's generation, and its handler of
+// the objects decoding every field the storage version's schema declares (the
+// handler's own answer: a CRD read can come from etcd, not from the handler).
 type switchedServers struct {
 	c          cluster.Clients
 	crd        string
@@ -36,12 +41,20 @@ type switchedServers struct {
 	plural     string
 	want       string
 	timeout    time.Duration
+	// probe holds every field path of the storage version's schema (JSON), sent
+	// to each server's handler as a dry run under probeName, in probeNS.
+	probe              []byte
+	probeName, probeNS string
 
 	mu sync.Mutex
 	// since is when each server showed the switch; notYet are those seen not to.
 	since  map[transport.Server]time.Time
 	notYet map[transport.Server]bool
 	asked  time.Time
+	// began is when the pass began (agree returned); lastBehind is when a
+	// server whose answers count last answered behind; why, why stillAgree refused.
+	began, lastBehind time.Time
+	why               string
 	// notify, when set, hears what the servers' answers make the pass wait for.
 	notify func(string)
 	// untold: answers do not tell servers apart, so the pass keeps to none and
@@ -68,9 +81,16 @@ const maxShows = 8
 
 func newSwitchedServers(c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) *switchedServers {
 	storage := lifecycle.StorageVersion(crd)
-	return &switchedServers{c: c, crd: crd.Name, uid: crd.UID, generation: crd.Generation, group: crd.Spec.Group, version: storage, plural: crd.Spec.Names.Plural,
+	s := &switchedServers{c: c, crd: crd.Name, uid: crd.UID, generation: crd.Generation, group: crd.Spec.Group, version: storage, plural: crd.Spec.Names.Plural,
 		want: storageVersionHash(crd.Spec.Group, storage, crd.Spec.Names.Kind), timeout: timeout,
 		since: map[transport.Server]time.Time{}, notYet: map[transport.Server]bool{}}
+	// A name no object has: the handler decodes the probe, then finds nothing to update.
+	s.probeName = "crdversion-switch-probe-" + rand.String(8)
+	if crd.Spec.Scope == apiextensionsv1.NamespaceScoped {
+		s.probeNS = metav1.NamespaceDefault
+	}
+	s.probe, _ = json.Marshal(schemacompat.EveryFieldObject(crd, storage, s.probeName, s.probeNS))
+	return s
 }
 
 func (s *switchedServers) avoid(srv transport.Server) bool {
@@ -179,6 +199,7 @@ func (s *switchedServers) showAll(ctx context.Context) (bool, error) {
 				s.moved.Store(true)
 			}
 			if srv := opened.Last(); srv != transport.NoServer && (apierrors.IsNotFound(err) || (err == nil && s.behind(m))) {
+				s.noteBehind(srv)
 				mu.Lock()
 				a := answers[srv]
 				a[1] = true
@@ -237,7 +258,18 @@ func (s *switchedServers) behind(m *metav1.PartialObjectMetadata) bool {
 
 // agree returns once the servers agree they switched; behind one certificate
 // that takes agreeingRounds all-switched rounds in a row, up to the timeout.
+// The pass begins then: a behind answer after it is held against the prune.
 func (s *switchedServers) agree(ctx context.Context) error {
+	err := s.agreed(ctx)
+	if err == nil {
+		s.mu.Lock()
+		s.began = time.Now()
+		s.mu.Unlock()
+	}
+	return err
+}
+
+func (s *switchedServers) agreed(ctx context.Context) error {
 	all, err := s.showAll(ctx)
 	if err == nil && s.moved.Load() {
 		return s.movedError()
@@ -278,19 +310,55 @@ func (s *switchedServers) movedError() error {
 	return fmt.Errorf("%w: an API server serves a newer generation of %s than %d, the one proven: no object was written", errCRDMoved, s.crd, s.generation)
 }
 
-// stillAgree reports, behind one certificate, whether agreeingRounds more
-// rounds still show the switch: a prune on the word of a server behind could
-// leave an object at a version storedVersions no longer names.
+// stillAgree asks every server again before a prune, agreeingRounds rounds
+// at once, whatever the certificates looked like: a balancer may have added a
+// server mid-pass behind a certificate whose answers counted, and that
+// server's "unchanged" is no re-store. It reports false, saying why
+// (disagreement), if a server whose answers counted answered behind at any
+// time since the pass began (the pass's own answers included): a prune on
+// its word could leave an object at a version storedVersions no longer
+// names. A server never shown switched decided nothing and does not count.
 func (s *switchedServers) stillAgree(ctx context.Context) bool {
-	if s == nil || !s.shared.Load() {
+	if s == nil {
 		return true
 	}
+	var rounds errgroup.Group
 	for range agreeingRounds {
-		if all, err := s.showAll(ctx); err != nil || !all || s.moved.Load() {
-			return false
-		}
+		rounds.Go(func() error {
+			_, err := s.showAll(ctx)
+			return err
+		})
 	}
-	return true
+	err := rounds.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case err != nil:
+		s.why = fmt.Sprintf("asking every API server again before the prune failed: %v", err)
+	case s.moved.Load():
+		s.why = fmt.Sprintf("asked again before the prune, an API server serves a newer generation of the CRD than %d, the one the pass proved", s.generation)
+	case s.lastBehind.After(s.began):
+		s.why = fmt.Sprintf("an API server whose answers the pass counted answered, after the pass began, that it does not serve generation %d of the CRD stored at %s (a server a balancer added mid-pass, or several behind one certificate): its \"unchanged\" may be no re-store", s.generation, s.version)
+	default:
+		return true
+	}
+	return false
+}
+
+// disagreement says why stillAgree refused the prune.
+func (s *switchedServers) disagreement() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.why
+}
+
+// noteBehind records a behind answer of srv, held against the prune if srv's answers count.
+func (s *switchedServers) noteBehind(srv transport.Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, shown := s.since[srv]; shown {
+		s.lastBehind = time.Now()
+	}
 }
 
 // askAgain asks every server anew, at most once an askAgainEvery.
@@ -306,15 +374,22 @@ func (s *switchedServers) askAgain(ctx context.Context) error {
 	return err
 }
 
-// show asks the server behind route which version it stores at and which CRD
-// generation it serves; it returns that server and whether it switched.
+// show asks the server behind route which version it stores at, which CRD
+// generation it serves, and whether its handler decodes every field of that
+// generation's storage version; it returns that server (NoServer where the
+// answers did not tell one) and whether the answers showed the switch.
 func (s *switchedServers) show(ctx context.Context, route *transport.Route) (transport.Server, bool, error) {
 	var (
-		hash, served string
-		gen          int64
-		herr, cerr   error
-		both         errgroup.Group
+		hash, served     string
+		gen              int64
+		knows            bool
+		herr, cerr, perr error
+		both             errgroup.Group
 	)
+	both.Go(func() error {
+		knows, perr = s.c.HandlerKnowsEveryField(ctx, route, s.group, s.version, s.plural, s.probeNS, s.probeName, s.probe)
+		return nil
+	})
 	both.Go(func() error {
 		hash, herr = s.c.StorageVersionHash(ctx, route, s.group, s.version, s.plural)
 		return nil
@@ -335,16 +410,34 @@ func (s *switchedServers) show(ctx context.Context, route *transport.Route) (tra
 			return transport.NoServer, false, fmt.Errorf("asking an API server whether it serves %s generation %d stored at %s: %w", s.crd, s.generation, s.version, err)
 		}
 	}
+	switch {
+	case errors.Is(perr, transport.ErrNoRoutes):
+		return transport.NoServer, false, perr
+	case perr != nil:
+		return transport.NoServer, false, fmt.Errorf("asking an API server's handler of %s whether it knows every field of %s generation %d (a dry-run update, which persists nothing): %w",
+			s.plural, s.version, s.generation, perr)
+	}
 	if cerr == nil && served == string(s.uid) && gen > s.generation {
 		s.moved.Store(true)
 		return transport.NoServer, false, nil
 	}
-	switched := hash == s.want && cerr == nil && served == string(s.uid) && gen == s.generation
+	switched := hash == s.want && cerr == nil && served == string(s.uid) && gen == s.generation && knows
 	behind := !switched
 	servers, blind := route.Answered()
 	if blind || len(servers) != 1 {
-		// No answer, or two servers answered the two questions.
-		return transport.NoServer, false, nil
+		// Answers that name no server, or two servers answered the questions. Untold,
+		// every answer counts; told, the servers' own.
+		if behind {
+			for _, srv := range servers {
+				s.noteBehind(srv)
+			}
+			if blind {
+				s.mu.Lock()
+				s.lastBehind = time.Now()
+				s.mu.Unlock()
+			}
+		}
+		return transport.NoServer, switched, nil
 	}
 	srv := servers[0]
 	s.mu.Lock()
@@ -352,6 +445,7 @@ func (s *switchedServers) show(ctx context.Context, route *transport.Route) (tra
 	if _, shown := s.since[srv]; shown && behind {
 		// A server does not go back to an older CRD: several answer here.
 		s.shared.Store(true)
+		s.lastBehind = time.Now()
 	}
 	if switched {
 		if _, ok := s.since[srv]; !ok {

@@ -111,6 +111,7 @@ func startAPIServer(ctx context.Context, dir, etcdEndpoint string, id *identity,
 	// standalone server's default, so etcd keys look as on a real cluster.
 	ro.Etcd.StorageConfig.Prefix = storagePrefix
 	ro.Etcd.EnableWatchCache = !opts.DisableWatchCache
+	ro.Etcd.WatchCacheSizes = opts.WatchCacheSizes
 	listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", id.port))
 	if err != nil {
 		return nil, err

@@ -17,6 +17,10 @@ type Options struct {
 	// DisableWatchCache makes paged LISTs read etcd directly, so a continue
 	// token expires (410) once etcd is compacted past it, as on a big cluster.
 	DisableWatchCache bool
+	// WatchCacheSizes is kube-apiserver's --watch-cache-sizes, for every
+	// server of the sandbox: "customresourcedefinitions.apiextensions.k8s.io#0"
+	// turns the CRDs' cache off, so a GET at resourceVersion=0 reads etcd.
+	WatchCacheSizes []string
 	// Dir is the working directory; empty means a temp dir Stop removes.
 	Dir string
 }

@@ -18,6 +18,8 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"path/filepath"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,11 +36,23 @@ import (
 type Proxy struct {
 	listener   net.Listener
 	server     *http.Server
-	backends   []proxyBackend
-	byHost     map[string]*http.Transport
 	next       atomic.Uint64
 	config     *rest.Config
 	kubeconfig string
+	token      string
+
+	mu       sync.Mutex
+	backends []*proxyBackend
+	byHost   map[string]*http.Transport
+	joining  []joining
+	joined   int
+}
+
+// joining is a backend that enters the pool with the first request when matches.
+type joining struct {
+	when    func(*http.Request) bool
+	backend *proxyBackend
+	tr      *http.Transport
 }
 
 type proxyBackend struct {
@@ -52,24 +66,17 @@ func StartTLSProxy(kubeconfig string, servers ...*rest.Config) (*Proxy, error) {
 	if len(servers) == 0 {
 		return nil, errors.New("no servers to proxy")
 	}
-	p := &Proxy{kubeconfig: kubeconfig, backends: make([]proxyBackend, len(servers)), byHost: map[string]*http.Transport{}}
-	for i, s := range servers {
-		if s.BearerToken != servers[0].BearerToken {
+	p := &Proxy{kubeconfig: kubeconfig, byHost: map[string]*http.Transport{}, token: servers[0].BearerToken}
+	for _, s := range servers {
+		if s.BearerToken != p.token {
 			return nil, fmt.Errorf("%s has a token of its own", s.Host)
 		}
-		u, err := url.Parse(s.Host)
+		b, tr, err := p.backend(s)
 		if err != nil {
 			return nil, err
 		}
-		// Each backend verified against its own certificate, over HTTP/2
-		// as client-go speaks it.
-		tlsConfig, err := rest.TLSConfigFor(s)
-		if err != nil {
-			return nil, err
-		}
-		p.backends[i].url = u
-		p.byHost[u.Host] = &http.Transport{TLSClientConfig: tlsConfig, ForceAttemptHTTP2: true,
-			DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext}
+		p.backends = append(p.backends, b)
+		p.byHost[b.url.Host] = tr
 	}
 	cert, caPEM, err := proxyCertificate()
 	if err != nil {
@@ -78,19 +85,19 @@ func StartTLSProxy(kubeconfig string, servers ...*rest.Config) (*Proxy, error) {
 	if p.listener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		return nil, err
 	}
-	token := servers[0].BearerToken
+	token := p.token
 	discard := log.New(io.Discard, "", 0) // a client gone mid-watch is no news
 	rp := &httputil.ReverseProxy{
 		// The backend is picked per request, not per connection.
 		Rewrite: func(r *httputil.ProxyRequest) {
-			i := (p.next.Add(1) - 1) % uint64(len(p.backends))
-			p.backends[i].requests.Add(1)
-			r.SetURL(p.backends[i].url)
+			b := p.pick(r.In)
+			b.requests.Add(1)
+			r.SetURL(b.url)
 			if r.In.Header.Get("Authorization") == "" {
 				r.Out.Header.Set("Authorization", "Bearer "+token)
 			}
 		},
-		Transport:     byHost(p.byHost),
+		Transport:     byHost{p},
 		FlushInterval: -1, // watches stream
 		ErrorLog:      discard,
 	}
@@ -137,8 +144,11 @@ func (p *Proxy) RestConfig() *rest.Config { return rest.CopyConfig(p.config) }
 // Kubeconfig is the path of a kubeconfig for the proxy.
 func (p *Proxy) Kubeconfig() string { return p.kubeconfig }
 
-// Requests counts the requests sent to each server, in the order given.
+// Requests counts the requests sent to each server, in the order given,
+// then those that joined, in the order they joined.
 func (p *Proxy) Requests() []int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	n := make([]int64, len(p.backends))
 	for i := range p.backends {
 		n[i] = p.backends[i].requests.Load()
@@ -146,20 +156,83 @@ func (p *Proxy) Requests() []int64 {
 	return n
 }
 
+// JoinWhen adds server to the pool with the first request that when
+// matches, before that request is sent on: a backend whose health check
+// just passed, in the middle of a client's run. server must share the
+// others' token.
+func (p *Proxy) JoinWhen(when func(*http.Request) bool, server *rest.Config) error {
+	if server.BearerToken != p.token {
+		return fmt.Errorf("%s has a token of its own", server.Host)
+	}
+	b, tr, err := p.backend(server)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.joining = append(p.joining, joining{when: when, backend: b, tr: tr})
+	return nil
+}
+
+// Joined counts the backends that joined by JoinWhen.
+func (p *Proxy) Joined() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.joined
+}
+
+func (p *Proxy) backend(s *rest.Config) (*proxyBackend, *http.Transport, error) {
+	u, err := url.Parse(s.Host)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Each backend verified against its own certificate, over HTTP/2 as
+	// client-go speaks it.
+	tlsConfig, err := rest.TLSConfigFor(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &proxyBackend{url: u}, &http.Transport{TLSClientConfig: tlsConfig, ForceAttemptHTTP2: true,
+		DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext}, nil
+}
+
+// pick lets in the backends r's arrival admits, then takes the next.
+func (p *Proxy) pick(r *http.Request) *proxyBackend {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.joining = slices.DeleteFunc(p.joining, func(j joining) bool {
+		if !j.when(r) {
+			return false
+		}
+		p.backends = append(p.backends, j.backend)
+		p.byHost[j.backend.url.Host] = j.tr
+		p.joined++
+		return true
+	})
+	return p.backends[(p.next.Add(1)-1)%uint64(len(p.backends))]
+}
+
 // Close stops the proxy and ends every connection through it.
 func (p *Proxy) Close() {
 	_ = p.server.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, tr := range p.byHost {
 		tr.CloseIdleConnections()
+	}
+	for _, j := range p.joining {
+		j.tr.CloseIdleConnections()
 	}
 }
 
 // byHost sends a request with the transport of the backend it was
 // rewritten to: each trusts its own server's certificate.
-type byHost map[string]*http.Transport
+type byHost struct{ p *Proxy }
 
 func (b byHost) RoundTrip(r *http.Request) (*http.Response, error) {
-	tr, ok := b[r.URL.Host]
+	b.p.mu.Lock()
+	tr, ok := b.p.byHost[r.URL.Host]
+	b.p.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("no backend %s", r.URL.Host)
 	}
