@@ -291,9 +291,57 @@ func PlanUndo(crd *apiextensionsv1.CustomResourceDefinition, step *Plan, forget 
 	if step.Record != nil {
 		dropStep(p.After, *step.Record)
 	}
-	if step.Restored != nil {
-		setSteps(p.After, PushStep(Steps(p.After), *step.Restored))
+	if r := step.Restored; r != nil {
+		// A step back open as a window kept the record it takes back (OpenSwitchBack): not twice.
+		if last, ok := lastStep(p.After, r.Version, r.To); !ok || last.From != r.From {
+			setSteps(p.After, PushStep(Steps(p.After), *r))
+		}
 	}
 	p.Changes = diffVersions(crd, p.After)
+	return p, nil
+}
+
+// OpenSwitchBack marks a step back that switches storage as a window until its check holds
+// (rule 27): its record goes on the CRD, marked open, and the record it takes back stays until
+// then, so that a killed run's next command finds the switch, checks it, and keeps it or puts
+// back both storage and the record.
+func (p *Plan) OpenSwitchBack(before *apiextensionsv1.CustomResourceDefinition) {
+	rec := recordOf(p)
+	rec.Window = WindowSwitchCheck
+	p.Record = &rec
+	setSteps(p.After, PushStep(Steps(before), rec))
+}
+
+// StepBack says whether the window is a step back's switch (rollback --switch-storage): a step
+// forward never ends at introduced or bridge with a storage switch.
+func (w *Window) StepBack() bool {
+	return w.Kind == WindowSwitchCheck && (w.Record.To == StageIntroduced || w.Record.To == StageBridge)
+}
+
+// switchedTo is the version the window's switch made storage.
+func (w *Window) switchedTo() string {
+	for _, c := range w.Record.Changes {
+		if c.Field == FieldStorage && c.To == "true" {
+			return c.Version
+		}
+	}
+	return w.Record.Version
+}
+
+// PlanCloseSwitchBack plans closing a step back's window once its check held (or its loss was
+// accepted): the switch stands, and its record goes with the record it took back (the pair's
+// record before it, its inverse), as a step back that was never a window leaves them.
+func PlanCloseSwitchBack(crd *apiextensionsv1.CustomResourceDefinition, w *Window) (*Plan, error) {
+	p := &Plan{CRD: crd.Name, Pair: w.plan().Pair, From: w.Record.From, To: w.Record.To, After: crd.DeepCopy()}
+	steps := Steps(p.After)
+	i := lastOf(steps, w.Record.Version)
+	if i < 0 || steps[i].Window != w.Kind || steps[i].From != w.Record.From || steps[i].To != w.Record.To {
+		return nil, refuse(nil, "%s: the record of the switch back to %s changed since its check began", crd.Name, w.switchedTo())
+	}
+	steps = slices.Delete(steps, i, i+1)
+	if j := lastOf(steps, w.Record.Version); j >= 0 && steps[j].To == w.Record.From && steps[j].From == w.Record.To {
+		steps = slices.Delete(steps, j, j+1)
+	}
+	setSteps(p.After, steps)
 	return p, nil
 }

@@ -31,7 +31,8 @@ type Step struct {
 	CleanVersions      []string `json:"cleanVersions,omitempty"`
 	// All has migrate take every CRD with a migration pending.
 	All bool `json:"all,omitempty"`
-	// AcceptLoss has migrate re-store objects even where old→new→old loses data.
+	// AcceptLoss has migrate re-store objects even where old→new→old loses data, and rollback keep
+	// a switch back whose check finds a loss (the objects and fields still named).
 	AcceptLoss bool `json:"acceptLoss,omitempty"`
 	// ConversionFromFile has promote take FromFile's spec.conversion too.
 	ConversionFromFile bool `json:"conversionFromFile,omitempty"`

@@ -141,12 +141,23 @@ func before(live, next *apiextensionsv1.CustomResourceDefinition, f UpgradeFacts
 	default:
 		out = append(out, switchBack(live, crd, sLive, sNext)...)
 		storedRemoved = true
+		if slices.ContainsFunc(out, func(w Waypoint) bool { return w.Decide }) {
+			// What follows depends on the choice: planned again once it is made.
+			return out
+		}
 	}
 	if storedRemoved {
 		if r := refusedWays(live, PhaseBefore); r != nil && len(out) == 0 {
 			return r
 		}
-		add(MigrateStep(crd), "re-store every object at %s and prune %s from storedVersions: the API server refuses the release while storedVersions names a version it removes", sNext, strings.Join(removed, ", "))
+		step := MigrateStep(crd)
+		why := fmt.Sprintf("re-store every object at %s and prune %s from storedVersions: the API server refuses the release while storedVersions names a version it removes", sNext, strings.Join(removed, ", "))
+		if a := LossAcceptedFor(live); a != nil && len(out) == 0 {
+			// Accepted by name at the switch back: the re-store takes the same loss, not asked twice.
+			step.AcceptLoss = true
+			why += fmt.Sprintf(", taking the loss of %s on %s accepted at the switch back to %s", strings.Join(a.Fields, ", "), Objects(a.Objects), a.Storage)
+		}
+		add(step, "%s", why)
 	}
 	if len(f.Entries) > 0 {
 		out = append(out, entriesFirst(live, next, f.Entries)...)
@@ -190,12 +201,33 @@ func switchBack(live *apiextensionsv1.CustomResourceDefinition, crd, sLive, sNex
 	}
 	for i := 0; i+1 < len(hops); i++ {
 		from, to := hops[i], hops[i+1]
+		if r := SwitchBackRefusedFor(live); r != nil && from == sLive && r.To == to {
+			return append(out, switchBackWays(live, r, sNext)...)
+		}
 		if v := SpecVersion(live, to); v != nil && !v.Served {
 			add(&Step{Op: OpRollback, CRD: crd, Version: from}, "serve %s again", to)
 		}
 		add(SwitchStorageBackStep(crd, from), "make %s the storage version (the release stores at %s), every object checked %s→%s→%s; a loss undoes the switch and names the objects and fields", to, sNext, from, to, from)
 	}
 	return out
+}
+
+// switchBackWays are the ways on from a switch back undone for a loss: never the same switch
+// back again, but the fields kept, the loss accepted by name, or the release not taken.
+func switchBackWays(live *apiextensionsv1.CustomResourceDefinition, r *Refused, sNext string) []Waypoint {
+	fields, from := strings.Join(r.Fields, ", "), r.Storage
+	keepIn := r.To
+	if r.To != sNext {
+		keepIn = fmt.Sprintf("%s (and of every version down to %s, which the release stores at)", r.To, sNext)
+	}
+	accept := SwitchStorageBackStep(live.Name, from)
+	accept.AcceptLoss = true
+	return []Waypoint{
+		{Phase: PhaseBefore, Decide: true, Advice: Advise(nil, "keep the fields: add %s to the schema of %s in the release's manifest and in the CRD the cluster runs, apply that one, and run this again; the switch back from %s to %s was undone: storing at %s would lose them on %s (%s)",
+			fields, keepIn, from, r.To, r.To, Objects(r.Objects), firstOf(r.First, r.Objects))},
+		{Phase: PhaseBefore, Decide: true, Advice: Advise(accept, "or accept the loss of %s on %s by name: the switch to %s stands, and a write of those objects drops them", fields, Objects(r.Objects), r.To)},
+		{Phase: PhaseBefore, Decide: true, Advice: Advise(nil, "or stay on the current release: %s stays the storage version and nothing is lost (the API server refuses the release while storedVersions names %s)", from, from)},
+	}
 }
 
 // entriesFirst moves the objects' managedFields entries at the versions the release removes to

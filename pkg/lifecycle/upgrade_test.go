@@ -54,6 +54,13 @@ func TestPlanUpgrade(t *testing.T) {
 		r := Refused{Storage: storage, Generation: gen, Objects: 2, First: []string{"a/b", "a/c"}, Fields: []string{"spec.legacy"}, At: time.Unix(0, 0)}
 		return map[string]string{RefusedAnnotation: r.Annotation()}
 	}
+	switchBack := func(storage, to string, gen int64, accepted bool) map[string]string {
+		r := Refused{Storage: storage, Generation: gen, Objects: 2, First: []string{"a/b", "a/c"}, Fields: []string{"spec.proxyProtocol"}, At: time.Unix(0, 0), To: to, Accepted: accepted}
+		return map[string]string{SwitchBackAnnotation: r.Annotation()}
+	}
+	const linkerd = "v1beta1,v1beta2,v1beta3|v1beta1:served,v1beta2:served,v1beta3:served,storage"
+	const linkerdHop2 = "v1beta1,v1beta2,v1beta3|v1beta1:served,v1beta2:served,storage,v1beta3:served"
+	const linkerdDone = "v1beta1,v1beta2,v1beta3|v1beta1:served,storage,v1beta2:served,v1beta3:served"
 	for _, tc := range []struct {
 		name       string
 		live, next string // stored|versions...
@@ -101,6 +108,27 @@ func TestPlanUpgrade(t *testing.T) {
 		{name: "applied, a refused migrate after it: the ways on",
 			live: "v1beta1,v1|v1beta1:served,v1:served,storage", next: "|v1beta1:served,v1:served,storage", annotate: refused("v1", 3),
 			want: "after:-? after:migrate+acceptloss? after:rollback:v1+switch?"},
+		{name: "a switch back undone for a loss: its ways on, never the same switch back",
+			live: linkerd, next: "|v1beta1:served,storage", annotate: switchBack("v1beta3", "v1beta2", 3, false),
+			want: "before:-? before:rollback:v1beta3+switch+acceptloss? before:-? apply:-", next0: ActionFix},
+		{name: "the second switch back undone for a loss: the ways on from there",
+			live: linkerdHop2, next: "|v1beta1:served,storage", annotate: switchBack("v1beta2", "v1beta1", 3, false),
+			want: "before:-? before:rollback:v1beta2+switch+acceptloss? before:-? apply:-", next0: ActionFix},
+		{name: "a switch back refused on another generation (the schema changed since): switched back again",
+			live: linkerd, next: "|v1beta1:served,storage", annotate: switchBack("v1beta3", "v1beta2", 2, false),
+			want: "before:rollback:v1beta3+switch before:rollback:v1beta2+switch before:migrate apply:-"},
+		{name: "a switch back refused to another version: not this hop's",
+			live: linkerd, next: "|v1beta1:served,storage", annotate: switchBack("v1beta3", "v1beta1", 3, false),
+			want: "before:rollback:v1beta3+switch before:rollback:v1beta2+switch before:migrate apply:-"},
+		{name: "the loss accepted at the switch back: the re-store takes it, not asked twice",
+			live: linkerdDone, next: "|v1beta1:served,storage", annotate: switchBack("v1beta1", "v1beta1", 3, true),
+			want: "before:migrate+acceptloss apply:-", next0: ActionRun},
+		{name: "an accepted loss of another generation says nothing of the re-store",
+			live: linkerdDone, next: "|v1beta1:served,storage", annotate: switchBack("v1beta1", "v1beta1", 2, true),
+			want: "before:migrate apply:-"},
+		{name: "an accepted loss with switches back still to take: each checked",
+			live: linkerdHop2, next: "|v1beta1:served,storage", annotate: switchBack("v1beta2", "v1beta2", 3, true),
+			want: "before:rollback:v1beta2+switch before:migrate apply:-"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			build := func(s string) *apiextensionsv1.CustomResourceDefinition {

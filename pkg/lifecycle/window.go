@@ -65,7 +65,7 @@ func (w *Window) Reason() string {
 	vs := strings.Join(w.Versions, ", ")
 	if w.Kind == WindowSwitchCheck {
 		return fmt.Sprintf("a run was stopped after switching storage from %s to %s and before checking that every object at %s survives the switch (step record on the CRD): migrate runs that check first, keeping the switch or switching back",
-			vs, w.Record.Version, vs)
+			vs, w.switchedTo(), vs)
 	}
 	return fmt.Sprintf("a migrate was stopped while %s was served again, deprecated, for its checks (step record on the CRD): migrate first puts back what that step changed (%s), then goes on",
 		vs, w.changes())
