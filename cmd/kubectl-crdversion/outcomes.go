@@ -2,9 +2,13 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
 // What a step, a rollback or a pass says when it ends short of what was
@@ -31,11 +35,34 @@ func switchedBack(p *lifecycle.Plan) error {
 }
 
 // rollbackUndone is a step back undone because storing at the old version
-// would lose data: the new version is storage again.
-func rollbackUndone(p *lifecycle.Plan) error {
+// would lose data: the new version is storage again. A refusal with its ways
+// on (exit 3), never the same step back: it is recorded on the CRD, so
+// upgrade's plan names them too.
+func rollbackUndone(p *lifecycle.Plan, switchStorage bool) error {
 	old, nw := p.Pair.Old, p.Pair.New
-	return fmt.Errorf("%s did not become the storage version again: objects written at %s would lose data stored at %s (above); %s is the storage version again and its bridge record is dropped, but a write between the switch and the switch back was stored at %s without those fields",
-		old, nw, old, nw, old)
+	accept := lifecycle.Step{Op: lifecycle.OpRollback, CRD: p.CRD, Version: nw, SwitchStorage: switchStorage, AcceptLoss: true}
+	return attention(fmt.Errorf("%s did not become the storage version again: storing at %s would lose the fields named above; %s is the storage version again and its bridge record is dropped, but a write between the switch and the switch back was stored at %s without those fields. "+
+		"Ways on: keep the fields (add them to %s's schema in the CRD's manifest, apply it, and run this again); accept the loss by name (%s); or stay on the release that stores at %s",
+		old, old, nw, old, old, report.Command(accept), nw))
+}
+
+// lossAccepted says that a switch back stands despite the loss the user
+// accepted by name: what the objects named above lose, and when.
+func lossAccepted(p *lifecycle.Plan, check *results.SwitchCheck) string {
+	objects, fields := map[string]bool{}, []string{}
+	for _, pr := range check.Proofs {
+		for _, l := range pr.Losses {
+			objects[l.Namespace+"/"+l.Name] = true
+			for _, d := range l.Diffs {
+				if !slices.Contains(fields, d.Path) {
+					fields = append(fields, d.Path)
+				}
+			}
+		}
+	}
+	slices.Sort(fields)
+	return fmt.Sprintf("warning: %s: %s is the storage version despite the loss accepted by name: %s lose %s (above) at their next write, or when kubectl crdversion migrate %s --accept-loss re-stores them",
+		p.CRD, p.Pair.Old, lifecycle.Objects(int64(len(objects))), strings.Join(fields, ", "), p.CRD)
 }
 
 // managedFieldsLeft is the removed step's cleanup stopping short.

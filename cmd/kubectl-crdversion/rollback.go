@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -18,6 +19,7 @@ import (
 type RollbackOptions struct {
 	stepOptions
 	SwitchStorage bool
+	AcceptLoss    bool
 }
 
 // NewCmdRollback builds `kubectl crdversion rollback`.
@@ -55,6 +57,7 @@ With -f, the record is in the file, and the file comes back byte for byte.`,
 	}
 	o.addFlags(cmd)
 	o.addFleetFlags(cmd, contexts, "Take the step back")
+	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Keep a switch back whose check finds objects losing fields: every object and field lost is still named, and the switch stands (the loss is noted on the CRD, so upgrade's re-store after it takes the same loss)")
 	cmd.Flags().BoolVar(&o.SwitchStorage, "switch-storage", false, "Make the old version of the pair the storage version again even where no step of the plugin switched it away (a downgrade, another tool's step); every object stored at the newer version is checked newer→old→newer right after, and the switch undone on a loss")
 	return cmd
 }
@@ -80,7 +83,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	}
 	o.holdFor(crd, true)
 	bars := newTaskBars(o.ErrOut, isTerminal(o.ErrOut))
-	res, err := migrate.Rollback(ctx, migrate.Clients{Clients: o.clients.Clients}, crd.Name, migrate.RollbackOptions{Version: o.Version, SwitchStorage: o.SwitchStorage, DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update})
+	res, err := migrate.Rollback(ctx, migrate.Clients{Clients: o.clients.Clients}, crd.Name, migrate.RollbackOptions{Version: o.Version, SwitchStorage: o.SwitchStorage, AcceptLoss: o.AcceptLoss, DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update})
 	bars.Finish()
 	if res.StepResult == nil {
 		return err
@@ -94,10 +97,21 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	}
 	p := res.Plan
 	if errors.Is(err, migrate.ErrRollbackUndone) {
-		return rollbackUndone(p)
+		return rollbackUndone(p, o.SwitchStorage)
 	}
 	if err != nil {
 		return err
 	}
+	if res.LossAccepted {
+		fmt.Fprintln(o.ErrOut, lossAccepted(p, res.Switch))
+	}
 	return o.heldBack(nil, lifecycle.Step{Op: lifecycle.OpRollback, CRD: crd.Name, Version: o.Version}.InFile("CRD_MANIFEST"))
+}
+
+// Validate checks the flags before anything is sent: a loss is accepted only where a check finds it.
+func (o *RollbackOptions) Validate() error {
+	if o.AcceptLoss && o.Filename != "" {
+		return errors.New("--accept-loss is for a switch back on a cluster, where every object is checked: a file has no objects (drop -f)")
+	}
+	return o.stepOptions.Validate()
 }

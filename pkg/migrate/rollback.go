@@ -22,9 +22,13 @@ type RollbackOptions struct {
 	Version string
 	// SwitchStorage switches storage back even where no step switched it away.
 	SwitchStorage bool
-	DryRun        DryRun
-	Concurrency   int
-	PageSize      int64
+	// AcceptLoss keeps a switch back whose check finds objects losing fields: the check still
+	// runs on every object and names each loss (RollbackResult.Switch), and the loss is recorded
+	// on the CRD so the re-store after it takes the same loss without asking again.
+	AcceptLoss  bool
+	DryRun      DryRun
+	Concurrency int
+	PageSize    int64
 	// SwitchTimeout bounds the wait for a switch back or its undo (0: DefaultSwitchTimeout).
 	SwitchTimeout time.Duration
 	// Progress hears the check after a switch back: its task and the count done.
@@ -36,6 +40,8 @@ type RollbackResult struct {
 	*results.StepResult
 	// Switch is the new→old→new check after switching storage back.
 	Switch *results.SwitchCheck
+	// LossAccepted: the check found losses and the switch stands, as AcceptLoss asked.
+	LossAccepted bool
 }
 
 // ErrRollbackUndone: storing at the old version would lose data; the switch
@@ -76,6 +82,10 @@ func Rollback(ctx context.Context, cs Clients, name string, opts RollbackOptions
 			}
 			provenOn = crd
 		}
+		if err == nil && switchesStorage(p) && opts.DryRun.persists() {
+			// Open until its check holds: a run killed before leaves it for the next command.
+			p.OpenSwitchBack(crd)
+		}
 		return p, err
 	})
 	if err != nil {
@@ -100,14 +110,85 @@ func Rollback(ctx context.Context, cs Clients, name string, opts RollbackOptions
 		task := fmt.Sprintf("check %s→%s→%s", left, to, left)
 		po.Progress = func(done, total int64) { opts.Progress(task, done, total) }
 	}
-	check, err := checkSwitch(ctx, c, p.CRD, left, switchTimeout(opts.SwitchTimeout), po, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+	undo := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return lifecycle.PlanUndo(crd, p, left)
-	})
+	}
+	w := &lifecycle.Window{CRD: p.CRD, Kind: lifecycle.WindowSwitchCheck, Record: *p.Record}
+	if opts.AcceptLoss {
+		return res, acceptSwitchBack(ctx, c, step, left, opts, po, undo, w, res)
+	}
+	check, err := checkSwitch(ctx, c, p.CRD, left, switchTimeout(opts.SwitchTimeout), po, undo)
 	res.Switch = check
-	if err == nil && check.Back != nil {
+	switch {
+	case err != nil:
+		return res, err
+	case check.Back != nil:
+		noteSwitchBack(ctx, c, check.Back.After, left, to, check, false, nil)
 		return res, fmt.Errorf("%w: %s stays the storage version", ErrRollbackUndone, left)
 	}
-	return res, err
+	return res, closeSwitchBack(ctx, c, p.CRD, w)
+}
+
+// errLossAccepted stops the undo of a switch back whose check finished with a loss the user
+// accepted by name: the switch stands.
+var errLossAccepted = errors.New("the loss is accepted by name")
+
+// acceptSwitchBack runs the check after a switch back and keeps the switch despite a loss it
+// finds, every object and field named; a check that does not finish, or a round trip that fails
+// outright (no value lost: the object cannot be written at all), is no loss to accept, and the
+// switch goes back as without AcceptLoss.
+func acceptSwitchBack(ctx context.Context, c cluster.Clients, step *results.StepResult, left string, opts RollbackOptions, po verify.ProveOptions, undo planner, w *lifecycle.Window, res *RollbackResult) error {
+	p, to, timeout := step.Plan, lifecycle.StorageVersion(step.Plan.After), switchTimeout(opts.SwitchTimeout)
+	check, err := checkSwitch(ctx, c, p.CRD, left, timeout, po, func(*apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return nil, errLossAccepted
+	})
+	res.Switch = check
+	switch {
+	case err == nil:
+		return closeSwitchBack(ctx, c, p.CRD, w)
+	case errors.Is(err, errLossAccepted) && valuesLost(check):
+		res.LossAccepted = true
+		if err := closeSwitchBack(ctx, c, p.CRD, w); err != nil {
+			return err
+		}
+		noteSwitchBack(ctx, c, step.After, left, to, check, true, lifecycle.LossAcceptedFor(step.Before))
+		return nil
+	}
+	// Not a loss to accept: checked again, undone on anything but a pass.
+	check, err = checkSwitch(ctx, c, p.CRD, left, timeout, po, undo)
+	res.Switch = check
+	switch {
+	case err != nil:
+		return err
+	case check.Back != nil:
+		return fmt.Errorf("%w: %s stays the storage version (a round trip failed outright: no loss to accept)", ErrRollbackUndone, left)
+	}
+	return closeSwitchBack(ctx, c, p.CRD, w)
+}
+
+// valuesLost says whether every loss the check found is a value lost, none a failed round trip.
+func valuesLost(check *results.SwitchCheck) bool {
+	n := 0
+	for _, p := range check.Proofs {
+		for _, l := range p.Losses {
+			if l.Error != "" || len(l.Diffs) == 0 {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
+// closeSwitchBack writes that a step back's switch stands: its window and the record it took back go.
+func closeSwitchBack(ctx context.Context, c cluster.Clients, name string, w *lifecycle.Window) error {
+	_, err := applyStep(ctx, c.CRDs, name, DryRunNone, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
+		return lifecycle.PlanCloseSwitchBack(crd, w)
+	})
+	if err != nil {
+		return fmt.Errorf("%w on %s: the switch back stands, and writing so failed: %w", ErrWindowOpen, name, err)
+	}
+	return nil
 }
 
 func switchesStorage(p *lifecycle.Plan) bool {

@@ -94,7 +94,13 @@ func closeSwitchCheck(ctx context.Context, c cluster.Clients, name string, w *li
 	case err != nil:
 		return fmt.Errorf("%w on %s: checking the switch from %s: %w", ErrWindowOpen, name, old, err)
 	case check.Back != nil:
+		if w.StepBack() {
+			// As a step back undone in its own run: the ways on, not the same switch back.
+			noteSwitchBack(ctx, c, check.Back.After, old, lifecycle.StorageVersion(check.Back.Before), check, false, nil)
+		}
 		return fmt.Errorf("%w: the switch from %s a stopped run left unchecked loses data (%s): %s is the storage version again", ErrSwitchedBack, old, lossWords(check), old)
+	case w.StepBack():
+		return closeSwitchBack(ctx, c, name, w)
 	}
 	return closeChecked(ctx, c, name, w)
 }

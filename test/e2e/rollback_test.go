@@ -109,7 +109,8 @@ func TestRollbackSwitchIsCheckedAndUndoneOnLoss(t *testing.T) {
 	}
 
 	r := e.plugin("rollback", "gizmos")
-	if r.code != 1 || !contains1(r.stderr, "error: v1beta1 did not become the storage version again: objects written at v1 would lose data stored at v1beta1") {
+	if r.code != 3 || !contains1(r.stderr, "error: v1beta1 did not become the storage version again: storing at v1beta1 would lose the fields named above") ||
+		!contains1(r.stderr, "accept the loss by name (kubectl crdversion rollback gizmos.rb.example.com v1 --accept-loss)") {
 		t.Fatalf("rollback with an object v1beta1 cannot hold: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	contains(t, "the loss", r.stdout, "v1 deprecated → bridge", "v1→v1beta1→v1 loses data on 1 of 4 objects", "default/g-new", "spec.extra", "switched back")
