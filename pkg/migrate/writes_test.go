@@ -32,6 +32,7 @@ func TestEveryWriteIsInTheSafetyDocument(t *testing.T) {
 		"check.dryRunApply Update":         "| `check`'s server-side dry run of a new CRD |",
 		"check.ownerApplies Patch":         "| `check`'s dry-run apply as the CRD's owner |",
 		"migrate.noteRefused Patch":        "| the note of objects left for data loss |",
+		"migrate.noteSwitchBack Patch":     "| the note of a switch back that would lose data |",
 	}
 	doc, err := os.ReadFile("../../docs/safety.md")
 	if err != nil {
