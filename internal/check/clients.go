@@ -52,7 +52,7 @@ func requestsFinding(d *usage.DeprecatedAPIs, crd *apiextensionsv1.CustomResourc
 	if recorded {
 		f.Message += fmt.Sprintf(" (%d since this plugin's own %s)", mine.Since, strings.Join(mine.Commands, ", "))
 	}
-	f.Fix = []lifecycle.Advice{{Text: fmt.Sprintf("find these clients in the API server's audit log (the metric names no client) and move them to %s before applying", replacement)}}
+	f.Fix = []lifecycle.Advice{{Text: fmt.Sprintf("name these clients from the API server's audit log (the metric names none: kubectl crdversion usage %s --audit-log PATH) and move them to %s before applying", crd.Name, replacement)}}
 	return f, true
 }
 
@@ -71,5 +71,5 @@ func managersFinding(crd, version, replacement string, managers map[string]int64
 	return results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingClients, CRD: crd, Version: version, Rule: "clientsOnVersion",
 		Message: fmt.Sprintf("field managers whose last write used %s, which this upgrade stops serving: %s", version, strings.Join(parts, ", ")),
 		Fix: []lifecycle.Advice{{Text: fmt.Sprintf("move these clients to %s before applying (a manager's entry shows only its last write)", replacement)},
-			{Text: fmt.Sprintf("once %s is removed, drop the entries that would break server-side apply", version), Step: lifecycle.CleanManagedFieldsStep(crd)}}}
+			{Text: fmt.Sprintf("the entries they leave at %s are moved before the apply, as the plan toward the release does (kubectl crdversion upgrade -f NEW_MANIFEST)", version)}}}
 }

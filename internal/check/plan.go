@@ -27,6 +27,17 @@ func planned(found []results.Finding, live, next *apiextensionsv1.CustomResource
 			entries = strings.Split(f.Version, ", ")
 		}
 	}
+	fix := planFix(live, next, entries)
+	for i, f := range found {
+		if slices.Contains(plannedRules, f.Rule) {
+			found[i].Fix = fix
+		}
+	}
+	return found
+}
+
+// planFix is the plan from live to next as a finding's fix, each step in its phase's words.
+func planFix(live, next *apiextensionsv1.CustomResourceDefinition, entries []string) []lifecycle.Advice {
 	u := lifecycle.PlanUpgrade(live, next, lifecycle.UpgradeFacts{Entries: entries, Apply: lifecycle.HowApplied(live, "NEW_MANIFEST")})
 	fix := make([]lifecycle.Advice, 0, len(u.Steps))
 	for _, w := range u.Steps {
@@ -42,10 +53,5 @@ func planned(found []results.Finding, live, next *apiextensionsv1.CustomResource
 		}
 		fix = append(fix, a)
 	}
-	for i, f := range found {
-		if slices.Contains(plannedRules, f.Rule) {
-			found[i].Fix = fix
-		}
-	}
-	return found
+	return fix
 }

@@ -52,57 +52,19 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 			Message: fmt.Sprintf("spec.scope: Invalid value: %q: field is immutable (it is %s)", new.Spec.Scope, old.Spec.Scope),
 			Fix:     []lifecycle.Advice{lifecycle.Advise(nil, "keep spec.scope as it is; a resource cannot change scope (a new CRD under another name can)")}})
 	}
-	newStorage := lifecycle.StorageVersion(new)
 	for i, v := range stored {
 		if lifecycle.SpecVersion(new, v) != nil {
 			continue
 		}
 		f := results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingRejected, CRD: new.Name, Version: v, Rule: "storedVersionRemoved",
 			Message: "the API server refuses the update: " + storedVersionsMessage(i, v)}
-		if lifecycle.StorageVersion(old) == v && lifecycle.Newer(v, newStorage) {
-			back, ok := stepBack(old, new.Name, v, newStorage)
-			if ok {
-				back = append(back, lifecycle.Advise(lifecycle.MigrateStep(new.Name), "re-store every object at %s and prune %s from storedVersions", newStorage, v),
-					lifecycle.Advise(nil, "then apply this manifest"))
-			}
-			f.Fix = back
-		} else if lifecycle.StorageVersion(old) == v {
-			// No release served both: the cluster takes the bridge itself, each step checked.
-			if lifecycle.SpecVersion(old, newStorage) == nil {
-				f.Fix = append(f.Fix, lifecycle.Advise(lifecycle.IntroduceStep(new.Name, newStorage, "NEW_MANIFEST"), "add %s to the live CRD from this manifest", newStorage))
-			}
-			f.Fix = append(f.Fix,
-				lifecycle.Advise(lifecycle.PromoteToStep(new.Name, newStorage, lifecycle.StageBridge), "check that every object survives %s→%s→%s (one that would not is named: fix it, or recreate it at %s)", v, newStorage, v, newStorage),
-				lifecycle.Advise(lifecycle.PromoteToStep(new.Name, newStorage, lifecycle.StageDeprecated), "make %s the storage version", newStorage),
-				lifecycle.Advise(lifecycle.MigrateStep(new.Name), "re-store every object at %s and prune %s from storedVersions", newStorage, v),
-				lifecycle.Advise(nil, "then apply this manifest"))
-		} else {
-			f.Fix = []lifecycle.Advice{
-				lifecycle.Advise(lifecycle.MigrateStep(new.Name), "re-store every object at %s and prune %s from storedVersions", lifecycle.StorageVersion(old), v),
-				lifecycle.Advise(nil, "then apply this manifest")}
-		}
+		// The way is the plan toward the release, from the CRD as it is with these storedVersions.
+		live := old.DeepCopy()
+		live.Status.StoredVersions = stored
+		f.Fix = planFix(live, new, nil)
 		out = append(out, f)
 	}
 	return out
-}
-
-// stepBack is the way to a release storing at an older version the live CRD still has: storage
-// switched back, checked on every object; the caller re-stores and prunes. The plugin switches
-// one version at a time: where another lies between, the one advice says why, and ok is false.
-func stepBack(live *apiextensionsv1.CustomResourceDefinition, crd, storage, to string) ([]lifecycle.Advice, bool) {
-	for _, v := range live.Spec.Versions {
-		if lifecycle.Newer(storage, v.Name) && lifecycle.Newer(v.Name, to) {
-			return []lifecycle.Advice{lifecycle.Advise(nil, "this release stores at %s, and the live CRD has %s between it and %s, its storage version: the plugin switches storage back one version at a time (rollback %s --switch-storage), so the way is through a release that stores at %s", to, v.Name, storage, storage, v.Name)}, false
-		}
-	}
-	var out []lifecycle.Advice
-	switch lv := lifecycle.SpecVersion(live, to); {
-	case lv == nil:
-		out = append(out, lifecycle.Advise(lifecycle.IntroduceStep(crd, to, "NEW_MANIFEST"), "add %s to the live CRD from this manifest, served beside %s", to, storage))
-	case !lv.Served:
-		out = append(out, lifecycle.Advise(&lifecycle.Step{Op: lifecycle.OpRollback, CRD: crd, Version: storage}, "serve %s again", to))
-	}
-	return append(out, lifecycle.Advise(lifecycle.SwitchStorageBackStep(crd, storage), "make %s the storage version, checked %s→%s→%s on every object (undone on a loss)", to, storage, to, storage)), true
 }
 
 // removedMaybeStored flags, without a cluster, each version new removes that old did not store

@@ -44,7 +44,8 @@ func commands(fix []lifecycle.Advice) string {
 
 // A release that stores at an older version than the cluster (a
 // downgrade, or another tool's step undone) is reached by switching
-// storage back, checked on every object, never by moving storage forward.
+// storage back one version at a time, checked on every object, never by
+// moving storage forward: the plan toward the release, offline too.
 func TestStoredVersionRemovedStepsBack(t *testing.T) {
 	const w = "widgets.example.com"
 	for _, tc := range []struct {
@@ -53,13 +54,13 @@ func TestStoredVersionRemovedStepsBack(t *testing.T) {
 		want string
 	}{
 		{name: "the older version is served: switch back, migrate, apply", live: "v1alpha2:served,deprecated v1:served,storage",
-			want: "rollback " + w + " v1 --switch-storage; migrate " + w + "; then apply this"},
+			want: "rollback " + w + " v1 --switch-storage; migrate " + w + "; then apply the"},
 		{name: "the older version is not served: serve it again first", live: "v1alpha2:deprecated v1:served,storage",
-			want: "rollback " + w + " v1; rollback " + w + " v1 --switch-storage; migrate " + w + "; then apply this"},
+			want: "rollback " + w + " v1; rollback " + w + " v1 --switch-storage; migrate " + w + "; then apply the"},
 		{name: "the live CRD lacks it: added from the manifest", live: "v1:served,storage",
-			want: "promote " + w + " v1alpha2 --from-file NEW_MANIFEST; rollback " + w + " v1 --switch-storage; migrate " + w + "; then apply this"},
-		{name: "a version between them: no step of the plugin, said why", live: "v1alpha2:served v1beta1:served v1:served,storage",
-			want: "this release stores"},
+			want: "promote " + w + " v1alpha2 --from-file NEW_MANIFEST; rollback " + w + " v1 --switch-storage; migrate " + w + "; then apply the"},
+		{name: "a version between them: one switch back at a time", live: "v1alpha2:served v1beta1:served v1:served,storage",
+			want: "rollback " + w + " v1 --switch-storage; rollback " + w + " v1beta1 --switch-storage; migrate " + w + "; then apply the"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			live := crd([]string{"v1"}, strings.Fields(tc.live)...)

@@ -51,7 +51,7 @@ func TestCheckCatchesTheStoredVersionsTrap(t *testing.T) {
 	r := e.kubectlIn(chart, "crdversion", "check", "-f", "-").mustCode(t, 3)
 	contains(t, "check before migrate", r.stdout, "storedVersionRemoved",
 		`status.storedVersions[0]: Invalid value: "v1alpha2": missing from spec.versions`,
-		"1. re-store every object at v1 and prune v1alpha2 from storedVersions: kubectl crdversion migrate certificates.pki.example.com",
+		"1. re-store every object at v1 and prune v1alpha2 from storedVersions: the API server refuses the release while storedVersions names a version it removes: kubectl crdversion migrate certificates.pki.example.com",
 		// The demo wrote every certificate at v1alpha2: its client is named.
 		"clientsOnVersion", "field managers whose last write used v1alpha2, which this upgrade stops serving:", fmt.Sprintf("(%d objects)", demoObjects/2))
 	if strings.Count(r.stdout, "missing from spec.versions") != 1 {
