@@ -65,6 +65,8 @@ type switchedServers struct {
 	// shared: one certificate answered both switched and not, so several servers
 	// answer behind it (a TLS-terminating balancer) and no answer tells which.
 	shared atomic.Bool
+	// storesOld: a server's discovery answered another storage version's hash.
+	storesOld atomic.Bool
 }
 
 // agreeingRounds is the all-switched rounds in a row one certificate must give.
@@ -323,6 +325,7 @@ func (s *switchedServers) stillAgree(ctx context.Context) bool {
 		return true
 	}
 	var rounds errgroup.Group
+	s.storesOld.Store(false)
 	for range agreeingRounds {
 		rounds.Go(func() error {
 			_, err := s.showAll(ctx)
@@ -335,6 +338,10 @@ func (s *switchedServers) stillAgree(ctx context.Context) bool {
 	switch {
 	case err != nil:
 		s.why = fmt.Sprintf("asking every API server again before the prune failed: %v", err)
+	case s.storesOld.Load():
+		// Every object the pass wrote is at the storage version, but a write through that server
+		// now would land at another, which the prune would drop from storedVersions.
+		s.why = fmt.Sprintf("asked again before the prune, an API server does not store %s at %s yet: a write through it now would land at a version the prune would drop from storedVersions", s.crd, s.version)
 	case s.moved.Load():
 		s.why = fmt.Sprintf("asked again before the prune, an API server serves a newer generation of the CRD than %d, the one the pass proved", s.generation)
 	case s.lastBehind.After(s.began):
@@ -420,6 +427,9 @@ func (s *switchedServers) show(ctx context.Context, route *transport.Route) (tra
 	if cerr == nil && served == string(s.uid) && gen > s.generation {
 		s.moved.Store(true)
 		return transport.NoServer, false, nil
+	}
+	if herr == nil && hash != "" && hash != s.want {
+		s.storesOld.Store(true)
 	}
 	switched := hash == s.want && cerr == nil && served == string(s.uid) && gen == s.generation && knows
 	behind := !switched

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,8 +23,9 @@ import (
 // held: three see the switch, the late one still stores at v1beta1. It
 // returns clients through a connection-balancing proxy in front of all
 // four, whose discovery reads reach only the first server, as the three
-// reads of a switch check may all miss the late server.
-func (s *switched) withLateServer(t *testing.T) migrate.Clients {
+// reads of a switch check may all miss the late server, and the release of
+// the late server's watch.
+func (s *switched) withLateServer(t *testing.T) (migrate.Clients, func()) {
 	t.Helper()
 	cfgs := []*rest.Config{s.sb.RestConfig()}
 	for range 2 {
@@ -46,7 +48,7 @@ func (s *switched) withLateServer(t *testing.T) migrate.Clients {
 	if got := hashOf(t, cfgs[3]); got != old {
 		t.Fatalf("the late server reports storageVersionHash %q, want v1beta1's %q", got, old)
 	}
-	return balancedClients(t, cfgs)
+	return balancedClients(t, cfgs), late.WatchHold.Release
 }
 
 // balancedClients are clients through a connection-balancing proxy in
@@ -104,12 +106,14 @@ func waitForHash(t *testing.T, cfg *rest.Config, want string) {
 // stores at v1beta1 again and answers "unchanged": were it counted, the
 // prune would leave objects stored at a version storedVersions no longer
 // names. migrate writes only through servers that showed it the switch, on
-// the connection it writes on: every object ends at v1, and the prune is
-// sound.
+// the connection it writes on: every object ends at v1. Asked again before
+// the prune, the late server still stores at v1beta1, where any client's
+// write through it would land: nothing is pruned until it has switched,
+// and the next run prunes.
 func TestMigrateWritesOnlyThroughServersThatSwitched(t *testing.T) {
 	const n = 24
 	s := newUnswitched(t, sandbox.Options{}, legacyWidgets(n), func(*apiextensionsv1.CustomResourceDefinition) {})
-	c := s.withLateServer(t)
+	c, release := s.withLateServer(t)
 	before := s.contents(t)
 	res, err := migrate.Migrate(t.Context(), c, s.crd, opts())
 	if err != nil {
@@ -118,8 +122,16 @@ func TestMigrateWritesOnlyThroughServersThatSwitched(t *testing.T) {
 	if got := s.stored(t); got["example.com/v1"] != n {
 		t.Errorf("etcd holds %v after migrate, want all %d at v1 (%d re-stored, %d unchanged)", got, n, res.Rewritten, res.Unchanged)
 	}
-	if !res.Pruned {
-		t.Errorf("not pruned: %s", res.PruneSkipped)
+	if res.Pruned || res.PruneReason != results.PruneServersDisagree || !strings.Contains(res.PruneSkipped, "does not store") {
+		t.Errorf("pruned %v (%s: %s) while a server still stores at v1beta1: want no prune", res.Pruned, res.PruneReason, res.PruneSkipped)
+	}
+	release()
+	again, err := migrate.Migrate(t.Context(), c, s.crd, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Pruned {
+		t.Errorf("once every server switched, not pruned: %s", again.PruneSkipped)
 	}
 	if res.Rewritten != n {
 		t.Errorf("%d re-stored, %d unchanged: want all %d re-stored", res.Rewritten, res.Unchanged, n)
@@ -139,7 +151,7 @@ func TestMigrateChecksOnTheServerItWritesThrough(t *testing.T) {
 	const n = 24
 	s := newUnswitched(t, sandbox.Options{}, legacyWidgets(n), dropLegacyFromV1)
 	holding := s.etcdHolding(t, "legacy")
-	c := s.withLateServer(t)
+	c, _ := s.withLateServer(t)
 	res, err := migrate.Migrate(t.Context(), c, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
