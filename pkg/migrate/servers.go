@@ -67,6 +67,9 @@ type switchedServers struct {
 	shared atomic.Bool
 	// storesOld: a server's discovery answered another storage version's hash.
 	storesOld atomic.Bool
+	// unasked: a handler could not be asked, said once; probeOff: not asked again this run.
+	unasked  sync.Once
+	probeOff atomic.Bool
 }
 
 // agreeingRounds is the all-switched rounds in a row one certificate must give.
@@ -324,15 +327,15 @@ func (s *switchedServers) stillAgree(ctx context.Context) bool {
 	if s == nil {
 		return true
 	}
-	var rounds errgroup.Group
+	// One round after another: at once, they were a burst a server's priority and fairness
+	// throttles (one seat: 429s past client-go's retries).
 	s.storesOld.Store(false)
+	var err error
 	for range agreeingRounds {
-		rounds.Go(func() error {
-			_, err := s.showAll(ctx)
-			return err
-		})
+		if _, err = s.showAll(ctx); err != nil {
+			break
+		}
 	}
-	err := rounds.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -394,6 +397,10 @@ func (s *switchedServers) show(ctx context.Context, route *transport.Route) (tra
 		both             errgroup.Group
 	)
 	both.Go(func() error {
+		if s.probeOff.Load() {
+			knows = true
+			return nil
+		}
 		knows, perr = s.c.HandlerKnowsEveryField(ctx, route, s.group, s.version, s.plural, s.probeNS, s.probeName, s.probe)
 		return nil
 	})
@@ -420,6 +427,17 @@ func (s *switchedServers) show(ctx context.Context, route *transport.Route) (tra
 	switch {
 	case errors.Is(perr, transport.ErrNoRoutes):
 		return transport.NoServer, false, perr
+	case apierrors.IsForbidden(perr) || apierrors.IsTooManyRequests(perr):
+		// The handler was not asked (no update in the probe's namespace, or throttled past
+		// client-go's retries): switched rests on the hash and the CRD read, and the run says so.
+		knows = true
+		s.probeOff.Store(true)
+		s.unasked.Do(func() {
+			if s.notify != nil {
+				s.notify(fmt.Sprintf("%s: an API server's handler of %s could not be asked whether it knows every field of %s generation %d (%v): whether a server serves this generation rests on its discovery and its read of the CRD, which a server whose watch is behind can answer for it",
+					s.crd, s.plural, s.version, s.generation, perr))
+			}
+		})
 	case perr != nil:
 		return transport.NoServer, false, fmt.Errorf("asking an API server's handler of %s whether it knows every field of %s generation %d (a dry-run update, which persists nothing): %w",
 			s.plural, s.version, s.generation, perr)

@@ -1,12 +1,17 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // A controller that applies at v1beta1 in the same second as the plugin's
@@ -27,34 +32,36 @@ func TestBlockedCountsAWriteInThePrunesSecond(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.kubectl("apply", "--server-side", "--field-manager=team-a-controller", "-f", f).mustCode(t, 0)
-	// The controller's entry dated the prune's second, as the API server dates a write in it.
+	// The controller's entry dated the prune's second, as the API server dates a write in it: an
+	// update that changes only managedFields keeps the times sent. Another writer in between (the
+	// entry re-dated) is met by dating it again, up to a deadline.
 	objs := e.clients.Dynamic.Resource(schema.GroupVersionResource{Group: "storage.example.com", Version: "v1", Resource: "backups"}).Namespace("team-a")
-	obj, err := objs.Get(t.Context(), "team-a-latest", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mf := obj.GetManagedFields()
-	dated := false
-	for i := range mf {
-		if mf[i].Manager == "team-a-controller" && mf[i].APIVersion == "storage.example.com/v1beta1" {
-			mf[i].Time, dated = &metav1.Time{Time: pruned}, true
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		obj, err := objs.Get(ctx, "team-a-latest", metav1.GetOptions{})
+		if err != nil {
+			return false, err
 		}
-	}
-	if !dated {
-		t.Fatalf("no entry of team-a-controller at v1beta1: %+v", mf)
-	}
-	obj.SetManagedFields(mf)
-	if _, err := objs.Update(t.Context(), obj, metav1.UpdateOptions{FieldManager: "e2e-dating"}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := objs.Get(t.Context(), "team-a-latest", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range got.GetManagedFields() {
-		if m.Manager == "team-a-controller" && (m.Time == nil || !m.Time.Time.Equal(pruned)) {
-			t.Fatalf("setup: the entry is dated %v, want the prune's %v", m.Time, pruned)
+		mf := obj.GetManagedFields()
+		dated := false
+		for i := range mf {
+			if mf[i].Manager == "team-a-controller" && mf[i].APIVersion == "storage.example.com/v1beta1" {
+				if mf[i].Time != nil && mf[i].Time.Time.Equal(pruned) {
+					return true, nil
+				}
+				mf[i].Time, dated = &metav1.Time{Time: pruned}, true
+			}
 		}
+		if !dated {
+			return false, fmt.Errorf("no entry of team-a-controller at v1beta1: %+v", mf)
+		}
+		obj.SetManagedFields(mf)
+		if _, err := objs.Update(ctx, obj, metav1.UpdateOptions{FieldManager: "e2e-dating"}); err != nil && !apierrors.IsConflict(err) {
+			return false, err
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("setup: dating team-a-controller's entry at the prune's second %v: %v", pruned, err)
 	}
 
 	before := e.crdVersions()

@@ -196,7 +196,9 @@ func TestRollbackRestoresWhatItsStepRecorded(t *testing.T) {
 	start := e.crd(crd.Name).Spec.Versions
 	e.plugin("promote", "relics", "v1").mustCode(t, 0) // deprecated: the storage switch
 	e.plugin("migrate", "relics", "--switch-grace=0s").mustCode(t, 0)
-	e.plugin("promote", "relics", "v1").mustCode(t, 0) // blocked
+	// The object's creator wrote in the prune's second often enough here: a write in that second
+	// is a client's to the gate, which this test is not about.
+	e.plugin("promote", "relics", "v1", "--despite-clients=e2e.test").mustCode(t, 0) // blocked
 	blocked := e.crd(crd.Name)
 	if specVersion(blocked, "v1beta1").Served || specVersion(blocked, "v1alpha2").Served {
 		t.Fatalf("after blocked: %+v", blocked.Spec.Versions)
