@@ -5,9 +5,11 @@ import (
 	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/plugintest"
@@ -36,6 +38,10 @@ func newEnv(t *testing.T, objects int) *env {
 		if err := fixtures.InstallDemo(t.Context(), clients, objects); err != nil {
 			t.Fatal(err)
 		}
+		// The demo's objects are this test's writes: managedFields times are seconds, and the
+		// blocked step's gate counts a write in the prune's second as a client's. Tests start
+		// past that second, as a cluster whose objects were not written a moment ago would.
+		pastThisSecond(t)
 		// Whatever a test ran, etcd must end with no object stored at a
 		// version that storedVersions no longer names.
 		t.Cleanup(func() {
@@ -144,3 +150,15 @@ func contains1(got, want string) bool { return strings.Contains(got, want) }
 // deprecated version show in this one's deprecated-API metric. A step to
 // blocked that is not about the gate passes --despite-clients=requests;
 // the gate's own test (blocked_test.go) expects the metric's count anyway.
+
+// pastThisSecond returns once the clock is past the current second.
+func pastThisSecond(t *testing.T) {
+	t.Helper()
+	next := time.Now().Truncate(time.Second).Add(time.Second)
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return time.Now().After(next), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
