@@ -1,6 +1,7 @@
 package migrate_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
@@ -195,6 +197,14 @@ func TestPromoteToBlockedNeedsTheMigration(t *testing.T) {
 	var refusal *lifecycle.Refusal
 	if !errors.As(err, &refusal) || refusal.Instead == nil || !reflect.DeepEqual(*refusal.Instead, *lifecycle.MigrateStep(s.crd)) {
 		t.Fatalf("promote --to blocked with v1beta1 in storedVersions: %v, want a refusal naming migrate", err)
+	}
+	// The objects are this test's writes: a prune in their second would count them as a
+	// client's (managedFields times are seconds), which this test is not about.
+	next := time.Now().Truncate(time.Second).Add(time.Second)
+	if err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return time.Now().After(next), nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts()); err != nil {
 		t.Fatal(err)
