@@ -130,7 +130,7 @@ func hintFor(err error) string {
 	case errors.As(err, &forbidden):
 		return "the plugin's deploy/rbac/ holds a ClusterRole for each command"
 	case errors.As(err, &jsonFile):
-		return "kubectl create --dry-run=client -o yaml -f " + jsonFile.Path + " prints it as YAML"
+		return "convert it to YAML, or make the change by hand; kubectl create --dry-run=client -o yaml -f " + jsonFile.Path + " prints it as YAML"
 	case errors.As(err, &text):
 		return map[manifest.TextForm]string{
 			manifest.InAList:   "split the List, one document per CRD, and run it again",

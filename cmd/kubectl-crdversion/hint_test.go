@@ -29,6 +29,7 @@ func TestLibraryErrorsGetTheirWayOut(t *testing.T) {
 		{&verify.StaleRecordError{CRD: "widgets.example.com", Annotation: "crdversion.kubectl.io/checked-v1", Err: errors.New("forbidden")},
 			"kubectl annotate crd widgets.example.com crdversion.kubectl.io/checked-v1- removes it"},
 		{&manifest.JSONError{Path: "crd.json"}, "-f crd.json"},
+		{&manifest.JSONError{Path: "crd.json"}, "convert it to YAML, or make the change by hand"},
 		{migrate.ErrKeepsChanging, "try again when it settles"},
 		{manifest.ErrNotInPlace, "edit it by hand"},
 	} {

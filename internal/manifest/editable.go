@@ -82,10 +82,11 @@ const (
 	FlowStyle
 )
 
-// JSONError refuses a JSON manifest. It is a type of its own so that the
-// command line, which knows the tools at hand, can add how to convert it.
+// JSONError refuses a JSON manifest. It says only what happened; it is a
+// type of its own so that the command line, which knows the tools at hand,
+// can add how to convert it.
 type JSONError struct{ Path string }
 
 func (e *JSONError) Error() string {
-	return fmt.Sprintf("%s is JSON: only YAML is edited in place; convert it to YAML, or make the change by hand", e.Path)
+	return fmt.Sprintf("%s is JSON: only YAML is edited in place", e.Path)
 }

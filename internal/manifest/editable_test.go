@@ -36,5 +36,9 @@ func TestEditableRefusesWhatItCannotEditInPlace(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
+		// What to do about it is the command line's to say, not the library's.
+		if err != nil && strings.Contains(err.Error(), "by hand") {
+			t.Errorf("%s: %v gives advice; only cmd does", tc.name, err)
+		}
 	}
 }
