@@ -16,9 +16,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/transport"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
 
 // restConfig returns the client config the global flags describe. It sets
@@ -157,9 +157,9 @@ func noDiscovery() (meta.RESTMapper, error) {
 
 // newSightings keeps what the plugin saw of storage switches in kubectl's
 // cache directory (--cache-dir), beside its discovery cache.
-func newSightings(flags *genericclioptions.ConfigFlags) *migrate.Sightings {
+func newSightings(flags *genericclioptions.ConfigFlags) *migration.Sightings {
 	if flags.CacheDir == nil || *flags.CacheDir == "" {
-		return migrate.NewSightings("")
+		return migration.NewSightings("")
 	}
-	return migrate.NewSightings(filepath.Join(*flags.CacheDir, "crdversion", "sightings"))
+	return migration.NewSightings(filepath.Join(*flags.CacheDir, "crdversion", "sightings"))
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 )
 
 // dryRunBare is what a bare --dry-run sets, as in kubectl, where it is the
@@ -22,10 +22,10 @@ func addDryRunFlag(cmd *cobra.Command, value *string, usage string, values ...st
 
 // parseDryRun reads --dry-run; a bare one is client, with kubectl's
 // warning.
-func parseDryRun(value string, errOut io.Writer) (migrate.DryRun, error) {
+func parseDryRun(value string, errOut io.Writer) (migration.DryRun, error) {
 	if value == dryRunBare {
 		fmt.Fprintln(errOut, "warning: --dry-run is deprecated and can be replaced with --dry-run=client.")
-		value = string(migrate.DryRunClient)
+		value = string(migration.DryRunClient)
 	}
-	return migrate.ParseDryRun(value)
+	return migration.ParseDryRun(value)
 }

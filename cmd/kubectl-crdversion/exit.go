@@ -11,9 +11,9 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -137,13 +137,13 @@ func hintFor(err error) string {
 			manifest.CRLF:      "dos2unix " + text.Path + " converts it; then run it again",
 			manifest.FlowStyle: "write it in block style and run it again",
 		}[text.Form]
-	case errors.Is(err, migrate.ErrClusterMigratorNotServed):
+	case errors.Is(err, migration.ErrClusterMigratorNotServed):
 		return "migrate without --via=cluster"
-	case errors.Is(err, migrate.ErrNotProven):
+	case errors.Is(err, migration.ErrNotProven):
 		return "--via=plugin checks each object; --accept-loss re-stores anyway"
-	case errors.Is(err, migrate.ErrStorageMigrating):
+	case errors.Is(err, migration.ErrStorageMigrating):
 		return "--force migrates anyway"
-	case errors.Is(err, migrate.ErrChangedMeanwhile), errors.Is(err, migrate.ErrStillServed):
+	case errors.Is(err, migration.ErrChangedMeanwhile), errors.Is(err, migration.ErrStillServed):
 		return "kubectl crdversion status shows where it stands"
 	case errors.As(err, &stale):
 		return "kubectl annotate crd " + stale.CRD + " " + stale.Annotation + "- removes it"
@@ -153,11 +153,11 @@ func hintFor(err error) string {
 		return "remove the annotation, or put back what promote -f wrote there"
 	case errors.Is(err, manifest.ErrNotOffline):
 		return "write it in the file yourself; the steps after it are promote's"
-	case errors.Is(err, migrate.ErrServingNotInEffect):
+	case errors.Is(err, migration.ErrServingNotInEffect):
 		return "the CRD's conditions say why: kubectl get crd NAME -o yaml"
-	case errors.Is(err, migrate.ErrClusterMigrating):
+	case errors.Is(err, migration.ErrClusterMigrating):
 		return "kubectl crdversion status follows it"
-	case errors.Is(err, migrate.ErrKeepsChanging):
+	case errors.Is(err, migration.ErrKeepsChanging):
 		return "try again when it settles"
 	case errors.Is(err, manifest.ErrNotInPlace):
 		return "edit it by hand"

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fleet"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -33,7 +33,7 @@ func (o *MigrateOptions) runFleet(ctx context.Context, contexts []string) error 
 		runs = append(runs, report.ClusterRun{Cluster: r.Context, Result: string(r.State), Why: r.Why, CRDs: len(r.Value.reports), Duration: r.Took})
 		all = append(all, r.Value.reports...)
 	}
-	if err := report.WriteFleetMigrate(o.Out, o.format, runs, all, o.dryRun == migrate.DryRunServer); err != nil {
+	if err := report.WriteFleetMigrate(o.Out, o.format, runs, all, o.dryRun == migration.DryRunServer); err != nil {
 		return err
 	}
 	if !fleet.AllDone(rows) {

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 )
 
 // A library error says its cause; the command line adds the way out, even
@@ -18,11 +18,11 @@ func TestLibraryErrorsGetTheirWayOut(t *testing.T) {
 		err  error
 		want string
 	}{
-		{migrate.ErrClusterMigratorNotServed, "without --via=cluster"},
-		{migrate.ErrNotProven, "--accept-loss"},
-		{migrate.ErrStillServed, "kubectl crdversion status"},
-		{migrate.ErrChangedMeanwhile, "kubectl crdversion status"},
-		{migrate.ErrServingNotInEffect, "kubectl get crd"},
+		{migration.ErrClusterMigratorNotServed, "without --via=cluster"},
+		{migration.ErrNotProven, "--accept-loss"},
+		{migration.ErrStillServed, "kubectl crdversion status"},
+		{migration.ErrChangedMeanwhile, "kubectl crdversion status"},
+		{migration.ErrServingNotInEffect, "kubectl get crd"},
 		{verify.ErrConverterUnproven, "create one object"},
 		{manifest.ErrNotOffline, "in the file yourself"},
 		{manifest.ErrStepsUnreadable, "put back what promote -f wrote"},
@@ -30,7 +30,7 @@ func TestLibraryErrorsGetTheirWayOut(t *testing.T) {
 			"kubectl annotate crd widgets.example.com crdversion.kubectl.io/checked-v1- removes it"},
 		{&manifest.JSONError{Path: "crd.json"}, "-f crd.json"},
 		{&manifest.JSONError{Path: "crd.json"}, "convert it to YAML, or make the change by hand"},
-		{migrate.ErrKeepsChanging, "try again when it settles"},
+		{migration.ErrKeepsChanging, "try again when it settles"},
 		{manifest.ErrNotInPlace, "edit it by hand"},
 	} {
 		wrapped := fmt.Errorf("widgets.example.com: %w", tc.err)

@@ -14,8 +14,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -178,17 +178,17 @@ func (o *MigrateOptions) cleaning() bool { return o.CleanManagedFields || len(o.
 
 // pruning: storedVersions is pruned where the flags ask and it is no dry
 // run.
-func (o *MigrateOptions) pruning() bool { return o.Prune && o.dryRun == migrate.DryRunNone }
+func (o *MigrateOptions) pruning() bool { return o.Prune && o.dryRun == migration.DryRunNone }
 
 // migration is the library's migration of one CRD, as the flags ask.
-func (o *MigrateOptions) migration(failures func(cluster, crd string, f results.Failure)) migration {
-	return func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*results.Result, error) {
+func (o *MigrateOptions) migration(failures func(cluster, crd string, f results.Failure)) migrateOne {
+	return func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migration.Options) (*results.Result, error) {
 		opts.CleanManagedFields, opts.CleanVersions = o.cleaning(), o.CleanVersions
 		opts.Restore.OnFailure = func(f results.Failure) { failures(o.cluster, crd.Name, f) }
 		if o.Via == viaCluster {
-			return migrate.MigrateViaCluster(ctx, migrate.Clients{Clients: o.clients}, crd.Name, opts)
+			return migration.MigrateViaCluster(ctx, migration.Clients{Clients: o.clients}, crd.Name, opts)
 		}
-		return migrate.Migrate(ctx, migrate.Clients{Clients: o.clients}, crd.Name, opts)
+		return migration.Migrate(ctx, migration.Clients{Clients: o.clients}, crd.Name, opts)
 	}
 }
 

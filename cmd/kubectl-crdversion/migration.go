@@ -14,9 +14,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -42,11 +42,11 @@ type migrationOptions struct {
 	Gentle      bool
 	oneConnection
 
-	dryRun    migrate.DryRun
+	dryRun    migration.DryRun
 	format    report.Format
 	clients   cluster.Clients
 	list      *clients
-	sightings *migrate.Sightings
+	sightings *migration.Sightings
 	// cluster names the context in a fleet run; manyAtOnce: clusters run
 	// side by side, so no terminal bar (they would write over each other).
 	cluster    string
@@ -64,8 +64,8 @@ func (o *migrationOptions) addFlags(cmd *cobra.Command, dryRunHelp string) {
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Go ahead although the CRD reports StorageMigrating=True (the cluster's own migrator at work)")
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "No progress on stderr")
 	addOutputFlag(cmd, &o.Output)
-	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", migrate.DefaultSwitchTimeout, "How long to wait for a storage version switch to take effect")
-	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version (twice the API server's request timeout); the prune waits it out and re-stores once more. 0: no wait")
+	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", migration.DefaultSwitchTimeout, "How long to wait for a storage version switch to take effect")
+	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migration.DefaultSwitchGrace, "How long after a storage switch a write begun before it may still land at the old version (twice the API server's request timeout); the prune waits it out and re-stores once more. 0: no wait")
 	cmd.Flags().BoolVar(&o.AcceptLoss, "accept-loss", false, "Re-store objects stored at an old version even when old→new→old is not proven lossless (or loses data)")
 	o.oneConnection.addFlag(cmd)
 }
@@ -101,7 +101,7 @@ func (o *migrationOptions) connect() error {
 // Validate checks the flags before anything is sent.
 func (o *migrationOptions) Validate() error {
 	switch {
-	case o.dryRun == migrate.DryRunClient:
+	case o.dryRun == migration.DryRunClient:
 		return errors.New(`--dry-run=client would show nothing: use "server" to have the API server check every write`)
 	case o.Concurrency < 1 || o.Concurrency > pass.MaxConcurrency:
 		return fmt.Errorf("--concurrency must be between 1 and %d, not %d", pass.MaxConcurrency, o.Concurrency)
@@ -115,16 +115,16 @@ func (o *migrationOptions) Validate() error {
 	return nil
 }
 
-// migration is one migration per CRD, as the library gives it.
-type migration func(context.Context, *apiextensionsv1.CustomResourceDefinition, migrate.Options) (*results.Result, error)
+// migrateOne is one migration per CRD, as the library gives it.
+type migrateOne func(context.Context, *apiextensionsv1.CustomResourceDefinition, migration.Options) (*results.Result, error)
 
 // run runs one migration per CRD and reports them all (see migrateEach).
-func (o *migrationOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one migration) error {
+func (o *migrationOptions) run(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one migrateOne) error {
 	m := o.migrateEach(ctx, crds, prune, one)
 	if len(crds) == 1 && m.first != nil {
 		return m.first
 	}
-	if err := report.WriteMigrate(o.Out, o.format, m.reports, o.dryRun == migrate.DryRunServer); err != nil {
+	if err := report.WriteMigrate(o.Out, o.format, m.reports, o.dryRun == migration.DryRunServer); err != nil {
 		return err
 	}
 	return m.err(len(crds))
@@ -157,7 +157,7 @@ func (m migrated) err(crds int) error {
 // migrateEach runs one migration per CRD, one after the other, with
 // progress on stderr; an interrupt names every CRD not reached. A CRD that
 // fails does not stop the others: each is reported, its error among them.
-func (o *migrationOptions) migrateEach(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one migration) migrated {
+func (o *migrationOptions) migrateEach(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, prune bool, one migrateOne) migrated {
 	var m migrated
 	if !o.Quiet {
 		if n, err := cluster.APIServers(ctx, o.clients.Dynamic); err == nil && n > 0 {
@@ -207,15 +207,15 @@ func erred(crd *apiextensionsv1.CustomResourceDefinition, err error) *results.Re
 		PruneReason: results.PruneIncomplete, PruneSkipped: "the migration ended in an error"}
 }
 
-func (o *migrationOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, prune bool, one migration) (*results.Result, error) {
+func (o *migrationOptions) runOne(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, prune bool, one migrateOne) (*results.Result, error) {
 	title := "migrate " + crd.Name
 	if o.cluster != "" {
 		title = o.cluster + ": " + title
 	}
 	bar := newProgressBar(o.ErrOut, title, isTerminal(o.ErrOut) && !o.manyAtOnce, o.Quiet)
 	defer bar.Finish()
-	return one(ctx, crd, migrate.Options{
-		Restore: migrate.RestoreOptions{
+	return one(ctx, crd, migration.Options{
+		Restore: migration.RestoreOptions{
 			Concurrency: o.Concurrency,
 			Gentle:      o.Gentle,
 			PageSize:    o.PageSize,
@@ -248,7 +248,7 @@ func (o *migrationOptions) countdown() func(string, time.Time) func() {
 // the default).
 func (o *migrationOptions) switchGrace() time.Duration {
 	if o.SwitchGrace <= 0 {
-		return migrate.NoSwitchGrace
+		return migration.NoSwitchGrace
 	}
 	return o.SwitchGrace
 }

@@ -13,8 +13,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -129,7 +129,7 @@ func (o *PromoteOptions) Validate() error {
 }
 
 // Run takes the step on the file, or on the cluster with its checks
-// (pkg/migrate.Promote), and reports what each found.
+// (pkg/migration.Promote), and reports what each found.
 func (o *PromoteOptions) Run(ctx context.Context) error {
 	if len(o.fleet) > 0 {
 		return o.onFleet(ctx, func(ctx context.Context, aimed clusterTarget) error {
@@ -151,19 +151,19 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	target, _ := lifecycle.PromoteTarget(crd, o.Version, lifecycle.Stage(o.To), false)
 	o.holdFor(crd, target.Next.EditsVersions())
 	bars := newTaskBars(o.ErrOut, isTerminal(o.ErrOut))
-	res, err := migrate.Promote(ctx, migrate.Clients{Clients: o.clients.Clients}, crd.Name, migrate.PromoteOptions{
+	res, err := migration.Promote(ctx, migration.Clients{Clients: o.clients.Clients}, crd.Name, migration.PromoteOptions{
 		Version: o.Version, To: lifecycle.Stage(o.To), Manifest: o.manifestFor(crd.Name), ConversionFromFile: o.ConversionFromFile, DeprecationWarning: o.DeprecationWarning,
 		DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update,
 		DespiteClients: o.DespiteClients, OwnRequestsDir: ownRecords(o.configFlags).Dir,
 		AuditLogs: o.auditLogs(o.configFlags), AuditLogRead: o.auditLogRead,
 	})
 	bars.Finish()
-	var inUse *migrate.ClientsInUse
+	var inUse *migration.ClientsInUse
 	if errors.As(err, &inUse) {
 		return o.inUse(inUse, *lifecycle.PromoteToStep(crd.Name, o.Version, lifecycle.StageBlocked))
 	}
 	o.despite(res.Overridden)
-	if errors.Is(err, migrate.ErrNotBridgeable) {
+	if errors.Is(err, migration.ErrNotBridgeable) {
 		if werr := report.WriteVerify(o.prose(), report.FormatTable, crd.Name, res.Verify); werr != nil {
 			return werr
 		}
@@ -192,9 +192,9 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 		return o.heldBack(nil, lifecycle.PromoteToStep(p.CRD, p.Pair.New, p.To).InFile("CRD_MANIFEST"))
 	}
 	switch {
-	case errors.Is(err, migrate.ErrSwitchedBack):
+	case errors.Is(err, migration.ErrSwitchedBack):
 		return switchedBack(p)
-	case errors.Is(err, migrate.ErrManagedFieldsLeft):
+	case errors.Is(err, migration.ErrManagedFieldsLeft):
 		return managedFieldsLeft(p.CRD, res.ManagedFields.Stopped)
 	}
 	return err
@@ -202,7 +202,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 
 // inUse refuses a step that would stop serving a version clients use,
 // with the command that takes it anyway.
-func (o *PromoteOptions) inUse(err *migrate.ClientsInUse, step lifecycle.Step) error {
+func (o *PromoteOptions) inUse(err *migration.ClientsInUse, step lifecycle.Step) error {
 	return attention(fmt.Errorf("%w; nothing was changed: once they use the storage version instead, run this again, or stop serving it anyway: %s%s%s --despite-clients=%s",
 		err, report.Command(step), clusterArgs(o.configFlags), o.auditLogArgs(), strings.Join(append(slices.Clone(o.DespiteClients), err.Names()...), ",")))
 }
@@ -226,9 +226,9 @@ func (o *PromoteOptions) offlineGate(ctx context.Context, p *lifecycle.Plan) err
 	if err != nil {
 		return err
 	}
-	let, err := migrate.ClientsInUseFor(ctx, migrate.Clients{Clients: c.Clients}, p, migrate.PromoteOptions{DespiteClients: o.DespiteClients, OwnRequestsDir: ownRecords(o.configFlags).Dir,
+	let, err := migration.ClientsInUseFor(ctx, migration.Clients{Clients: c.Clients}, p, migration.PromoteOptions{DespiteClients: o.DespiteClients, OwnRequestsDir: ownRecords(o.configFlags).Dir,
 		AuditLogs: o.auditLogs(o.configFlags), AuditLogRead: o.auditLogRead})
-	var inUse *migrate.ClientsInUse
+	var inUse *migration.ClientsInUse
 	switch {
 	case errors.As(err, &inUse):
 		return o.inUse(inUse, *lifecycle.PromoteToStep(p.CRD, p.Pair.New, p.To).InFile(o.Filename))

@@ -9,8 +9,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -53,12 +53,12 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if !o.IHaveMigrated {
-		return o.run(ctx, crds, o.dryRun == migrate.DryRunNone, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*results.Result, error) {
-			return migrate.Migrate(ctx, migrate.Clients{Clients: o.clients}, crd.Name, opts)
+		return o.run(ctx, crds, o.dryRun == migration.DryRunNone, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migration.Options) (*results.Result, error) {
+			return migration.Migrate(ctx, migration.Clients{Clients: o.clients}, crd.Name, opts)
 		})
 	}
-	return o.run(ctx, crds, o.dryRun == migrate.DryRunNone, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migrate.Options) (*results.Result, error) {
+	return o.run(ctx, crds, o.dryRun == migration.DryRunNone, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migration.Options) (*results.Result, error) {
 		fmt.Fprintln(o.ErrOut, pruneOnYourWord(crd.Name, lifecycle.StorageVersion(crd)))
-		return migrate.PruneUnproven(ctx, migrate.Clients{Clients: o.clients}, crd.Name, opts)
+		return migration.PruneUnproven(ctx, migration.Clients{Clients: o.clients}, crd.Name, opts)
 	})
 }

@@ -10,8 +10,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -63,7 +63,7 @@ With -f, the record is in the file, and the file comes back byte for byte.`,
 }
 
 // Run takes the step back on the file, or on the cluster with the check a
-// switch back needs (pkg/migrate.Rollback), and reports what it found.
+// switch back needs (pkg/migration.Rollback), and reports what it found.
 func (o *RollbackOptions) Run(ctx context.Context) error {
 	if len(o.fleet) > 0 {
 		return o.onFleet(ctx, func(ctx context.Context, aimed clusterTarget) error {
@@ -83,7 +83,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	}
 	o.holdFor(crd, true)
 	bars := newTaskBars(o.ErrOut, isTerminal(o.ErrOut))
-	res, err := migrate.Rollback(ctx, migrate.Clients{Clients: o.clients.Clients}, crd.Name, migrate.RollbackOptions{Version: o.Version, SwitchStorage: o.SwitchStorage, AcceptLoss: o.AcceptLoss, DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update})
+	res, err := migration.Rollback(ctx, migration.Clients{Clients: o.clients.Clients}, crd.Name, migration.RollbackOptions{Version: o.Version, SwitchStorage: o.SwitchStorage, AcceptLoss: o.AcceptLoss, DryRun: o.dryRun, SwitchTimeout: o.WaitTimeout, Progress: bars.Update})
 	bars.Finish()
 	if res.StepResult == nil {
 		return err
@@ -96,7 +96,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 		return werr
 	}
 	p := res.Plan
-	if errors.Is(err, migrate.ErrRollbackUndone) {
+	if errors.Is(err, migration.ErrRollbackUndone) {
 		return rollbackUndone(p, o.SwitchStorage)
 	}
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -46,7 +46,7 @@ type stepOptions struct {
 	// was planned only, for its manifest.
 	held   *lifecycle.GitOps
 	args   []string
-	dryRun migrate.DryRun
+	dryRun migration.DryRun
 }
 
 // stepPlanner plans the step for a CRD and a version ("" for the one in
@@ -58,7 +58,7 @@ func (o *stepOptions) addFlags(cmd *cobra.Command) {
 	addOutputFlag(cmd, &o.Output)
 	cmd.Flags().BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "If true, keep the managedFields when printing objects in JSON or YAML format.")
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "CRD manifest file to change in place instead of the cluster (comments, key order and other documents are kept)")
-	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", migrate.DefaultSwitchTimeout, "How long to wait for a storage version switch, or its undo, to take effect on every API server the plugin reaches")
+	cmd.Flags().DurationVar(&o.WaitTimeout, "wait-timeout", migration.DefaultSwitchTimeout, "How long to wait for a storage version switch, or its undo, to take effect on every API server the plugin reaches")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Edit the live CRD even when Argo CD or Flux syncs it from a manifest (its next sync reverts the edit)")
 	o.oneConnection.addFlag(cmd)
 }
@@ -90,7 +90,7 @@ func (o *stepOptions) Complete(cmd *cobra.Command, args []string) error {
 // Validate checks the flags before anything is sent.
 func (o *stepOptions) Validate() error {
 	switch {
-	case o.Filename != "" && o.dryRun == migrate.DryRunServer:
+	case o.Filename != "" && o.dryRun == migration.DryRunServer:
 		return errors.New("--dry-run=server needs a cluster: with -f use --dry-run=client")
 	case o.WaitTimeout < 0:
 		return errors.New("--wait-timeout must not be negative")
@@ -113,11 +113,11 @@ func (o *stepOptions) target(ctx context.Context) (*apiextensionsv1.CustomResour
 // Flux syncs (its next sync would revert it): the step is planned only,
 // as a client dry run, unless --force or a dry run was asked for.
 func (o *stepOptions) holdFor(crd *apiextensionsv1.CustomResourceDefinition, editsVersions bool) {
-	if o.Force || o.dryRun != migrate.DryRunNone || !editsVersions {
+	if o.Force || o.dryRun != migration.DryRunNone || !editsVersions {
 		return
 	}
 	if o.held = lifecycle.GitOpsOwner(crd); o.held != nil {
-		o.dryRun = migrate.DryRunClient
+		o.dryRun = migration.DryRunClient
 	}
 }
 
@@ -140,7 +140,7 @@ func (o *stepOptions) heldBack(err error, in *lifecycle.Step) error {
 // sawStep remembers the CRD a step wrote: when it switched the storage
 // version, a migrate run later counts the switch grace from this moment.
 func (o *stepOptions) sawStep(res *results.StepResult) {
-	if o.dryRun == migrate.DryRunNone && res.After != nil && lifecycle.MigrationPending(res.After) {
+	if o.dryRun == migration.DryRunNone && res.After != nil && lifecycle.MigrationPending(res.After) {
 		newSightings(o.configFlags).Saw(res.After)
 	}
 }
@@ -156,7 +156,7 @@ func (o *stepOptions) reportStep(name string, res *results.StepResult) error {
 	if res.FieldsKept != "" {
 		fmt.Fprintf(o.ErrOut, "warning: the step is applied, but %s\n", report.FieldsKept(res.FieldsKept))
 	}
-	how := map[migrate.DryRun]string{migrate.DryRunNone: "applied", migrate.DryRunClient: "dry run: nothing sent", migrate.DryRunServer: "server dry run: validated, not persisted"}[o.dryRun]
+	how := map[migration.DryRun]string{migration.DryRunNone: "applied", migration.DryRunClient: "dry run: nothing sent", migration.DryRunServer: "server dry run: validated, not persisted"}[o.dryRun]
 	if o.held != nil {
 		how = "not applied: " + o.held.Tool + " syncs this CRD"
 	}
@@ -210,7 +210,7 @@ func (o *stepOptions) runOffline(ctx context.Context, plan stepPlanner, gate fun
 		return err
 	}
 	how := "dry run: file unchanged"
-	if o.dryRun != migrate.DryRunClient {
+	if o.dryRun != migration.DryRunClient {
 		if err := writeFiles(ctx, []*manifest.File{crd.File}); err != nil {
 			return err
 		}

@@ -22,9 +22,9 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/releaseplan"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -46,7 +46,7 @@ type UpgradeOptions struct {
 	fleetFlags
 
 	format report.Format
-	dryRun migrate.DryRun
+	dryRun migration.DryRun
 	// fleet is the clusters a fleet walk takes, canary first; none: one.
 	fleet   []string
 	release *manifest.Found
@@ -110,7 +110,7 @@ Exit status: 0 the release is applied and nothing is left, 3 steps remain
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories given with -f recursively")
 	addOutputFlag(cmd, &o.Output, report.FormatMarkdown)
 	addDryRunFlag(cmd, &o.DryRun, `Must be "none" or "client": with client, print the plan and change nothing`, "none", "client")
-	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migrate.DefaultSwitchGrace, "Passed to each migrate step (see migrate --help)")
+	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migration.DefaultSwitchGrace, "Passed to each migrate step (see migrate --help)")
 	o.addFleetFlags(cmd, contexts, "Walk the plan")
 	return cmd
 }
@@ -124,7 +124,7 @@ func (o *UpgradeOptions) Complete(cmd *cobra.Command, _ []string) error {
 	if o.dryRun, err = parseDryRun(o.DryRun, o.ErrOut); err != nil {
 		return err
 	}
-	if o.dryRun == migrate.DryRunServer {
+	if o.dryRun == migration.DryRunServer {
 		return errors.New(`upgrade --dry-run=server is not supported: each step depends on the writes of the one before; --dry-run=client prints the plan`)
 	}
 	if len(o.Filenames) == 0 {
@@ -195,7 +195,7 @@ func (o *UpgradeOptions) walk(ctx context.Context) error {
 			return err
 		}
 		crd, next := firstStep(plans)
-		if o.dryRun == migrate.DryRunClient || next == nil || next.Phase == lifecycle.PhaseApply || next.Decide || next.Step == nil || len(taken) == maxUpgradeSteps {
+		if o.dryRun == migration.DryRunClient || next == nil || next.Phase == lifecycle.PhaseApply || next.Decide || next.Step == nil || len(taken) == maxUpgradeSteps {
 			return o.finish(plans, taken, next)
 		}
 		line := report.Command(*next.Step)
@@ -231,7 +231,7 @@ func (o *UpgradeOptions) finish(plans []releaseplan.Planned, taken []string, nex
 	switch {
 	case r.Done:
 		return nil
-	case next != nil && next.Phase == lifecycle.PhaseApply && o.dryRun == migrate.DryRunNone && !o.format.Document():
+	case next != nil && next.Phase == lifecycle.PhaseApply && o.dryRun == migration.DryRunNone && !o.format.Document():
 		fmt.Fprintf(o.ErrOut, "upgrade: the plugin's steps before the apply are done: apply the release (%s), then run this again\n", next.Text)
 	}
 	return errAttention

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -35,7 +35,7 @@ func TestValidate(t *testing.T) {
 		{"migrate: an unknown --via", migrateWith(func(o *MigrateOptions) { o.Via = "kubectl" }), `--via must be "plugin" or "cluster"`},
 		{"migrate: --via=cluster cleans no managedFields", migrateWith(func(o *MigrateOptions) { o.Via, o.CleanManagedFields = viaCluster, true }), "--clean-managed-fields needs the plugin's own pass"},
 		{"migrate: --via=cluster always prunes", migrateWith(func(o *MigrateOptions) { o.Via, o.Prune = viaCluster, false }), "--prune=false is not possible with --via=cluster"},
-		{"migrate: --dry-run=client", migrateWith(func(o *MigrateOptions) { o.dryRun = migrate.DryRunClient }), `use "server"`},
+		{"migrate: --dry-run=client", migrateWith(func(o *MigrateOptions) { o.dryRun = migration.DryRunClient }), `use "server"`},
 		{"migrate: --concurrency 0", migrateWith(func(o *MigrateOptions) { o.Concurrency = 0 }), "--concurrency must be between 1 and"},
 		{"migrate: --concurrency past the bound", migrateWith(func(o *MigrateOptions) { o.Concurrency = pass.MaxConcurrency + 1 }), "--concurrency must be between 1 and"},
 		{"migrate: --parallel 0", migrateWith(func(o *MigrateOptions) { o.Parallel = 0 }), "--parallel must be at least 1"},
@@ -44,7 +44,7 @@ func TestValidate(t *testing.T) {
 		{"migrate: a negative --qps", migrateWith(func(o *MigrateOptions) { o.QPS = -1 }), "--qps and --burst must not be negative"},
 		{"promote: --conversion-from-file alone", &PromoteOptions{stepOptions: oneCluster, ConversionFromFile: true}, "--conversion-from-file needs --from-file"},
 		{"promote: an unknown stage", &PromoteOptions{stepOptions: oneCluster, To: "gone"}, `unknown stage "gone"`},
-		{"promote: -f with --dry-run=server", &PromoteOptions{stepOptions: stepOptions{Filename: "crd.yaml", dryRun: migrate.DryRunServer}}, "--dry-run=server needs a cluster"},
+		{"promote: -f with --dry-run=server", &PromoteOptions{stepOptions: stepOptions{Filename: "crd.yaml", dryRun: migration.DryRunServer}}, "--dry-run=server needs a cluster"},
 		{"promote: a negative --wait-timeout", &PromoteOptions{stepOptions: stepOptions{WaitTimeout: -time.Second}}, "--wait-timeout must not be negative"},
 		{"rollback: -f on a fleet", &RollbackOptions{stepOptions: stepOptions{Filename: "crd.yaml", clusterTarget: clusterTarget{fleetFlags: fleetFlags{Parallel: 1, AllContexts: true}}}}, "-f edits a file: no fleet"},
 		{"rollback: the defaults", &RollbackOptions{stepOptions: stepOptions{WaitTimeout: time.Minute, clusterTarget: clusterTarget{fleetFlags: fleetFlags{Parallel: 1}}}}, ""},

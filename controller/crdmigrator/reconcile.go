@@ -47,7 +47,7 @@ func (m *Migrator) reconcile(ctx context.Context, crd *apiextensionsv1.CustomRes
 		return settled
 	case doClean:
 		delete(m.deferred, crd.Name)
-		return m.cleaned(ctx, crd, migrate.CleanManagedFields(ctx, m.clients.Metadata, crd, m.opts.Migrate.Restore))
+		return m.cleaned(ctx, crd, migrate.CleanManagedFields(ctx, m.clients, crd, m.opts.Migrate.Restore))
 	case doMigrate:
 		opts := m.opts.Migrate
 		opts.KeepStoredVersions, opts.CleanManagedFields, opts.Force = !d.prune, d.clean, false
@@ -65,7 +65,7 @@ func (m *Migrator) reconcile(ctx context.Context, crd *apiextensionsv1.CustomRes
 // condition to tell. "" when there is none, or the list is not allowed
 // (the condition is then what keeps the two apart).
 func (m *Migrator) clusterMigrationPending(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) string {
-	all, err := cluster.ListClusterMigrations(ctx, m.clients.Migrations)
+	all, err := cluster.ListClusterMigrations(ctx, m.migrations)
 	if err != nil {
 		m.log.Error(err, "could not list the cluster's StorageVersionMigrations: the StorageMigrating condition alone keeps the Migrator out of their way", "crd", crd.Name)
 		return ""

@@ -1,8 +1,8 @@
-// Package migrate holds the plugin's writes to a cluster, dry runs included:
-// lifecycle steps on CRDs (Promote, Rollback), the re-store of every object
-// at the storage version (Migrate), the prune of status.storedVersions and
-// the managedFields cleanup. Each write is guarded: optimistic concurrency on
-// CRDs, a resourceVersion precondition on objects, dry run where asked.
+// Package migrate is the plugin's engine for programs that own CRDs: the
+// re-store of every object at the storage version (Migrate), the prune of
+// status.storedVersions, the managedFields cleanup (CleanManagedFields) and
+// one lifecycle step at a time (Promote, Rollback), with the same checks,
+// refusals and dry runs as the commands.
 //
 // The rule of every re-store: old→new→old is proven for each object as it is
 // written, on the server that takes the write. Either the CRD proves it for
@@ -11,5 +11,6 @@
 // resourceVersion that check read as its precondition. A record of an earlier
 // check never stands in for it.
 //
-// Operators that own CRDs start at Migrate; see the example.
+// What the calls report are the types of pkg/results; an operator starts at
+// Migrate (see the example).
 package migrate

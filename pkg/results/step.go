@@ -39,3 +39,27 @@ type StepResult struct {
 	// with it); empty when they went back.
 	FieldsKept string
 }
+
+// PromoteResult is a step taken, with what the passes around it found.
+type PromoteResult struct {
+	*StepResult
+	// Verify is the round-trip check the bridge step ran first.
+	Verify *VerifyResult
+	// Switch is the old→new→old check after a storage switch (deprecated).
+	Switch *SwitchCheck
+	// ManagedFields is the cleanup after the removed step.
+	ManagedFields *RestoreResult
+	// Reused is verify's recorded check the bridge step took instead of its own.
+	Reused *lifecycle.Verification
+	// Overridden are clients still using an unserved version, let through by PromoteOptions.DespiteClients.
+	Overridden []Client
+}
+
+// RollbackResult is a step taken back, with the check after a switch back.
+type RollbackResult struct {
+	*StepResult
+	// Switch is the new→old→new check after switching storage back.
+	Switch *SwitchCheck
+	// LossAccepted: the check found losses and the switch stands, as RollbackOptions.AcceptLoss asked.
+	LossAccepted bool
+}

@@ -31,8 +31,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
@@ -864,7 +864,7 @@ func cleanup(ctx context.Context, c conn, tg *target) (time.Duration, error) {
 		return 0, err
 	}
 	start := time.Now()
-	res := migrate.CleanManagedFields(ctx, c.meta, crd, migrate.RestoreOptions{})
+	res := migration.CleanManagedFields(ctx, c.meta, crd, migration.RestoreOptions{})
 	// Every object had an entry to drop: each one was written.
 	if !res.Complete() || res.Listed == 0 || res.Rewritten != res.Listed {
 		return 0, fmt.Errorf("cleanup: %d listed, %d cleaned, %d unchanged, stopped %q", res.Listed, res.Rewritten, res.Unchanged, res.Stopped)

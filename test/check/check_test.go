@@ -21,8 +21,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -40,7 +40,7 @@ func gadgetSchema(edit func(spec *apiextensionsv1.JSONSchemaProps)) *apiextensio
 }
 
 // startSandbox starts a sandbox: the fixtures' clients and the plugin's.
-func startSandbox(t *testing.T) (fixtures.Clients, migrate.Clients) {
+func startSandbox(t *testing.T) (fixtures.Clients, migration.Clients) {
 	t.Helper()
 	cfg := sandbox.StartT(t, sandbox.Options{}).RestConfig()
 	cfg.QPS, cfg.Burst = -1, 0
@@ -48,7 +48,7 @@ func startSandbox(t *testing.T) (fixtures.Clients, migrate.Clients) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := migrate.NewClients(cfg)
+	c, err := migration.NewClients(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func startSandbox(t *testing.T) (fixtures.Clients, migrate.Clients) {
 
 // liveGadgets starts a sandbox with a gadgets CRD (v1, gadgetSchema) and
 // its objects.
-func liveGadgets(t *testing.T, objs []fixtures.Object) (migrate.Clients, *apiextensionsv1.CustomResourceDefinition) {
+func liveGadgets(t *testing.T, objs []fixtures.Object) (migration.Clients, *apiextensionsv1.CustomResourceDefinition) {
 	t.Helper()
 	fx, c := startSandbox(t)
 	live := fixtures.CRD("example.com", "Gadget", "gadgets", apiextensionsv1.NamespaceScoped, false, fixtures.Version{Name: "v1", Served: true, Storage: true})
@@ -276,7 +276,7 @@ func TestCheckSaysClientSideApplyIsRefusedPastTheAnnotationLimit(t *testing.T) {
 // answer to the owner's apply is the conflict.
 func TestCheckSendsTheManifestAsItsServerSideApplyOwnerDoes(t *testing.T) {
 	sb := sandbox.StartT(t, sandbox.Options{})
-	c, err := migrate.NewClients(sb.RestConfig())
+	c, err := migration.NewClients(sb.RestConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestCheckSendsTheManifestAsItsServerSideApplyOwnerDoes(t *testing.T) {
 // managedFields as they were.
 func TestCheckAppliesAsTheOwnersPersistNothing(t *testing.T) {
 	sb := sandbox.StartT(t, sandbox.Options{})
-	c, err := migrate.NewClients(sb.RestConfig())
+	c, err := migration.NewClients(sb.RestConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestCheckAppliesAsTheOwnersPersistNothing(t *testing.T) {
 // objects' list; status gives the reason from the CRD's conditions.
 func TestCheckOfACRDTheAPIServerDoesNotServe(t *testing.T) {
 	sb := sandbox.StartT(t, sandbox.Options{})
-	c, err := migrate.NewClients(sb.RestConfig())
+	c, err := migration.NewClients(sb.RestConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -25,7 +25,7 @@ import (
 // four, whose discovery reads reach only the first server, as the three
 // reads of a switch check may all miss the late server, and the release of
 // the late server's watch.
-func (s *switched) withLateServer(t *testing.T) (migrate.Clients, func()) {
+func (s *switched) withLateServer(t *testing.T) (migration.Clients, func()) {
 	t.Helper()
 	cfgs := []*rest.Config{s.sb.RestConfig()}
 	for range 2 {
@@ -53,13 +53,13 @@ func (s *switched) withLateServer(t *testing.T) (migrate.Clients, func()) {
 
 // balancedClients are clients through a connection-balancing proxy in
 // front of cfgs, whose discovery reads reach only the first server.
-func balancedClients(t *testing.T, cfgs []*rest.Config) migrate.Clients {
+func balancedClients(t *testing.T, cfgs []*rest.Config) migration.Clients {
 	t.Helper()
-	c, err := migrate.NewClients(sandbox.BalanceT(t, cfgs...).RestConfig())
+	c, err := migration.NewClients(sandbox.BalanceT(t, cfgs...).RestConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := migrate.NewClients(cfgs[0])
+	first, err := migration.NewClients(cfgs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestMigrateWritesOnlyThroughServersThatSwitched(t *testing.T) {
 	s := newUnswitched(t, sandbox.Options{}, legacyWidgets(n), func(*apiextensionsv1.CustomResourceDefinition) {})
 	c, release := s.withLateServer(t)
 	before := s.contents(t)
-	res, err := migrate.Migrate(t.Context(), c, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), c, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestMigrateWritesOnlyThroughServersThatSwitched(t *testing.T) {
 		t.Errorf("pruned %v (%s: %s) while a server still stores at v1beta1: want no prune", res.Pruned, res.PruneReason, res.PruneSkipped)
 	}
 	release()
-	again, err := migrate.Migrate(t.Context(), c, s.crd, opts())
+	again, err := migration.Migrate(t.Context(), c, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestMigrateChecksOnTheServerItWritesThrough(t *testing.T) {
 	s := newUnswitched(t, sandbox.Options{}, legacyWidgets(n), dropLegacyFromV1)
 	holding := s.etcdHolding(t, "legacy")
 	c, _ := s.withLateServer(t)
-	res, err := migrate.Migrate(t.Context(), c, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), c, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}

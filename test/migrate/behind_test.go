@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -30,7 +30,7 @@ func TestMigrateWithAServerOneGenerationBehind(t *testing.T) {
 	const n = 24
 	for _, tc := range []struct {
 		name    string
-		clients func(*testing.T, []*rest.Config) migrate.Clients
+		clients func(*testing.T, []*rest.Config) migration.Clients
 		// told: the servers can be told apart, and the pass goes through
 		// the three that serve the hotfix; else nothing is written.
 		told bool
@@ -44,11 +44,11 @@ func TestMigrateWithAServerOneGenerationBehind(t *testing.T) {
 			cfgs := s.behindByAHotfix(t)
 			o := opts()
 			o.SwitchTimeout = 3 * time.Second
-			res, err := migrate.Migrate(t.Context(), tc.clients(t, cfgs), s.crd, o)
+			res, err := migration.Migrate(t.Context(), tc.clients(t, cfgs), s.crd, o)
 			switch {
 			case tc.told && err != nil:
 				t.Fatal(err)
-			case !tc.told && !errors.Is(err, migrate.ErrSwitchNotInEffect):
+			case !tc.told && !errors.Is(err, migration.ErrSwitchNotInEffect):
 				t.Fatalf("%+v, %v: want no write while the servers behind one certificate disagree", res, err)
 			case !tc.told:
 				res = &results.Result{}

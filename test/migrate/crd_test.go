@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -33,7 +33,7 @@ func TestPromoteReplansOnConcurrentEdit(t *testing.T) {
 			t.Errorf("concurrent edit: %v", err)
 		}
 	})
-	res, err := migrate.Promote(t.Context(), edited, crd.Name, migrate.PromoteOptions{Version: "v1", To: lifecycle.StageBlocked, DespiteClients: sharedMetric})
+	res, err := migration.Promote(t.Context(), edited, crd.Name, migration.PromoteOptions{Version: "v1", To: lifecycle.StageBlocked, DespiteClients: sharedMetric})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,17 +60,17 @@ func TestPromoteReplansOnConcurrentEdit(t *testing.T) {
 // CRD is one step along, not two.
 func TestPromoteRefusesToGoFurtherThanPlanned(t *testing.T) {
 	sb, c, crd := deprecatedWidgets(t)
-	other, err := migrate.NewClients(sb.RestConfig())
+	other, err := migration.NewClients(sb.RestConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	edited := editingBeforeFirstStepWrite(t, sb.RestConfig(), func() {
-		if _, err := migrate.Promote(t.Context(), other, crd.Name, migrate.PromoteOptions{Version: "v1", DespiteClients: sharedMetric}); err != nil {
+		if _, err := migration.Promote(t.Context(), other, crd.Name, migration.PromoteOptions{Version: "v1", DespiteClients: sharedMetric}); err != nil {
 			t.Errorf("the other client's step: %v", err)
 		}
 	})
-	_, err = migrate.Promote(t.Context(), edited, crd.Name, migrate.PromoteOptions{Version: "v1", DespiteClients: sharedMetric})
-	if !errors.Is(err, migrate.ErrChangedMeanwhile) || !strings.Contains(err.Error(), "blocked of v1 was planned from deprecated, and is now blocked") {
+	_, err = migration.Promote(t.Context(), edited, crd.Name, migration.PromoteOptions{Version: "v1", DespiteClients: sharedMetric})
+	if !errors.Is(err, migration.ErrChangedMeanwhile) || !strings.Contains(err.Error(), "blocked of v1 was planned from deprecated, and is now blocked") {
 		t.Fatalf("err = %v, want the step refused as changed meanwhile", err)
 	}
 	got, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), crd.Name, metav1.GetOptions{})
@@ -89,11 +89,11 @@ func TestPromoteRefusesToGoFurtherThanPlanned(t *testing.T) {
 // A server dry run goes through validation and persists nothing.
 func TestPromoteServerDryRunPersistsNothing(t *testing.T) {
 	sb, c, created := deprecatedWidgets(t)
-	mc, err := migrate.NewClients(sb.RestConfig())
+	mc, err := migration.NewClients(sb.RestConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := migrate.Promote(t.Context(), mc, created.Name, migrate.PromoteOptions{Version: "v1", DryRun: migrate.DryRunServer, DespiteClients: sharedMetric})
+	res, err := migration.Promote(t.Context(), mc, created.Name, migration.PromoteOptions{Version: "v1", DryRun: migration.DryRunServer, DespiteClients: sharedMetric})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestPromoteServerDryRunPersistsNothing(t *testing.T) {
 // of a CRD's spec (the step's update) waits until edit, another client's
 // write, is done: the moment between the step's read and its write, made
 // certain.
-func editingBeforeFirstStepWrite(t *testing.T, cfg *rest.Config, edit func()) migrate.Clients {
+func editingBeforeFirstStepWrite(t *testing.T, cfg *rest.Config, edit func()) migration.Clients {
 	t.Helper()
 	cfg = rest.CopyConfig(cfg)
 	var once sync.Once
@@ -125,7 +125,7 @@ func editingBeforeFirstStepWrite(t *testing.T, cfg *rest.Config, edit func()) mi
 			return rt.RoundTrip(req)
 		})
 	})
-	c, err := migrate.NewClients(cfg)
+	c, err := migration.NewClients(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -87,7 +87,7 @@ func TestMigrateTakesADefaultTheNewVersionAddsAsNoLoss(t *testing.T) {
 	if c := stored(); c["longhorn.io/v1beta1"] != n {
 		t.Fatalf("setup: etcd %v, want the %d objects at v1beta1", c, n)
 	}
-	clients := migrate.Clients{Clients: cluster.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic}}
+	clients := migration.Clients{Clients: cluster.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic}}
 	if clients.Metadata, err = metadata.NewForConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestMigrateTakesADefaultTheNewVersionAddsAsNoLoss(t *testing.T) {
 	o := opts()
 	var told []string
 	o.Notify = func(msg string) { told = append(told, msg) }
-	res, err := migrate.Migrate(t.Context(), clients, crd.Name, o)
+	res, err := migration.Migrate(t.Context(), clients, crd.Name, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -42,8 +42,8 @@ func TestMigrateReportsRejectedObjectsAndDoesNotPrune(t *testing.T) {
 
 	// The preflight finds them and writes nothing.
 	o := opts()
-	o.Restore.DryRun = migrate.DryRunServer
-	dry, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	o.Restore.DryRun = migration.DryRunServer
+	dry, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestMigrateReportsRejectedObjectsAndDoesNotPrune(t *testing.T) {
 		t.Fatalf("dry run: %+v, etcd %v -> %v", dry.RestoreResult, before, s.stored(t))
 	}
 
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestMigrateStopsWhenConversionsStartFailing(t *testing.T) {
 			once.Do(func() { wh.SetMode(convwebhook.Failing) })
 		}
 	}
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestMigrateStopsWhenConversionsStartFailing(t *testing.T) {
 		t.Errorf("%d of %d objects attempted after conversions failed", attempted, n)
 	}
 	wh.SetMode(convwebhook.Correct)
-	again, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	again, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil || !again.Complete() || !again.Pruned {
 		t.Fatalf("rerun: %+v %v", again, err)
 	}
@@ -123,14 +123,14 @@ func TestMigrateInterruptedThenRerun(t *testing.T) {
 			cancel() // Ctrl-C
 		}
 	}
-	res, err := migrate.Migrate(ctx, s.clients, s.crd, o)
+	res, err := migration.Migrate(ctx, s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(res.Stopped, "interrupted") || res.Pruned || res.Failed != 0 || res.Rewritten >= n {
 		t.Fatalf("interrupted run: %+v", res)
 	}
-	again, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	again, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	// Writes in flight at the interrupt were abandoned: the server may have
 	// made them without the first run seeing it, so up to Concurrency
 	// objects are counted by neither run.
@@ -156,7 +156,7 @@ func TestMigrateAPIServerGoneMidRun(t *testing.T) {
 			once.Do(func() { _ = s.sb.StopAPIServer() })
 		}
 	}
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestMigrateAPIServerGoneMidRun(t *testing.T) {
 	if err := s.sb.StartAPIServer(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	again, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	again, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil || !again.Complete() || !again.Pruned {
 		t.Fatalf("rerun: %+v %v", again, err)
 	}
@@ -194,7 +194,7 @@ func TestMigrateRidesOutAPIServerRestart(t *testing.T) {
 			once.Do(func() { go func() { restarted <- s.sb.RestartAPIServer(t.Context()) }() })
 		}
 	}
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestMigrateWithConcurrentWriters(t *testing.T) {
 			_ = ri.Namespace(old.Namespace).Delete(ctx, old.Name, metav1.DeleteOptions{})
 		}
 	}()
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	stop()
 	wg.Wait()
 	if err != nil || !res.Complete() {

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -31,13 +31,13 @@ import (
 func TestBridgeIsNotRecordedWithTheProofOfAnotherGeneration(t *testing.T) {
 	s, lossy := endpointsThroughCorrectConverter(t)
 	var upgrade sync.Once
-	_, err := migrate.Promote(t.Context(), s.clients, s.crd, migrate.PromoteOptions{Version: "v2", Progress: func(_ string, done, total int64) {
+	_, err := migration.Promote(t.Context(), s.clients, s.crd, migration.PromoteOptions{Version: "v2", Progress: func(_ string, done, total int64) {
 		if done < endpointObjects || done != total {
 			return
 		}
 		upgrade.Do(func() { s.upgradeConverter(t, lossy) })
 	}})
-	if !errors.Is(err, migrate.ErrNotBridgeable) {
+	if !errors.Is(err, migration.ErrNotBridgeable) {
 		t.Errorf("bridge across a converter upgrade: %v, want it checked again and refused", err)
 	}
 	now, err := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
@@ -98,16 +98,16 @@ func (s *switched) upgradeConverter(t *testing.T, to *convwebhook.Webhook) {
 // every port lost on v1→v2→v1, and switches back.
 func TestASwitchIsNotLeftStandingOnTheCheckOfAnotherGeneration(t *testing.T) {
 	s, lossy := endpointsThroughCorrectConverter(t)
-	if _, err := migrate.Promote(t.Context(), s.clients, s.crd, migrate.PromoteOptions{Version: "v2"}); err != nil {
+	if _, err := migration.Promote(t.Context(), s.clients, s.crd, migration.PromoteOptions{Version: "v2"}); err != nil {
 		t.Fatalf("bridge: %v", err)
 	}
 	var upgrade sync.Once
-	res, err := migrate.Promote(t.Context(), s.clients, s.crd, migrate.PromoteOptions{Version: "v2", Progress: func(_ string, done, total int64) {
+	res, err := migration.Promote(t.Context(), s.clients, s.crd, migration.PromoteOptions{Version: "v2", Progress: func(_ string, done, total int64) {
 		if done >= endpointObjects && done == total {
 			upgrade.Do(func() { s.upgradeConverter(t, lossy) })
 		}
 	}})
-	if !errors.Is(err, migrate.ErrSwitchedBack) {
+	if !errors.Is(err, migration.ErrSwitchedBack) {
 		t.Fatalf("the switch across a converter upgrade: %v (check %+v), want it checked again and switched back", err, res.Switch)
 	}
 	now, err := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})

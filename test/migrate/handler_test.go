@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
@@ -48,7 +48,7 @@ func TestMigrateAsksTheHandlerNotTheCRDRead(t *testing.T) {
 			}
 			o := opts()
 			o.SwitchTimeout = 5 * time.Second
-			res, err := migrate.Migrate(t.Context(), balancedClients(t, cfgs), s.crd, o)
+			res, err := migration.Migrate(t.Context(), balancedClients(t, cfgs), s.crd, o)
 			if err != nil {
 				t.Fatal(err)
 			}

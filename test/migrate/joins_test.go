@@ -8,7 +8,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -62,12 +62,12 @@ func TestMigrateAsksEveryServerAgainBeforeThePrune(t *testing.T) {
 			if err := p.JoinWhen(firstRestore, cfgs[3]); err != nil {
 				t.Fatal(err)
 			}
-			c, err := migrate.NewClients(p.RestConfig())
+			c, err := migration.NewClients(p.RestConfig())
 			if err != nil {
 				t.Fatal(err)
 			}
 			before := s.contents(t)
-			res, err := migrate.Migrate(t.Context(), c, s.crd, opts())
+			res, err := migration.Migrate(t.Context(), c, s.crd, opts())
 			if err != nil {
 				t.Fatal(err)
 			}

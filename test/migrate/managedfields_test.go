@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -57,7 +57,7 @@ func newSSAWidgets(t *testing.T) *ssaWidgets {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := migrate.Migrate(t.Context(), migrate.Clients{Clients: cluster.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic, Metadata: w.meta, Discovery: disc}}, crd.Name, opts())
+	res, err := migration.Migrate(t.Context(), migration.Clients{Clients: cluster.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic, Metadata: w.meta, Discovery: disc}}, crd.Name, opts())
 	if err != nil || !res.Pruned {
 		t.Fatalf("migrate: %+v %v", res, err)
 	}
@@ -131,7 +131,7 @@ func TestCleanManagedFieldsMendsServerSideApply(t *testing.T) {
 	if err := w.apply("v2", map[string]any{"a": "2"}, true); !broken(err) {
 		t.Fatalf("apply before cleaning: %v, want the conversion error of kubernetes#111937", err)
 	}
-	cleaned := migrate.CleanManagedFields(t.Context(), w.meta, current, migrate.RestoreOptions{Concurrency: 2, PageSize: 10})
+	cleaned := migration.CleanManagedFields(t.Context(), w.meta, current, migration.RestoreOptions{Concurrency: 2, PageSize: 10})
 	if !cleaned.Complete() || cleaned.Rewritten != 1 {
 		t.Fatalf("clean: %+v", cleaned)
 	}
@@ -150,7 +150,7 @@ func TestCleanManagedFieldsMendsServerSideApply(t *testing.T) {
 		}
 	}
 	// A second pass finds nothing to clean.
-	if again := migrate.CleanManagedFields(t.Context(), w.meta, current, migrate.RestoreOptions{Concurrency: 2, PageSize: 10}); again.Rewritten != 0 || again.Unchanged != 1 {
+	if again := migration.CleanManagedFields(t.Context(), w.meta, current, migration.RestoreOptions{Concurrency: 2, PageSize: 10}); again.Rewritten != 0 || again.Unchanged != 1 {
 		t.Errorf("second pass: %+v", again)
 	}
 }
@@ -162,7 +162,7 @@ func TestCleanManagedFieldsMendsServerSideApply(t *testing.T) {
 func TestCleanManagedFieldsBeforeTheRemovalKeepsTheOwner(t *testing.T) {
 	w := newSSAWidgets(t)
 	unserved := w.v1(func(v *apiextensionsv1.CustomResourceDefinitionVersion) bool { v.Served = false; return true })
-	if cleaned := migrate.CleanManagedFields(t.Context(), w.meta, unserved, migrate.RestoreOptions{Concurrency: 2}); !cleaned.Complete() || cleaned.Rewritten != 1 {
+	if cleaned := migration.CleanManagedFields(t.Context(), w.meta, unserved, migration.RestoreOptions{Concurrency: 2}); !cleaned.Complete() || cleaned.Rewritten != 1 {
 		t.Fatalf("clean: %+v", cleaned)
 	}
 	// Whether or not the server has swapped its handlers yet, the apply

@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -30,7 +30,7 @@ import (
 type switched struct {
 	sb      *sandbox.Sandbox
 	fx      fixtures.Clients
-	clients migrate.Clients
+	clients migration.Clients
 	crd     string
 	gvr     schema.GroupVersionResource
 }
@@ -92,7 +92,7 @@ func newWidgets(t *testing.T, opts sandbox.Options, crd *apiextensionsv1.CustomR
 		t.Fatal(err)
 	}
 	s := &switched{sb: sb, fx: fx, crd: crd.Name, gvr: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}}
-	s.clients = migrate.Clients{Clients: cluster.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic}}
+	s.clients = migration.Clients{Clients: cluster.Clients{CRDs: fx.CRDs, Dynamic: fx.Dynamic}}
 	if s.clients.Metadata, err = metadata.NewForConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +138,8 @@ func (s *switched) contents(t *testing.T) map[string]string {
 
 // opts are the options of most tests: no switch grace, since no write is
 // in flight across their switches (the grace has tests of its own).
-func opts() migrate.Options {
-	return migrate.Options{Restore: migrate.RestoreOptions{Concurrency: 8, PageSize: 50}, SwitchTimeout: 30 * time.Second, SwitchGrace: migrate.NoSwitchGrace}
+func opts() migration.Options {
+	return migration.Options{Restore: migration.RestoreOptions{Concurrency: 8, PageSize: 50}, SwitchTimeout: 30 * time.Second, SwitchGrace: migration.NoSwitchGrace}
 }
 
 func TestMigrateReStoresEveryObjectAndPrunes(t *testing.T) {
@@ -150,7 +150,7 @@ func TestMigrateReStoresEveryObjectAndPrunes(t *testing.T) {
 		t.Fatalf("setup: nothing stored at v1beta1: %v", c)
 	}
 
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestMigrateReStoresEveryObjectAndPrunes(t *testing.T) {
 	}
 
 	// A second pass finds every object already at v1: the proof prune uses.
-	again, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	again, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestMigratePruneFalseLeavesStoredVersions(t *testing.T) {
 	s := newSwitched(t, sandbox.Options{}, 20, nil)
 	o := opts()
 	o.KeepStoredVersions = true
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil || res.Pruned || res.PruneSkipped != "not asked to prune" {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -217,7 +217,7 @@ func TestMigrateDoesNotPruneWhenTheCRDChanged(t *testing.T) {
 			}
 		})
 	}
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestMigrateSurvivesExpiredContinueToken(t *testing.T) {
 			})
 		}
 	}
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestMigrateWithConversionWebhookDown(t *testing.T) {
 	before := s.stored(t)
 
 	wh.SetMode(convwebhook.Failing)
-	if _, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts()); !errors.Is(err, results.ErrWebhookUnavailable) || !strings.Contains(err.Error(), "widgets.example.com") {
+	if _, err := migration.Migrate(t.Context(), s.clients, s.crd, opts()); !errors.Is(err, results.ErrWebhookUnavailable) || !strings.Contains(err.Error(), "widgets.example.com") {
 		t.Fatalf("migrate with the webhook down: %v", err)
 	}
 	if after := s.stored(t); fmt.Sprint(after) != fmt.Sprint(before) {
@@ -275,7 +275,7 @@ func TestMigrateWithConversionWebhookDown(t *testing.T) {
 	}
 
 	wh.SetMode(convwebhook.Correct)
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil || !res.Complete() || !res.Pruned {
 		t.Fatalf("rerun: %+v %v", res, err)
 	}
@@ -303,7 +303,7 @@ func TestMigrateRefusesWhileTheClusterMigrates(t *testing.T) {
 	}
 	before := s.stored(t)
 
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err == nil || !strings.Contains(err.Error(), "StorageMigrating=True") || res != nil {
 		t.Fatalf("migrate while the cluster migrates: %+v %v", res, err)
 	}
@@ -313,7 +313,7 @@ func TestMigrateRefusesWhileTheClusterMigrates(t *testing.T) {
 
 	o := opts()
 	o.Force = true
-	res, err = migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err = migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil || !res.Complete() || res.Rewritten != n || res.Pruned || !strings.Contains(res.PruneSkipped, "StorageMigrating=True") {
 		t.Fatalf("--force: %+v %v", res, err)
 	}
@@ -330,7 +330,7 @@ func TestMigrateGentleReStoresEveryObject(t *testing.T) {
 	s := newSwitched(t, sandbox.Options{}, n, nil)
 	o := opts()
 	o.Restore.Gentle = true
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,14 +354,14 @@ func TestMigrateRefusesADryRunItDoesNotKnow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []migrate.DryRun{"All", "bogus"} {
+	for _, d := range []migration.DryRun{"All", "bogus"} {
 		o := opts()
 		o.Restore.DryRun = d
-		res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
-		if !errors.Is(err, migrate.ErrInvalidDryRun) {
+		res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
+		if !errors.Is(err, migration.ErrInvalidDryRun) {
 			t.Errorf("DryRun %q: %+v, %v; want ErrInvalidDryRun", d, res, err)
 		}
-		if res, err := migrate.PruneUnproven(t.Context(), s.clients, crd.Name, o); !errors.Is(err, migrate.ErrInvalidDryRun) {
+		if res, err := migration.PruneUnproven(t.Context(), s.clients, crd.Name, o); !errors.Is(err, migration.ErrInvalidDryRun) {
 			t.Errorf("PruneUnproven with DryRun %q: %+v, %v; want ErrInvalidDryRun", d, res, err)
 		}
 	}

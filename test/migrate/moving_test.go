@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -53,7 +53,7 @@ func midPass(t *testing.T, s *switched, edit func()) *results.Result {
 			}
 		})
 	}
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,19 +195,19 @@ func TestAnUndoPutsBackWhatItsStepChangedWhateverElseChanged(t *testing.T) {
 	crd.Spec.Versions[2].Schema = specSchema("hostPort")
 	s := newWidgets(t, sandbox.Options{}, crd, legacyWidgets(n))
 	holding := s.etcdHolding(t, "legacy")
-	if _, err := migrate.Promote(t.Context(), s.clients, s.crd, migrate.PromoteOptions{Version: "v1"}); err != nil {
+	if _, err := migration.Promote(t.Context(), s.clients, s.crd, migration.PromoteOptions{Version: "v1"}); err != nil {
 		t.Fatalf("bridge: %v", err)
 	}
 	var once sync.Once
-	opts := migrate.PromoteOptions{Version: "v1", To: lifecycle.StageDeprecated, Progress: func(task string, _, _ int64) {
+	opts := migration.PromoteOptions{Version: "v1", To: lifecycle.StageDeprecated, Progress: func(task string, _, _ int64) {
 		once.Do(func() {
 			s.editCRD(t, func(crd *apiextensionsv1.CustomResourceDefinition) {
 				crd.Spec.Versions = slices.DeleteFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == "v1alpha1" })
 			})
 		})
 	}}
-	_, err := migrate.Promote(t.Context(), s.clients, s.crd, opts)
-	if !errors.Is(err, migrate.ErrSwitchedBack) {
+	_, err := migration.Promote(t.Context(), s.clients, s.crd, opts)
+	if !errors.Is(err, migration.ErrSwitchedBack) {
 		t.Fatalf("promote --to deprecated: %v, want it switched back", err)
 	}
 	now, err := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})

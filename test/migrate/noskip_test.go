@@ -17,9 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -106,7 +106,7 @@ func TestCleanupLeavesTheObjectsTheCheckLeft(t *testing.T) {
 	o := opts()
 	o.CleanManagedFields = true
 	for run := 1; run <= 2; run++ {
-		res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+		res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestMigrateChecksAnUnservedVersionAtItself(t *testing.T) {
 		if got := s.holding(t, "v3", "x"); got != n {
 			t.Fatalf("setup: %d objects show x at v3", got)
 		}
-		res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+		res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestMigrateChecksAnUnservedVersionAtItself(t *testing.T) {
 	})
 	t.Run("only the storage version is served", func(t *testing.T) {
 		s := newThree(t, false)
-		res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+		res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +193,7 @@ func TestMigrateChecksAnUnservedVersionAtItself(t *testing.T) {
 // stored at: blocked comes after migrate and prune.
 func TestPromoteToBlockedNeedsTheMigration(t *testing.T) {
 	s := newSwitched(t, sandbox.Options{}, 4, nil)
-	_, err := migrate.Promote(t.Context(), s.clients, s.crd, migrate.PromoteOptions{Version: "v1", To: lifecycle.StageBlocked, DespiteClients: sharedMetric})
+	_, err := migration.Promote(t.Context(), s.clients, s.crd, migration.PromoteOptions{Version: "v1", To: lifecycle.StageBlocked, DespiteClients: sharedMetric})
 	var refusal *lifecycle.Refusal
 	if !errors.As(err, &refusal) || refusal.Instead == nil || !reflect.DeepEqual(*refusal.Instead, *lifecycle.MigrateStep(s.crd)) {
 		t.Fatalf("promote --to blocked with v1beta1 in storedVersions: %v, want a refusal naming migrate", err)
@@ -206,7 +206,7 @@ func TestPromoteToBlockedNeedsTheMigration(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts()); err != nil {
+	if _, err := migration.Migrate(t.Context(), s.clients, s.crd, opts()); err != nil {
 		t.Fatal(err)
 	}
 	s.promote(t, lifecycle.StageBlocked)
@@ -246,7 +246,7 @@ func TestMigrateReStoresOnceMoreWhenThePassOutlastsTheGrace(t *testing.T) {
 			}
 		}
 	}
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil || landed != nil {
 		t.Fatalf("migrate: %v; the late write: %v", err, landed)
 	}
@@ -269,7 +269,7 @@ func TestMigrateThroughAConverterThatWillNotExpressAnObjectAtTheOldVersion(t *te
 	s := newRefusing(t, n, "a-0", "a-1")
 	o := opts()
 	o.Restore.PageSize = 4
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestTheSwitchCheckTakesARefusalAsNotStoredThere(t *testing.T) {
 // v1beta1: it answered each time, with a no, so migrate goes on.
 func TestMigrateWhenTheConverterRefusesEveryObjectItIsAskedAbout(t *testing.T) {
 	s := newRefusing(t, 0, "a-0", "a-1")
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func TestMigrateNamesPersistedDefaults(t *testing.T) {
 		}
 		told = append(told, msg)
 	}
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil || !res.Pruned {
 		t.Fatalf("%+v %v", res, err)
 	}

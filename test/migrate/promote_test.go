@@ -7,8 +7,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -27,14 +27,14 @@ func TestPromoteWalksTheLifecycle(t *testing.T) {
 	s := newUnswitched(t, sandbox.Options{}, objs, func(*apiextensionsv1.CustomResourceDefinition) {})
 
 	var tasks []string
-	opts := migrate.PromoteOptions{DespiteClients: sharedMetric, Progress: func(task string, done, total int64) {
+	opts := migration.PromoteOptions{DespiteClients: sharedMetric, Progress: func(task string, done, total int64) {
 		if len(tasks) == 0 || tasks[len(tasks)-1] != task {
 			tasks = append(tasks, task)
 		}
 	}}
-	step := func(want lifecycle.Stage) *migrate.PromoteResult {
+	step := func(want lifecycle.Stage) *results.PromoteResult {
 		t.Helper()
-		res, err := migrate.Promote(t.Context(), s.clients, s.crd, opts)
+		res, err := migration.Promote(t.Context(), s.clients, s.crd, opts)
 		if err != nil {
 			t.Fatalf("promote to %s: %v", want, err)
 		}
@@ -52,10 +52,10 @@ func TestPromoteWalksTheLifecycle(t *testing.T) {
 	if deprecated.Switch == nil || !deprecated.Switch.Holds() || deprecated.Switch.Back != nil {
 		t.Fatalf("switch check: %+v", deprecated.Switch)
 	}
-	if _, err := migrate.Promote(t.Context(), s.clients, s.crd, opts); err == nil {
+	if _, err := migration.Promote(t.Context(), s.clients, s.crd, opts); err == nil {
 		t.Fatal("blocked was taken with v1beta1 still in storedVersions")
 	}
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, migrate.Options{SwitchGrace: -1})
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, migration.Options{SwitchGrace: -1})
 	if err != nil || !res.Pruned || res.Rewritten != n {
 		t.Fatalf("migrate: %+v, %v", res, err)
 	}

@@ -9,9 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -36,9 +36,9 @@ func widgets(n int) []fixtures.Object {
 // (test/e2e/blocked_test.go), one client at a time.
 var sharedMetric = []string{usage.Requests}
 
-func (s *switched) promote(t *testing.T, to lifecycle.Stage) *migrate.PromoteResult {
+func (s *switched) promote(t *testing.T, to lifecycle.Stage) *results.PromoteResult {
 	t.Helper()
-	res, err := migrate.Promote(t.Context(), s.clients, s.crd, migrate.PromoteOptions{Version: "v1", To: to, DespiteClients: sharedMetric})
+	res, err := migration.Promote(t.Context(), s.clients, s.crd, migration.PromoteOptions{Version: "v1", To: to, DespiteClients: sharedMetric})
 	if err != nil {
 		t.Fatalf("promote v1 --to %s: %v", to, err)
 	}
@@ -80,7 +80,7 @@ func TestMigrateChecksTheObjectAWriteLandedOnAfterTheSwitchCheck(t *testing.T) {
 		t.Fatalf("setup: the late write landed at %s (%d objects with spec.legacy): want v1beta1, 1", got, s.legacyAtV1beta1(t))
 	}
 
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestMigrateChecksThroughTheWebhookThatWrites(t *testing.T) {
 	}
 	wh.SetMode(convwebhook.DropsLegacy)
 
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestMigrateGraceIsNotEndedByManagedFieldsTimes(t *testing.T) {
 			late.land(t)
 		}
 	}
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if !landed {
 		late.land(t)
 	}
@@ -194,7 +194,7 @@ func TestMigrateGraceIsNotEndedByManagedFieldsTimes(t *testing.T) {
 // CRD last (an annotation, an operator's own start-up call).
 func TestMigrateDoesNotWaitWhenNothingIsPending(t *testing.T) {
 	s := newSwitched(t, sandbox.Options{}, 10, nil)
-	if res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts()); err != nil || !res.Pruned {
+	if res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts()); err != nil || !res.Pruned {
 		t.Fatalf("setup: %+v %v", res, err)
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"touched":%q}}}`, time.Now())
@@ -206,7 +206,7 @@ func TestMigrateDoesNotWaitWhenNothingIsPending(t *testing.T) {
 	o.CleanManagedFields = true
 	var notes []string
 	o.Notify = func(m string) { notes = append(notes, m) }
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil || res.PruneReason != results.PruneNothingToPrune || res.Settle != nil || len(notes) != 0 {
 		t.Fatalf("result %+v %v, notes %q: want nothing to prune and no wait", res, err, notes)
 	}

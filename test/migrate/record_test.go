@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -45,7 +45,7 @@ func TestAForgedRecordSwitchesNoStorageUnchecked(t *testing.T) {
 		{Change: lifecycle.Change{Version: "v1", Field: lifecycle.FieldStorage, From: "true", To: "false"}},
 	}}})
 	before := s.legacyAtV1beta1(t)
-	_, err := migrate.Rollback(t.Context(), s.clients, s.crd, migrate.RollbackOptions{Version: "v1", SwitchTimeout: 30 * time.Second})
+	_, err := migration.Rollback(t.Context(), s.clients, s.crd, migration.RollbackOptions{Version: "v1", SwitchTimeout: 30 * time.Second})
 	t.Logf("rollback: %v", err)
 	crd, gerr := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
 	if gerr != nil {
@@ -85,7 +85,7 @@ func TestARecordTakesOutOnlyTheVersionItsStepBroughtIn(t *testing.T) {
 		{Change: lifecycle.Change{Version: "v1alpha1", Field: lifecycle.FieldVersion, From: "", To: "added"}},
 		{Change: lifecycle.Change{Version: "v1", Field: lifecycle.FieldVersion, From: "", To: "added"}},
 	}}})
-	if _, err := migrate.Rollback(t.Context(), s.clients, s.crd, migrate.RollbackOptions{Version: "v1", SwitchTimeout: 30 * time.Second}); err != nil {
+	if _, err := migration.Rollback(t.Context(), s.clients, s.crd, migration.RollbackOptions{Version: "v1", SwitchTimeout: 30 * time.Second}); err != nil {
 		t.Fatalf("rollback v1: %v", err)
 	}
 	now, err := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})

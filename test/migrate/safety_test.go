@@ -17,9 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -116,7 +116,7 @@ func TestMigrateReStoresNothingThatOldToNewLoses(t *testing.T) {
 				t.Fatalf("setup: %v", before)
 			}
 
-			res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+			res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +146,7 @@ func TestMigrateReStoresNothingThatOldToNewLoses(t *testing.T) {
 			// loss the check showed is what happens.
 			o := opts()
 			o.AcceptLoss = true
-			res, err = migrate.Migrate(t.Context(), s.clients, s.crd, o)
+			res, err = migration.Migrate(t.Context(), s.clients, s.crd, o)
 			if err != nil || !res.Pruned || res.Proofs[0].By != results.ProofWaived {
 				t.Fatalf("--accept-loss: %+v %v", res, err)
 			}
@@ -220,7 +220,7 @@ func TestMigrateOutwaitsAWriteInFlightAcrossTheSwitch(t *testing.T) {
 				release()
 			}
 			t.Logf("switched after %s", time.Since(t0))
-			res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+			res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 			t.Logf("migrated after %s: %+v", time.Since(t0), res)
 			if err != nil || !res.Pruned {
 				t.Fatalf("migrate: %+v %v", res, err)
@@ -345,7 +345,7 @@ func TestMigrateReportsManagedFieldsDroppedNearTheSizeLimit(t *testing.T) {
 		t.Fatalf("setup: %v, managedFields %d", err, len(listed.ManagedFields))
 	}
 
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestMigrateDoesNotTrustARecordOlderThanASwitch(t *testing.T) {
 	}
 	before := s.stored(t)
 
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}

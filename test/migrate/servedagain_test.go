@@ -9,8 +9,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -51,7 +51,7 @@ func TestMigrateServesAnUnservedVersionForItsCheck(t *testing.T) {
 	if got := s.etcdHolding(t, "snapshot"); got != held {
 		t.Fatalf("setup: %d objects hold spec.snapshot in etcd, want %d", got, held)
 	}
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestMigrateServedAgainLosesNothingAndPrunes(t *testing.T) {
 	const n = 10
 	s := newReleasedUnserved(t, snapshots(n, 0))
 	before := s.contents(t)
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestMigrateServedAgainWarnsOfAGitOpsSync(t *testing.T) {
 	o := opts()
 	var told []string
 	o.Notify = func(msg string) { told = append(told, msg) }
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, o)
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, o)
 	if err != nil || !res.Pruned {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -121,7 +121,7 @@ func TestMigrateServedAgainWarnsOfAGitOpsSync(t *testing.T) {
 // prune goes through.
 func TestMigrateWithNoObjectsServesNothingAgain(t *testing.T) {
 	s := newReleasedUnserved(t, nil)
-	res, err := migrate.Migrate(t.Context(), s.clients, s.crd, opts())
+	res, err := migration.Migrate(t.Context(), s.clients, s.crd, opts())
 	if err != nil {
 		t.Fatal(err)
 	}

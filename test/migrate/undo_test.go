@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
@@ -40,7 +40,7 @@ func extraOnlyInV1(crd *apiextensionsv1.CustomResourceDefinition) {
 func TestAnUndoReturnsOnlyOnceEveryServerHasIt(t *testing.T) {
 	s := newUnswitched(t, sandbox.Options{}, widgets(4), extraOnlyInV1)
 	for _, to := range []lifecycle.Stage{lifecycle.StageBridge, lifecycle.StageDeprecated} {
-		if _, err := migrate.Promote(t.Context(), s.clients, s.crd, migrate.PromoteOptions{Version: "v1", To: to}); err != nil {
+		if _, err := migration.Promote(t.Context(), s.clients, s.crd, migration.PromoteOptions{Version: "v1", To: to}); err != nil {
 			t.Fatalf("promote to %s: %v", to, err)
 		}
 	}
@@ -66,13 +66,13 @@ func TestAnUndoReturnsOnlyOnceEveryServerHasIt(t *testing.T) {
 	// Once the check of the switch back runs, the late server has it; from
 	// then on it sees no CRD change, the undo included.
 	var hold sync.Once
-	_, err := migrate.Rollback(t.Context(), c, s.crd, migrate.RollbackOptions{SwitchTimeout: 3 * time.Second, Progress: func(string, int64, int64) {
+	_, err := migration.Rollback(t.Context(), c, s.crd, migration.RollbackOptions{SwitchTimeout: 3 * time.Second, Progress: func(string, int64, int64) {
 		hold.Do(func() {
 			waitForHash(t, cfgs[3], v1beta1)
 			late.WatchHold.Hold()
 		})
 	}})
-	if err == nil || errors.Is(err, migrate.ErrRollbackUndone) || !strings.Contains(err.Error(), "1 of the 4 API servers the connections reach do not store") ||
+	if err == nil || errors.Is(err, migration.ErrRollbackUndone) || !strings.Contains(err.Error(), "1 of the 4 API servers the connections reach do not store") ||
 		!strings.Contains(err.Error(), "a write through them is stored at v1beta1") {
 		t.Fatalf("rollback with one server late to see the undo: %v\nwant it to say that server does not store at v1 yet", err)
 	}

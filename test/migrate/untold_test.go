@@ -9,7 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
 )
 
@@ -34,9 +34,9 @@ func (s *switched) addServers(t *testing.T) (cfgs []*rest.Config, late *sandbox.
 // proxiedClients are clients through a TLS-terminating proxy in front of
 // cfgs, discovery included: every answer carries the proxy's certificate,
 // whichever server gave it.
-func proxiedClients(t *testing.T, cfgs []*rest.Config) migrate.Clients {
+func proxiedClients(t *testing.T, cfgs []*rest.Config) migration.Clients {
 	t.Helper()
-	c, err := migrate.NewClients(sandbox.TerminateTLS(t, cfgs...).RestConfig())
+	c, err := migration.NewClients(sandbox.TerminateTLS(t, cfgs...).RestConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,8 +67,8 @@ func TestMigrateThroughServersItCannotTellApart(t *testing.T) {
 			o.SwitchTimeout = 3 * time.Second
 			var told []string
 			o.Notify = func(msg string) { told = append(told, msg) }
-			res, err := migrate.Migrate(t.Context(), c, s.crd, o)
-			if !errors.Is(err, migrate.ErrSwitchNotInEffect) {
+			res, err := migration.Migrate(t.Context(), c, s.crd, o)
+			if !errors.Is(err, migration.ErrSwitchNotInEffect) {
 				t.Fatalf("migrate: %+v, %v: want it to stop before the first write", res, err)
 			}
 			if !strings.Contains(strings.Join(told, "\n"), "behind one certificate") {
@@ -95,7 +95,7 @@ func TestMigrateThroughServersItCannotTellApart(t *testing.T) {
 				late.WatchHold.Release()
 			}
 		}
-		res, err := migrate.Migrate(t.Context(), proxiedClients(t, cfgs), s.crd, o)
+		res, err := migration.Migrate(t.Context(), proxiedClients(t, cfgs), s.crd, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func (s *switched) switchedButLate(t *testing.T) ([]*rest.Config, *sandbox.Serve
 // untoldLateServer is withLateServer behind a TLS-terminating proxy: the
 // storage switch to v1 is held from the late server, and the clients
 // reach all four servers through the proxy, discovery too.
-func (s *switched) untoldLateServer(t *testing.T) migrate.Clients {
+func (s *switched) untoldLateServer(t *testing.T) migration.Clients {
 	t.Helper()
 	cfgs, _ := s.switchedButLate(t)
 	if got, old := hashOf(t, cfgs[3]), svHash("example.com", "v1beta1", "Widget"); got != old {
