@@ -13,8 +13,8 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -34,7 +34,7 @@ type CheckOptions struct {
 	AllContexts bool
 	oneConnection
 
-	format  report.Format
+	format  render.Format
 	newCRDs *manifest.Found
 	oldCRDs *manifest.Found
 }
@@ -90,7 +90,7 @@ warnings too), 1 the check itself failed.`,
 	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "CRD manifests to check: a file, a directory, or - for stdin (repeatable)")
 	cmd.Flags().StringSliceVar(&o.AgainstFile, "against-file", nil, "Compare with these manifests (file or directory) instead of the cluster")
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories given with -f and --against-file recursively")
-	addOutputFlag(cmd, &o.Output, report.FormatMarkdown)
+	addOutputFlag(cmd, &o.Output, render.FormatMarkdown)
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "Exit 3 on warnings too")
 	cmd.Flags().BoolVar(&o.Policy, "policy", false, "For CRD authors: the release rules (one lifecycle step per release, no breaking schema change) are errors, not warnings")
 	cmd.Flags().BoolVar(&o.NoObjects, "no-objects", false, "Do not validate live objects against the new schemas (only the CRDs are compared)")
@@ -103,7 +103,7 @@ warnings too), 1 the check itself failed.`,
 // old ones.
 func (o *CheckOptions) Complete(cmd *cobra.Command, _ []string) error {
 	var err error
-	if o.format, err = parseOutput(o.Output, report.FormatMarkdown); err != nil {
+	if o.format, err = parseOutput(o.Output, render.FormatMarkdown); err != nil {
 		return err
 	}
 	if len(o.Filenames) == 0 {
@@ -165,7 +165,7 @@ func (o *CheckOptions) checkFleet(ctx context.Context, contexts []string) []resu
 		f, err := o.checkCluster(ctx, inContext(o.configFlags, name), nil)
 		if err != nil {
 			f = []results.Finding{{Severity: lifecycle.SeverityError, Kind: results.FindingUnchecked, Rule: "clusterUnchecked",
-				Message: "the check could not run on this cluster: " + report.ErrorMessage(err)}}
+				Message: "the check could not run on this cluster: " + render.ErrorMessage(err)}}
 		}
 		for j := range f {
 			f[j].Cluster = name
@@ -188,11 +188,11 @@ func (o *CheckOptions) Validate() error {
 
 // Run compares and reports.
 func (o *CheckOptions) Run(ctx context.Context) error {
-	report.WriteWarnings(o.ErrOut, o.newCRDs.Warnings)
+	render.WriteWarnings(o.ErrOut, o.newCRDs.Warnings)
 	var findings []results.Finding
 	against := "cluster"
 	if o.oldCRDs != nil {
-		report.WriteWarnings(o.ErrOut, o.oldCRDs.Warnings)
+		render.WriteWarnings(o.ErrOut, o.oldCRDs.Warnings)
 		against = "files"
 		findings = check.Consequence(check.CheckFiles(o.oldCRDs.CRDs, o.newCRDs.CRDs), nil, o.Policy)
 	} else {
@@ -212,9 +212,9 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 			}
 		}
 	}
-	r := report.NewCheckReport(against, len(o.newCRDs.CRDs), findings)
+	r := render.NewCheckReport(against, len(o.newCRDs.CRDs), findings)
 	r.Width = terminalWidth(o.Out)
-	if err := report.WriteCheck(o.Out, o.format, r); err != nil {
+	if err := render.WriteCheck(o.Out, o.format, r); err != nil {
 		return err
 	}
 	if r.Errors > 0 || (o.Strict && r.Warnings > 0) {

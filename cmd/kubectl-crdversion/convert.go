@@ -14,7 +14,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/convert"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -31,7 +31,7 @@ type ConvertOptions struct {
 	InPlace    bool
 	AcceptLoss bool
 
-	format report.Format
+	format render.Format
 	// document: with --in-place, -o json|yaml given prints the report
 	// as a document instead of the table.
 	document bool
@@ -100,7 +100,7 @@ The CRDs come from the cluster, or from --crd-file without one.`,
 // Complete reads the files and the CRDs.
 func (o *ConvertOptions) Complete(cmd *cobra.Command, _ []string) error {
 	var err error
-	if o.format, err = report.ParseFormat(o.Output); err != nil || (o.format != report.FormatYAML && o.format != report.FormatJSON) {
+	if o.format, err = render.ParseFormat(o.Output); err != nil || (o.format != render.FormatYAML && o.format != render.FormatJSON) {
 		return noPrinter(o.Output, []string{"yaml", "json"})
 	}
 	o.document = o.InPlace && cmd.Flags().Changed("output")
@@ -174,23 +174,23 @@ func (o *ConvertOptions) Run(ctx context.Context) error {
 	}
 	res.Skipped = o.files.Warnings
 	if !o.InPlace {
-		files, err := convertedFiles(o.files.Files, o.format == report.FormatJSON)
+		files, err := convertedFiles(o.files.Files, o.format == render.FormatJSON)
 		if err != nil {
 			return err
 		}
-		if err := report.WriteConverted(o.Out, o.format, files); err != nil {
+		if err := render.WriteConverted(o.Out, o.format, files); err != nil {
 			return err
 		}
-		if err := report.WriteConvertSummary(o.ErrOut, res); err != nil {
+		if err := render.WriteConvertSummary(o.ErrOut, res); err != nil {
 			return err
 		}
 	} else {
 		if err := writeChanged(ctx, o.files.Files, res); err != nil {
 			return err
 		}
-		write := report.WriteConvert
+		write := render.WriteConvert
 		if o.document {
-			write = func(w io.Writer, r *results.ConvertResult) error { return report.WriteConvertReport(w, o.format, r) }
+			write = func(w io.Writer, r *results.ConvertResult) error { return render.WriteConvertReport(w, o.format, r) }
 		}
 		if err := write(o.Out, res); err != nil {
 			return err
@@ -235,18 +235,18 @@ func writeChanged(ctx context.Context, files []*manifest.File, res *results.Conv
 
 // convertedFiles are the input files as convert left them, for the report;
 // their objects are parsed only where the output prints objects.
-func convertedFiles(files []*manifest.File, objects bool) ([]report.ConvertedFile, error) {
-	out := make([]report.ConvertedFile, 0, len(files))
+func convertedFiles(files []*manifest.File, objects bool) ([]render.ConvertedFile, error) {
+	out := make([]render.ConvertedFile, 0, len(files))
 	for _, f := range files {
 		if !objects {
-			out = append(out, report.ConvertedFile{Text: f.Bytes()})
+			out = append(out, render.ConvertedFile{Text: f.Bytes()})
 			continue
 		}
 		objs, err := f.Objects()
 		if err != nil {
 			return nil, err
 		}
-		c := report.ConvertedFile{Text: f.Bytes()}
+		c := render.ConvertedFile{Text: f.Bytes()}
 		for _, o := range objs {
 			c.Objects = append(c.Objects, o.Obj)
 		}

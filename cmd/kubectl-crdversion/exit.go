@@ -12,9 +12,9 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
 // Exit codes, documented in README.md.
@@ -83,11 +83,11 @@ func execute(ctx context.Context, cmd *cobra.Command, streams genericiooptions.I
 	}
 	// One line, as kubectl prints errors (an API error may span several),
 	// then the usage hint of a flag error on its own line, as kubectl does.
-	msg, hint, _ := strings.Cut(report.ErrorMessage(err), usageHint)
+	msg, hint, _ := strings.Cut(render.ErrorMessage(err), usageHint)
 	// cobra's "Did you mean this?" goes under the error, as kubectl prints it.
 	msg, suggestions, _ := strings.Cut(msg, didYouMean)
 	msg = withAdvice(msg, err)
-	fmt.Fprintf(streams.ErrOut, "error: %s\n", report.Printable(strings.Join(strings.Fields(msg), " ")))
+	fmt.Fprintf(streams.ErrOut, "error: %s\n", render.Printable(strings.Join(strings.Fields(msg), " ")))
 	if suggestions != "" {
 		fmt.Fprintf(streams.ErrOut, "%s%s\n", strings.TrimPrefix(didYouMean, "\n"), strings.TrimRight(suggestions, "\n"))
 	}
@@ -108,9 +108,9 @@ func withAdvice(msg string, err error) string {
 	var unknown *lifecycle.UnknownVersionError
 	switch {
 	case errors.As(err, &refusal) && refusal.Instead != nil && errors.As(err, &unknown):
-		msg += "; to introduce " + unknown.Version + ": " + report.Command(*refusal.Instead)
+		msg += "; to introduce " + unknown.Version + ": " + render.Command(*refusal.Instead)
 	case errors.As(err, &refusal) && refusal.Instead != nil:
-		msg += "; run: " + report.Command(*refusal.Instead)
+		msg += "; run: " + render.Command(*refusal.Instead)
 	}
 	if h := hintFor(err); h != "" {
 		msg += " (" + h + ")"

@@ -7,7 +7,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fleet"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -26,14 +26,14 @@ func (o *MigrateOptions) runFleet(ctx context.Context, contexts []string) error 
 		return one.onCluster(ctx, failures)
 	})
 	var (
-		runs []report.ClusterRun
+		runs []render.ClusterRun
 		all  []*results.Result
 	)
 	for _, r := range rows {
-		runs = append(runs, report.ClusterRun{Cluster: r.Context, Result: string(r.State), Why: r.Why, CRDs: len(r.Value.reports), Duration: r.Took})
+		runs = append(runs, render.ClusterRun{Cluster: r.Context, Result: string(r.State), Why: r.Why, CRDs: len(r.Value.reports), Duration: r.Took})
 		all = append(all, r.Value.reports...)
 	}
-	if err := report.WriteFleetMigrate(o.Out, o.format, runs, all, o.dryRun == migration.DryRunServer); err != nil {
+	if err := render.WriteFleetMigrate(o.Out, o.format, runs, all, o.dryRun == migration.DryRunServer); err != nil {
 		return err
 	}
 	if !fleet.AllDone(rows) {
@@ -45,14 +45,14 @@ func (o *MigrateOptions) runFleet(ctx context.Context, contexts []string) error 
 // onCluster migrates o's cluster and says where it ended.
 func (o *MigrateOptions) onCluster(ctx context.Context, failures func(string, string, results.Failure)) (migrated, fleet.State, string) {
 	if err := reach(ctx, o.configFlags); err != nil {
-		return migrated{}, fleet.Failed, "unreachable: " + report.ErrorMessage(err)
+		return migrated{}, fleet.Failed, "unreachable: " + render.ErrorMessage(err)
 	}
 	if err := o.connect(); err != nil {
-		return migrated{}, fleet.Failed, report.ErrorMessage(err)
+		return migrated{}, fleet.Failed, render.ErrorMessage(err)
 	}
 	crds, err := o.targets(ctx)
 	if err != nil {
-		return migrated{}, fleet.Failed, report.ErrorMessage(err)
+		return migrated{}, fleet.Failed, render.ErrorMessage(err)
 	}
 	if len(crds) == 0 {
 		return migrated{}, fleet.Done, ""
@@ -60,7 +60,7 @@ func (o *MigrateOptions) onCluster(ctx context.Context, failures func(string, st
 	m := o.migrateEach(ctx, crds, o.pruning(), o.migration(failures))
 	switch {
 	case len(m.failed) > 0:
-		return m, fleet.Failed, report.ErrorMessage(m.err(len(crds)))
+		return m, fleet.Failed, render.ErrorMessage(m.err(len(crds)))
 	case m.attention:
 		return m, fleet.Attention, notDone(m.reports)
 	}

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fleet"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 )
 
 // reachTimeout bounds the first read of each cluster of a fleet: a context
@@ -43,17 +43,17 @@ func reach(ctx context.Context, flags *genericclioptions.ConfigFlags) error {
 
 // aimedRun is a command run on one cluster: flags aimed at it, its output
 // to streams, its document (if -o asks for one) as JSON.
-type aimedRun func(ctx context.Context, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, format report.Format) error
+type aimedRun func(ctx context.Context, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, format render.Format) error
 
 // runOnFleet runs run on each context, canary first (internal/fleet). Each
 // cluster's stdout is kept apart and printed under its name once all are
 // done; its stderr lines lead with its name. Then a row per cluster, or,
 // where -o asks for a document, one FleetReport holding each cluster's
 // own. Exit 0 only when every cluster is done.
-func runOnFleet(ctx context.Context, streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags, f fleetFlags, contexts []string, format report.Format, run aimedRun) error {
+func runOnFleet(ctx context.Context, streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags, f fleetFlags, contexts []string, format render.Format, run aimedRun) error {
 	own := format
 	if format.Document() {
-		own = report.FormatJSON
+		own = render.FormatJSON
 	}
 	var mu sync.Mutex // stderr, one line at a time
 	rows := fleet.Run(ctx, contexts, f.Parallel, func(ctx context.Context, name string) ([]byte, fleet.State, string) {
@@ -64,7 +64,7 @@ func runOnFleet(ctx context.Context, streams genericiooptions.IOStreams, flags *
 			if ctx.Err() != nil {
 				return nil, fleet.Failed, "interrupted before it was reached"
 			}
-			return nil, fleet.Failed, "unreachable: " + report.ErrorMessage(err)
+			return nil, fleet.Failed, "unreachable: " + render.ErrorMessage(err)
 		}
 		var out bytes.Buffer
 		err := run(ctx, aimed, genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut}, own)
@@ -72,13 +72,13 @@ func runOnFleet(ctx context.Context, streams genericiooptions.IOStreams, flags *
 		st, why := stateOf(err)
 		return out.Bytes(), st, why
 	})
-	runs := make([]report.ClusterRun, len(rows))
+	runs := make([]render.ClusterRun, len(rows))
 	outputs := make([][]byte, len(rows))
 	for i, r := range rows {
-		runs[i] = report.ClusterRun{Cluster: r.Context, Result: string(r.State), Why: r.Why, Duration: r.Took}
+		runs[i] = render.ClusterRun{Cluster: r.Context, Result: string(r.State), Why: r.Why, Duration: r.Took}
 		outputs[i] = r.Value
 	}
-	if err := report.WriteFleet(streams.Out, format, runs, outputs); err != nil {
+	if err := render.WriteFleet(streams.Out, format, runs, outputs); err != nil {
 		return err
 	}
 	if !fleet.AllDone(rows) {
@@ -116,7 +116,7 @@ func stateOf(err error) (fleet.State, string) {
 
 // oneLine is an error as execute prints it, on one line.
 func oneLine(err error) string {
-	return strings.Join(strings.Fields(withAdvice(report.ErrorMessage(err), err)), " ")
+	return strings.Join(strings.Fields(withAdvice(render.ErrorMessage(err), err)), " ")
 }
 
 // linesLed writes whole lines to w, each led by a cluster's name.

@@ -6,7 +6,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 )
 
 // clusterTarget is where a command that writes runs: one cluster, through
@@ -19,7 +19,7 @@ type clusterTarget struct {
 
 	// fleet is the clusters a fleet run takes, canary first; none: one.
 	fleet   []string
-	format  report.Format
+	format  render.Format
 	clients *clients
 }
 
@@ -36,7 +36,7 @@ func (t *clusterTarget) aim() error {
 // onFleet runs run on each cluster of the fleet (runOnFleet), with the
 // target aimed at that one cluster.
 func (t *clusterTarget) onFleet(ctx context.Context, run func(context.Context, clusterTarget) error) error {
-	return runOnFleet(ctx, t.IOStreams, t.configFlags, t.fleetFlags, t.fleet, t.format, func(ctx context.Context, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, format report.Format) error {
+	return runOnFleet(ctx, t.IOStreams, t.configFlags, t.fleetFlags, t.fleet, t.format, func(ctx context.Context, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, format render.Format) error {
 		one := *t
 		one.configFlags, one.IOStreams, one.format, one.fleet = flags, streams, format, nil
 		var err error

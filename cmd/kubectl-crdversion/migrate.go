@@ -15,8 +15,8 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -157,7 +157,7 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 		// (an empty report) and the sentence is for people only.
 		switch {
 		case o.format.Document():
-			return report.WriteMigrate(o.Out, o.format, nil, false)
+			return render.WriteMigrate(o.Out, o.format, nil, false)
 		case o.cleaning():
 			fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions with a migration pending or managedFields entries of unserved versions.")
 		default:
@@ -242,7 +242,7 @@ func (o *MigrateOptions) failuresSink() (func(string, string, results.Failure), 
 	if err != nil {
 		return nil, nil, err
 	}
-	return report.FailuresFile(f), func() { _ = f.Close() }, nil
+	return render.FailuresFile(f), func() { _ = f.Close() }, nil
 }
 
 func isTerminal(w any) bool {

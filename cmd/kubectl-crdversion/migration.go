@@ -16,8 +16,8 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -43,7 +43,7 @@ type migrationOptions struct {
 	oneConnection
 
 	dryRun    migration.DryRun
-	format    report.Format
+	format    render.Format
 	clients   cluster.Clients
 	list      *clients
 	sightings *migration.Sightings
@@ -124,7 +124,7 @@ func (o *migrationOptions) run(ctx context.Context, crds []*apiextensionsv1.Cust
 	if len(crds) == 1 && m.first != nil {
 		return m.first
 	}
-	if err := report.WriteMigrate(o.Out, o.format, m.reports, o.dryRun == migration.DryRunServer); err != nil {
+	if err := render.WriteMigrate(o.Out, o.format, m.reports, o.dryRun == migration.DryRunServer); err != nil {
 		return err
 	}
 	return m.err(len(crds))
@@ -161,7 +161,7 @@ func (o *migrationOptions) migrateEach(ctx context.Context, crds []*apiextension
 	var m migrated
 	if !o.Quiet {
 		if n, err := cluster.APIServers(ctx, o.clients.Dynamic); err == nil && n > 0 {
-			o.say(report.Connections(o.clients.Connections, n))
+			o.say(render.Connections(o.clients.Connections, n))
 		}
 	}
 	for i, crd := range crds {
@@ -198,7 +198,7 @@ func (o *migrationOptions) say(line string) {
 // erred is the result of a CRD whose migration ended in err: nothing is
 // known of its objects, and nothing was pruned.
 func erred(crd *apiextensionsv1.CustomResourceDefinition, err error) *results.Result {
-	msg := report.ErrorMessage(err)
+	msg := render.ErrorMessage(err)
 	if h := hintFor(err); h != "" {
 		msg += " (" + h + ")"
 	}

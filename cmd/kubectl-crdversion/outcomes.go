@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -43,7 +43,7 @@ func rollbackUndone(p *lifecycle.Plan, switchStorage bool) error {
 	accept := lifecycle.Step{Op: lifecycle.OpRollback, CRD: p.CRD, Version: nw, SwitchStorage: switchStorage, AcceptLoss: true}
 	return attention(fmt.Errorf("%s did not become the storage version again: storing at %s would lose the fields named above; %s is the storage version again and its bridge record is dropped, but a write between the switch and the switch back was stored at %s without those fields. "+
 		"Ways on: keep the fields (add them to %s's schema in the CRD's manifest, apply it, and run this again); accept the loss by name (%s); or stay on the release that stores at %s",
-		old, old, nw, old, old, report.Command(accept), nw))
+		old, old, nw, old, old, render.Command(accept), nw))
 }
 
 // lossAccepted says that a switch back stands despite the loss the user

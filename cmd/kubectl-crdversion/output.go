@@ -8,14 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 )
 
 // outputNames are the -o values a command takes besides its default: its
 // document as JSON or YAML, the names of the CRDs in it, a kubectl
 // template over it, and the ones of extra (wide, markdown) it renders.
-func outputNames(extra []report.Format) []string {
-	names := append([]string{"json", "yaml", "name"}, report.Templates...)
+func outputNames(extra []render.Format) []string {
+	names := append([]string{"json", "yaml", "name"}, render.Templates...)
 	for _, f := range extra {
 		names = append(names, string(f))
 	}
@@ -25,14 +25,14 @@ func outputNames(extra []report.Format) []string {
 // addOutputFlag adds -o and --template to cmd; value gets -o as
 // parseOutput reads it. Completion offers every value, a template's name
 // with its "=".
-func addOutputFlag(cmd *cobra.Command, value *string, extra ...report.Format) {
+func addOutputFlag(cmd *cobra.Command, value *string, extra ...render.Format) {
 	names := outputNames(extra)
 	o := &outputAndTemplate{value: value}
 	cmd.Flags().VarP(joinedPart{o, &o.output}, "output", "o", fmt.Sprintf("Output format. One of: (%s).", strings.Join(names, ", ")))
 	cmd.Flags().Var(joinedPart{o, &o.template}, "template", "Template string or path to template file to use when -o=go-template, -o=go-template-file, -o=jsonpath or -o=jsonpath-file; without -o, go-template.")
 	completions := make([]string, len(names))
 	for i, n := range names {
-		if slices.Contains(report.Templates, n) {
+		if slices.Contains(render.Templates, n) {
 			n += "="
 		}
 		completions[i] = n
@@ -45,12 +45,12 @@ func addOutputFlag(cmd *cobra.Command, value *string, extra ...report.Format) {
 // parseOutput reads -o: the default, a document format, or one of extra.
 // A value it does not take is refused in kubectl's words, listing exactly
 // the values this command takes.
-func parseOutput(value string, extra ...report.Format) (report.Format, error) {
-	f, err := report.ParseFormat(value)
+func parseOutput(value string, extra ...render.Format) (render.Format, error) {
+	f, err := render.ParseFormat(value)
 	switch {
-	case err == nil && (f == report.FormatTable || f.Document() || slices.Contains(extra, f)):
+	case err == nil && (f == render.FormatTable || f.Document() || slices.Contains(extra, f)):
 		return f, nil
-	case err != nil && !errors.Is(err, report.ErrUnknownFormat):
+	case err != nil && !errors.Is(err, render.ErrUnknownFormat):
 		return "", err // a template format without its template
 	}
 	return "", noPrinter(value, outputNames(extra))
@@ -75,7 +75,7 @@ func (o *outputAndTemplate) join() {
 	case o.template == "" || strings.Contains(out, "="):
 	case out == "":
 		out = "go-template=" + o.template
-	case slices.Contains(report.Templates, out):
+	case slices.Contains(render.Templates, out):
 		out += "=" + o.template
 	}
 	*o.value = out

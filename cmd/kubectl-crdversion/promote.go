@@ -14,8 +14,8 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -164,7 +164,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	}
 	o.despite(res.Overridden)
 	if errors.Is(err, migration.ErrNotBridgeable) {
-		if werr := report.WriteVerify(o.prose(), report.FormatTable, crd.Name, res.Verify); werr != nil {
+		if werr := render.WriteVerify(o.prose(), render.FormatTable, crd.Name, res.Verify); werr != nil {
 			return werr
 		}
 		return notBridged(res.Verify.Versions[0], len(res.Verify.Losses))
@@ -179,11 +179,11 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	if werr := o.reportStep(crd.Name, res.StepResult); werr != nil {
 		return werr
 	}
-	if werr := report.WriteSwitchCheck(o.prose(), crd.Name, res.Switch); werr != nil {
+	if werr := render.WriteSwitchCheck(o.prose(), crd.Name, res.Switch); werr != nil {
 		return werr
 	}
 	if res.ManagedFields != nil {
-		if werr := report.WriteManagedFields(o.prose(), o.ErrOut, res.ManagedFields); werr != nil {
+		if werr := render.WriteManagedFields(o.prose(), o.ErrOut, res.ManagedFields); werr != nil {
 			return werr
 		}
 	}
@@ -204,7 +204,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 // with the command that takes it anyway.
 func (o *PromoteOptions) inUse(err *migration.ClientsInUse, step lifecycle.Step) error {
 	return attention(fmt.Errorf("%w; nothing was changed: once they use the storage version instead, run this again, or stop serving it anyway: %s%s%s --despite-clients=%s",
-		err, report.Command(step), clusterArgs(o.configFlags), o.auditLogArgs(), strings.Join(append(slices.Clone(o.DespiteClients), err.Names()...), ",")))
+		err, render.Command(step), clusterArgs(o.configFlags), o.auditLogArgs(), strings.Join(append(slices.Clone(o.DespiteClients), err.Names()...), ",")))
 }
 
 // despite warns of each client a step stopped serving a version to.

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -81,12 +81,12 @@ func (o *PromoteOptions) auditLogArgs() string {
 // client that requests less often than that window may not be in it.
 func (o *PromoteOptions) auditLogRead(read results.AuditLogRead, warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintf(o.ErrOut, "warning: %s\n", report.Printable(w))
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", render.Printable(w))
 	}
 	if read.From == nil || read.To == nil {
 		return
 	}
 	fmt.Fprintf(o.ErrOut, "audit log: %d events from %s to %s (%s), %d of them requests to the resource, read from %s\n",
 		read.Events, read.From.UTC().Format(time.RFC3339), read.To.UTC().Format(time.RFC3339), read.To.Sub(*read.From).Round(time.Second),
-		read.Requests, report.Printable(strings.Join(read.Files, ", ")))
+		read.Requests, render.Printable(strings.Join(read.Files, ", ")))
 }

@@ -11,8 +11,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
 // RollbackOptions holds what `kubectl crdversion rollback` needs.
@@ -92,7 +92,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	if werr := o.reportStep(crd.Name, res.StepResult); werr != nil {
 		return werr
 	}
-	if werr := report.WriteSwitchCheck(o.prose(), crd.Name, res.Switch); werr != nil {
+	if werr := render.WriteSwitchCheck(o.prose(), crd.Name, res.Switch); werr != nil {
 		return werr
 	}
 	p := res.Plan

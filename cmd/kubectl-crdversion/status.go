@@ -21,8 +21,8 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/releaseplan"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
 // countWorkers bounds the object counts -o wide asks for at once: enough to
@@ -45,7 +45,7 @@ type StatusOptions struct {
 	AllContexts bool
 	Release     []string
 
-	format  report.Format
+	format  render.Format
 	release *manifest.Found
 	clients *clients
 	// missing are the names no CRD answers to: outside a fleet, the CRDs
@@ -94,7 +94,7 @@ managedFields name a version the CRD no longer has.`,
 	}
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector on the CRDs (e.g. app=foo)")
 	cmd.Flags().StringVar(&o.Group, "group", "", "Only CRDs of this API group")
-	addOutputFlag(cmd, &o.Output, report.FormatWide)
+	addOutputFlag(cmd, &o.Output, render.FormatWide)
 	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "When using the default or wide output format, don't print headers")
 	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "Read CRDs from manifests instead of the cluster: a file, a directory, or - for stdin (repeatable)")
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories given with -f recursively")
@@ -107,7 +107,7 @@ managedFields name a version the CRD no longer has.`,
 func (o *StatusOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Names = args
 	var err error
-	if o.format, err = parseOutput(o.Output, report.FormatWide); err != nil {
+	if o.format, err = parseOutput(o.Output, render.FormatWide); err != nil {
 		return err
 	}
 	if len(o.Filenames) > 0 {
@@ -120,7 +120,7 @@ func (o *StatusOptions) Complete(cmd *cobra.Command, args []string) error {
 		if o.release, err = manifest.ReadCRDs(cmd.Context(), o.Release, o.Recursive, o.In); err != nil {
 			return err
 		}
-		report.WriteWarnings(o.ErrOut, o.release.Warnings)
+		render.WriteWarnings(o.ErrOut, o.release.Warnings)
 	}
 	o.clients, err = newClients(o.configFlags, false)
 	return err
@@ -131,7 +131,7 @@ func (o *StatusOptions) Validate() error {
 	if _, err := labels.Parse(o.Selector); err != nil {
 		return fmt.Errorf("invalid selector %q: %w", o.Selector, err)
 	}
-	if len(o.Filenames) > 0 && o.format == report.FormatWide {
+	if len(o.Filenames) > 0 && o.format == render.FormatWide {
 		return errors.New("-o wide counts objects on a cluster: not with -f")
 	}
 	return nil
@@ -139,7 +139,7 @@ func (o *StatusOptions) Validate() error {
 
 // Run lists the CRDs once, assesses them and prints the report.
 func (o *StatusOptions) Run(ctx context.Context) error {
-	var items []report.StatusItem
+	var items []render.StatusItem
 	contexts, err := fleetContexts(o.configFlags, o.contexts, o.AllContexts && len(o.Filenames) == 0)
 	if err != nil {
 		return err
@@ -153,15 +153,15 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	if len(items) == 0 && len(o.missing) > 0 {
 		return o.missing[0]
 	}
-	if len(items) == 0 && o.format != report.FormatJSON && o.format != report.FormatYAML {
+	if len(items) == 0 && o.format != render.FormatJSON && o.format != render.FormatYAML {
 		fmt.Fprintln(o.ErrOut, "No CustomResourceDefinitions found.")
 	}
-	if err := report.WriteStatus(o.Out, o.format, items, o.NoHeaders); err != nil {
+	if err := render.WriteStatus(o.Out, o.format, items, o.NoHeaders); err != nil {
 		return err
 	}
 	if len(o.missing) > 0 {
 		for _, err := range o.missing {
-			fmt.Fprintf(o.ErrOut, "error: %s\n", report.ErrorMessage(err))
+			fmt.Fprintf(o.ErrOut, "error: %s\n", render.ErrorMessage(err))
 		}
 		return errReported
 	}
@@ -180,7 +180,7 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 }
 
 // items assesses the CRDs of the files, or of the cluster o.clients talk to.
-func (o *StatusOptions) items(ctx context.Context) ([]report.StatusItem, error) {
+func (o *StatusOptions) items(ctx context.Context) ([]render.StatusItem, error) {
 	crds, file, err := o.load(ctx)
 	if err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func (o *StatusOptions) items(ctx context.Context) ([]report.StatusItem, error) 
 	if o.Group != "" {
 		crds = slices.DeleteFunc(crds, func(crd *apiextensionsv1.CustomResourceDefinition) bool { return crd.Spec.Group != o.Group })
 	}
-	items := make([]report.StatusItem, len(crds))
+	items := make([]render.StatusItem, len(crds))
 	if file != nil {
 		for i, crd := range crds {
 			items[i].Assessment = lifecycle.Assess(crd)
@@ -214,7 +214,7 @@ func (o *StatusOptions) items(ctx context.Context) ([]report.StatusItem, error) 
 			sightings.Saw(crd)
 		}
 	}
-	if o.format == report.FormatWide {
+	if o.format == render.FormatWide {
 		o.count(ctx, crds, items, listed)
 	}
 	return items, nil
@@ -222,7 +222,7 @@ func (o *StatusOptions) items(ctx context.Context) ([]report.StatusItem, error) 
 
 // towardRelease makes each CRD's next step the first of the way to the release's CRD of the
 // same name, as check and upgrade plan it; a CRD the release lacks keeps its own.
-func (o *StatusOptions) towardRelease(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, items []report.StatusItem) error {
+func (o *StatusOptions) towardRelease(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, items []render.StatusItem) error {
 	if o.release == nil {
 		return nil
 	}
@@ -286,18 +286,18 @@ func (o *StatusOptions) staleManagedFields(ctx context.Context, crds []*apiexten
 // fleetItems assesses every context's CRDs, four clusters at a time, each
 // item naming its cluster. A cluster that cannot be read is an item of its
 // own with the error, not the end of the others.
-func (o *StatusOptions) fleetItems(ctx context.Context, contexts []string) []report.StatusItem {
-	return overFleet(contexts, func(name string) []report.StatusItem {
+func (o *StatusOptions) fleetItems(ctx context.Context, contexts []string) []render.StatusItem {
+	return overFleet(contexts, func(name string) []render.StatusItem {
 		one := *o
 		c, err := newClients(inContext(o.configFlags, name), false)
-		var items []report.StatusItem
+		var items []render.StatusItem
 		if err == nil {
 			one.clients = c
 			items, err = one.items(ctx)
 		}
 		if err != nil {
-			items = []report.StatusItem{{Assessment: lifecycle.Assessment{Versions: []lifecycle.Version{},
-				Problems: []lifecycle.Problem{{Severity: lifecycle.SeverityError, Message: "status could not be read from this cluster: " + report.ErrorMessage(err)}},
+			items = []render.StatusItem{{Assessment: lifecycle.Assessment{Versions: []lifecycle.Version{},
+				Problems: []lifecycle.Problem{{Severity: lifecycle.SeverityError, Message: "status could not be read from this cluster: " + render.ErrorMessage(err)}},
 				Next:     lifecycle.Next{Action: lifecycle.ActionFix, Reason: "reach the cluster and look again"}}}}
 		}
 		for j := range items {
@@ -313,7 +313,7 @@ func (o *StatusOptions) fleetItems(ctx context.Context, contexts []string) []rep
 // clusterMigrations adds each CRD's newest StorageVersionMigration; a
 // cluster that does not serve them has none, and one the user may not list
 // is said on stderr.
-func (o *StatusOptions) clusterMigrations(ctx context.Context, items []report.StatusItem) {
+func (o *StatusOptions) clusterMigrations(ctx context.Context, items []render.StatusItem) {
 	if len(items) == 0 {
 		return
 	}
@@ -330,7 +330,7 @@ func (o *StatusOptions) clusterMigrations(ctx context.Context, items []report.St
 // count fills in object counts, a few CRDs at a time, where listed has
 // none already; a CRD whose count fails keeps a blank and the reason goes
 // to stderr.
-func (o *StatusOptions) count(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, items []report.StatusItem, listed []int64) {
+func (o *StatusOptions) count(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, items []render.StatusItem, listed []int64) {
 	var g errgroup.Group
 	g.SetLimit(countWorkers)
 	warnings := make([]error, len(crds))
@@ -373,7 +373,7 @@ func (o *StatusOptions) load(ctx context.Context) ([]*apiextensionsv1.CustomReso
 	if err != nil {
 		return nil, nil, err
 	}
-	report.WriteWarnings(o.ErrOut, found.Warnings)
+	render.WriteWarnings(o.ErrOut, found.Warnings)
 	selector, _ := labels.Parse(o.Selector)
 	var all []apiextensionsv1.CustomResourceDefinition
 	for _, c := range found.CRDs {

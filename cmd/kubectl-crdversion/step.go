@@ -13,8 +13,8 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -129,7 +129,7 @@ func (o *stepOptions) heldBack(err error, in *lifecycle.Step) error {
 	if err != nil || o.held == nil {
 		return err
 	}
-	how := report.Command(*in) + " writes it there"
+	how := render.Command(*in) + " writes it there"
 	if in.Op == lifecycle.OpPromote && in.To == lifecycle.StageIntroduced {
 		how = fmt.Sprintf("add %s, as --from-file has it, to the versions of that manifest", in.Version)
 	}
@@ -151,10 +151,10 @@ func (o *stepOptions) reportStep(name string, res *results.StepResult) error {
 		fmt.Fprintln(o.ErrOut, replanned(name, res.Replans))
 	}
 	if w := lifecycle.OwnersWarning(lifecycle.VersionsOwners(res.Before, cluster.FieldManager)); w != nil {
-		fmt.Fprintf(o.ErrOut, "warning: %s\n", report.Advice(*w))
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", render.Advice(*w))
 	}
 	if res.FieldsKept != "" {
-		fmt.Fprintf(o.ErrOut, "warning: the step is applied, but %s\n", report.FieldsKept(res.FieldsKept))
+		fmt.Fprintf(o.ErrOut, "warning: the step is applied, but %s\n", render.FieldsKept(res.FieldsKept))
 	}
 	how := map[migration.DryRun]string{migration.DryRunNone: "applied", migration.DryRunClient: "dry run: nothing sent", migration.DryRunServer: "server dry run: validated, not persisted"}[o.dryRun]
 	if o.held != nil {
@@ -164,11 +164,11 @@ func (o *stepOptions) reportStep(name string, res *results.StepResult) error {
 }
 
 func (o *stepOptions) report(p *lifecycle.Plan, after *apiextensionsv1.CustomResourceDefinition, how string) error {
-	if err := report.WritePlan(o.prose(), p, how); err != nil {
+	if err := render.WritePlan(o.prose(), p, how); err != nil {
 		return err
 	}
 	if o.format.Document() {
-		return report.WriteCRD(o.Out, o.format, after, o.ShowManagedFields)
+		return render.WriteCRD(o.Out, o.format, after, o.ShowManagedFields)
 	}
 	return nil
 }

@@ -24,8 +24,8 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/releaseplan"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -45,7 +45,7 @@ type UpgradeOptions struct {
 	SwitchGrace time.Duration
 	fleetFlags
 
-	format report.Format
+	format render.Format
 	dryRun migration.DryRun
 	// fleet is the clusters a fleet walk takes, canary first; none: one.
 	fleet   []string
@@ -108,7 +108,7 @@ Exit status: 0 the release is applied and nothing is left, 3 steps remain
 	}
 	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "The release's CRD manifests: a file, a directory, or - for stdin (repeatable)")
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directories given with -f recursively")
-	addOutputFlag(cmd, &o.Output, report.FormatMarkdown)
+	addOutputFlag(cmd, &o.Output, render.FormatMarkdown)
 	addDryRunFlag(cmd, &o.DryRun, `Must be "none" or "client": with client, print the plan and change nothing`, "none", "client")
 	cmd.Flags().DurationVar(&o.SwitchGrace, "switch-grace", migration.DefaultSwitchGrace, "Passed to each migrate step (see migrate --help)")
 	o.addFleetFlags(cmd, contexts, "Walk the plan")
@@ -118,7 +118,7 @@ Exit status: 0 the release is applied and nothing is left, 3 steps remain
 // Complete reads the release and keeps the global flags as given.
 func (o *UpgradeOptions) Complete(cmd *cobra.Command, _ []string) error {
 	var err error
-	if o.format, err = parseOutput(o.Output, report.FormatMarkdown); err != nil {
+	if o.format, err = parseOutput(o.Output, render.FormatMarkdown); err != nil {
 		return err
 	}
 	if o.dryRun, err = parseDryRun(o.DryRun, o.ErrOut); err != nil {
@@ -162,7 +162,7 @@ func (o *UpgradeOptions) Validate() error {
 // Run plans, and walks the plan unless asked for it only: on one cluster, or on each of a
 // fleet, canary first.
 func (o *UpgradeOptions) Run(ctx context.Context) error {
-	report.WriteWarnings(o.ErrOut, o.release.Warnings)
+	render.WriteWarnings(o.ErrOut, o.release.Warnings)
 	defer func() {
 		if o.tmp != "" {
 			_ = os.RemoveAll(o.tmp)
@@ -171,7 +171,7 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 	if len(o.fleet) == 0 {
 		return o.walk(ctx)
 	}
-	return runOnFleet(ctx, o.IOStreams, o.configFlags, o.fleetFlags, o.fleet, o.format, func(ctx context.Context, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, format report.Format) error {
+	return runOnFleet(ctx, o.IOStreams, o.configFlags, o.fleetFlags, o.fleet, o.format, func(ctx context.Context, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, format render.Format) error {
 		one := *o
 		one.configFlags, one.IOStreams, one.format, one.context = flags, streams, format, *flags.Context
 		var err error
@@ -198,7 +198,7 @@ func (o *UpgradeOptions) walk(ctx context.Context) error {
 		if o.dryRun == migration.DryRunClient || next == nil || next.Phase == lifecycle.PhaseApply || next.Decide || next.Step == nil || len(taken) == maxUpgradeSteps {
 			return o.finish(plans, taken, next)
 		}
-		line := report.Command(*next.Step)
+		line := render.Command(*next.Step)
 		if len(taken) > 0 && taken[len(taken)-1] == line {
 			return fmt.Errorf("%s: the step %q left the plan where it was: see kubectl crdversion status %s", crd, line, crd)
 		}
@@ -224,8 +224,8 @@ func (o *UpgradeOptions) finish(plans []releaseplan.Planned, taken []string, nex
 	for i, p := range plans {
 		ups[i] = p.Upgrade
 	}
-	r := report.NewUpgradeReport(ups, taken, o.dropped)
-	if err := report.WriteUpgrade(o.Out, o.format, r); err != nil {
+	r := render.NewUpgradeReport(ups, taken, o.dropped)
+	if err := render.WriteUpgrade(o.Out, o.format, r); err != nil {
 		return err
 	}
 	switch {
@@ -281,7 +281,7 @@ func (o *UpgradeOptions) take(ctx context.Context, s lifecycle.Step) error {
 		}
 		s.FromFile = path
 	}
-	args := strings.Fields(report.Command(s))[2:]
+	args := strings.Fields(render.Command(s))[2:]
 	if s.Op == lifecycle.OpMigrate {
 		args = append(args, "--switch-grace="+o.SwitchGrace.String())
 	}

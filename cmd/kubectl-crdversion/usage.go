@@ -16,9 +16,9 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/auditlog"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usagereport"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
 // UsageOptions holds what `kubectl crdversion usage` needs.
@@ -32,7 +32,7 @@ type UsageOptions struct {
 	// AuditLogs are the audit logs read for CLIENTS: files, folders, "-".
 	AuditLogs []string
 
-	format  report.Format
+	format  render.Format
 	clients *clients
 	metrics rest.Interface
 }
@@ -152,7 +152,7 @@ func (o *UsageOptions) Run(ctx context.Context) error {
 			return fmt.Errorf("--audit-log: %w", err)
 		}
 		for _, w := range log.Warnings {
-			fmt.Fprintf(o.ErrOut, "warning: %s\n", report.Printable(w))
+			fmt.Fprintf(o.ErrOut, "warning: %s\n", render.Printable(w))
 		}
 	}
 	res, err := usage.Read(ctx, o.metrics, o.clients.Metadata, crds, o.PageSize, ownRecords(o.configFlags))
@@ -160,7 +160,7 @@ func (o *UsageOptions) Run(ctx context.Context) error {
 		return err
 	}
 	r := usagereport.FromAudit(res, log)
-	if err := report.WriteUsage(o.Out, o.format, r); err != nil {
+	if err := render.WriteUsage(o.Out, o.format, r); err != nil {
 		return err
 	}
 	if r.Attention > 0 {

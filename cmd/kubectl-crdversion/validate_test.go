@@ -8,7 +8,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 )
 
 // Each command's Validate refuses the flag combinations that cannot work,
@@ -49,11 +49,11 @@ func TestValidate(t *testing.T) {
 		{"rollback: -f on a fleet", &RollbackOptions{stepOptions: stepOptions{Filename: "crd.yaml", clusterTarget: clusterTarget{fleetFlags: fleetFlags{Parallel: 1, AllContexts: true}}}}, "-f edits a file: no fleet"},
 		{"rollback: the defaults", &RollbackOptions{stepOptions: stepOptions{WaitTimeout: time.Minute, clusterTarget: clusterTarget{fleetFlags: fleetFlags{Parallel: 1}}}}, ""},
 		{"status: an invalid selector", &StatusOptions{Selector: "a in (b"}, "invalid selector"},
-		{"status: -o wide of files", &StatusOptions{Filenames: []string{"crd.yaml"}, format: report.FormatWide}, "-o wide counts objects on a cluster"},
+		{"status: -o wide of files", &StatusOptions{Filenames: []string{"crd.yaml"}, format: render.FormatWide}, "-o wide counts objects on a cluster"},
 		{"verify: --concurrency 0", &VerifyOptions{}, "--concurrency must be between 1 and"},
 		{"usage: --page-size 0", &UsageOptions{}, "--page-size must be at least 1"},
-		{"convert: --in-place with -o json prints the report", &ConvertOptions{InPlace: true, format: report.FormatJSON, document: true}, ""},
-		{"convert: --in-place of stdin", &ConvertOptions{InPlace: true, format: report.FormatYAML, Filenames: []string{manifest.Stdin}}, "--in-place needs files"},
+		{"convert: --in-place with -o json prints the report", &ConvertOptions{InPlace: true, format: render.FormatJSON, document: true}, ""},
+		{"convert: --in-place of stdin", &ConvertOptions{InPlace: true, format: render.FormatYAML, Filenames: []string{manifest.Stdin}}, "--in-place needs files"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.o.Validate()

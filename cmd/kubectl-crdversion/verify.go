@@ -9,8 +9,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
 // VerifyOptions holds what `kubectl crdversion verify` needs.
@@ -106,7 +106,7 @@ func (o *VerifyOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("verifying %s through %s: %w", crds[0].Name, strings.Join(o.Versions, ","), err)
 	}
-	if err := report.WriteVerify(o.Out, o.format, crds[0].Name, result); err != nil {
+	if err := render.WriteVerify(o.Out, o.format, crds[0].Name, result); err != nil {
 		return err
 	}
 	if !result.Passed() {

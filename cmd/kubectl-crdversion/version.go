@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 )
 
 // version is set at build time: -ldflags "-X main.version=v0.1.0".
@@ -25,7 +25,7 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return report.WriteVersion(streams.Out, f, buildVersion())
+			return render.WriteVersion(streams.Out, f, buildVersion())
 		},
 	}
 	addOutputFlag(cmd, &output)
@@ -34,8 +34,8 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 
 // buildVersion is the version stamped at build time or, for a binary built
 // by `go install module@version`, the module version Go recorded in it.
-func buildVersion() report.Version {
-	v := report.Version{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+func buildVersion() render.Version {
+	v := render.Version{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v

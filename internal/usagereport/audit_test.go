@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/auditlog"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
 const auditLines = `{"kind":"Event","apiVersion":"audit.k8s.io/v1","stage":"ResponseComplete","verb":"list","user":{"username":"system:serviceaccount:monitoring:exporter"},"userAgent":"exporter/v1.2","objectRef":{"resource":"widgets","apiGroup":"example.com","apiVersion":"v1beta1"},"stageTimestamp":"2026-11-28T10:00:00.000000Z"}
@@ -49,7 +49,7 @@ func TestFromAuditLog(t *testing.T) {
 		t.Errorf("attention = %d, want 1 (v1beta1's exporter)", r.Attention)
 	}
 	var buf bytes.Buffer
-	if err := report.WriteUsage(&buf, report.FormatTable, r); err != nil {
+	if err := render.WriteUsage(&buf, render.FormatTable, r); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -69,7 +69,7 @@ func TestFromAuditLog(t *testing.T) {
 	}
 
 	buf.Reset()
-	if err := report.WriteUsage(&buf, report.FormatJSON, r); err != nil {
+	if err := render.WriteUsage(&buf, render.FormatJSON, r); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -111,7 +111,7 @@ func TestFromAuditLog(t *testing.T) {
 func TestAuditClientsPrintable(t *testing.T) {
 	text := strings.ReplaceAll(strings.SplitAfter(auditLines, "\n")[0], "exporter/v1.2", `evil\u001b[2J`)
 	var buf bytes.Buffer
-	if err := report.WriteUsage(&buf, report.FormatTable, FromAudit(quiet(), readLog(t, text))); err != nil {
+	if err := render.WriteUsage(&buf, render.FormatTable, FromAudit(quiet(), readLog(t, text))); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "\x1b") {

@@ -10,21 +10,21 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/auditlog"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
 // From judges what usage.Read found.
-func From(res *usage.Result) report.UsageReport {
+func From(res *usage.Result) render.UsageReport {
 	return FromAudit(res, nil)
 }
 
 // FromAudit judges what usage.Read found and the clients the audit log
 // names (nil: no log given): a deprecated or unserved version that a client
 // other than this plugin requested in the log needs attention.
-func FromAudit(res *usage.Result, log *auditlog.Result) report.UsageReport {
-	r := report.UsageReport{APIVersion: report.APIVersion, Kind: "UsageReport", Items: []report.UsageItem{}}
+func FromAudit(res *usage.Result, log *auditlog.Result) render.UsageReport {
+	r := render.UsageReport{APIVersion: render.APIVersion, Kind: "UsageReport", Items: []render.UsageItem{}}
 	if log != nil {
 		read := log.Read
 		r.AuditLog = &read
@@ -37,7 +37,7 @@ func FromAudit(res *usage.Result, log *auditlog.Result) report.UsageReport {
 		r.Metrics.StartedAt = &t
 	}
 	for _, u := range res.CRDs {
-		it := report.UsageItem{Name: u.CRD.Name, Group: u.CRD.Spec.Group, Resource: u.CRD.Spec.Names.Plural, ListedAt: u.Managers.ListedAt, Objects: u.Managers.Objects}
+		it := render.UsageItem{Name: u.CRD.Name, Group: u.CRD.Spec.Group, Resource: u.CRD.Spec.Names.Plural, ListedAt: u.Managers.ListedAt, Objects: u.Managers.Objects}
 		names := make([]string, 0, len(u.CRD.Spec.Versions))
 		for _, v := range u.CRD.Spec.Versions {
 			names = append(names, v.Name)
@@ -59,8 +59,8 @@ func FromAudit(res *usage.Result, log *auditlog.Result) report.UsageReport {
 	return r
 }
 
-func versionUsage(u usage.CRDUsage, name string, access usage.MetricsAccess) report.VersionUsage {
-	out := report.VersionUsage{Name: name, Managers: []report.ManagerUsage{}}
+func versionUsage(u usage.CRDUsage, name string, access usage.MetricsAccess) render.VersionUsage {
+	out := render.VersionUsage{Name: name, Managers: []render.ManagerUsage{}}
 	for _, v := range u.CRD.Spec.Versions {
 		if v.Name == name {
 			out.Served, out.Deprecated, out.Storage = v.Served, v.Deprecated, v.Storage
@@ -70,25 +70,25 @@ func versionUsage(u usage.CRDUsage, name string, access usage.MetricsAccess) rep
 	switch {
 	case seen:
 		// A series outlives the deprecation or the serving that set it.
-		out.Requested, out.RemovedRelease = report.RequestedYes, req.RemovedRelease
+		out.Requested, out.RemovedRelease = render.RequestedYes, req.RemovedRelease
 		for _, s := range req.Subresources {
 			out.RequestedResources = append(out.RequestedResources, strings.TrimSuffix(u.CRD.Spec.Names.Plural+"/"+s, "/"))
 		}
 		if own, ok := u.Own[name]; ok {
-			out.OwnRequests = &report.OwnRequestsUsage{Commands: own.Commands, Requests: own.Requests, Last: own.Last, RequestsSince: own.Since}
+			out.OwnRequests = &render.OwnRequestsUsage{Commands: own.Commands, Requests: own.Requests, Last: own.Last, RequestsSince: own.Since}
 		}
 	case access != usage.MetricsRead:
-		out.Requested, out.RequestedReason = report.RequestedUnknown, "/metrics not read"
+		out.Requested, out.RequestedReason = render.RequestedUnknown, "/metrics not read"
 	case !out.Served:
-		out.Requested, out.RequestedReason = report.RequestedUnknown, "not served"
+		out.Requested, out.RequestedReason = render.RequestedUnknown, "not served"
 	case !out.Deprecated:
-		out.Requested, out.RequestedReason = report.RequestedUnknown, "not deprecated"
+		out.Requested, out.RequestedReason = render.RequestedUnknown, "not deprecated"
 	default:
-		out.Requested = report.RequestedNo
+		out.Requested = render.RequestedNo
 	}
 	for _, mu := range u.Managers.Managers {
 		if mu.Version == name {
-			out.Managers = append(out.Managers, report.ManagerUsage{Manager: mu.Manager, Operation: mu.Operation, Objects: mu.Objects})
+			out.Managers = append(out.Managers, render.ManagerUsage{Manager: mu.Manager, Operation: mu.Operation, Objects: mu.Objects})
 		}
 	}
 	out.Attention = (out.Deprecated || !out.Served) && (out.RequestedByOthers() || len(out.Managers) > 0)

@@ -10,8 +10,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
 func usageCRD(versions ...apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.CustomResourceDefinition {
@@ -50,7 +50,7 @@ func midDeprecation() *usage.Result {
 func TestWriteUsageTable(t *testing.T) {
 	var buf bytes.Buffer
 	r := From(midDeprecation())
-	if err := report.WriteUsage(&buf, report.FormatTable, r); err != nil {
+	if err := render.WriteUsage(&buf, render.FormatTable, r); err != nil {
 		t.Fatal(err)
 	}
 	want := `widgets.example.com (15 objects, listed at v1)
@@ -82,14 +82,14 @@ func TestUsageAttention(t *testing.T) {
 		name      string
 		result    func() *usage.Result
 		attention int
-		requested map[string]report.Requested
+		requested map[string]render.Requested
 		sentence  string
 	}{
 		{
 			name:      "deprecated and used",
 			result:    midDeprecation,
 			attention: 1,
-			requested: map[string]report.Requested{"v1": report.RequestedUnknown, "v1beta1": report.RequestedYes, "v1alpha1": report.RequestedUnknown},
+			requested: map[string]render.Requested{"v1": render.RequestedUnknown, "v1beta1": render.RequestedYes, "v1alpha1": render.RequestedUnknown},
 		},
 		{
 			name: "deprecated, not requested, no manager: nothing to look at",
@@ -99,7 +99,7 @@ func TestUsageAttention(t *testing.T) {
 				r.CRDs[0].Managers.Managers = r.CRDs[0].Managers.Managers[:1]
 				return r
 			},
-			requested: map[string]report.Requested{"v1beta1": report.RequestedNo},
+			requested: map[string]render.Requested{"v1beta1": render.RequestedNo},
 		},
 		{
 			name: "metrics not allowed: managers alone still count",
@@ -110,7 +110,7 @@ func TestUsageAttention(t *testing.T) {
 				return r
 			},
 			attention: 1,
-			requested: map[string]report.Requested{"v1beta1": report.RequestedUnknown},
+			requested: map[string]render.Requested{"v1beta1": render.RequestedUnknown},
 			sentence:  "metrics: not allowed to read /metrics (needs get on nonResourceURL /metrics); usage by request cannot be shown.",
 		},
 		{
@@ -122,7 +122,7 @@ func TestUsageAttention(t *testing.T) {
 				return r
 			},
 			attention: 1,
-			requested: map[string]report.Requested{"v1alpha1": report.RequestedUnknown},
+			requested: map[string]render.Requested{"v1alpha1": render.RequestedUnknown},
 		},
 		{
 			name: "requested only by this plugin's own verify: no attention",
@@ -132,7 +132,7 @@ func TestUsageAttention(t *testing.T) {
 				r.CRDs[0].Own = map[string]usage.OwnUse{"v1beta1": {Commands: []string{"verify"}, Requests: 12, Last: time.Date(2025, 5, 2, 9, 0, 0, 0, time.UTC)}}
 				return r
 			},
-			requested: map[string]report.Requested{"v1beta1": report.RequestedYes},
+			requested: map[string]render.Requested{"v1beta1": render.RequestedYes},
 			sentence:  "yes (widgets, widgets/status): only this plugin's own verify",
 		},
 		{
@@ -144,7 +144,7 @@ func TestUsageAttention(t *testing.T) {
 				return r
 			},
 			attention: 1,
-			requested: map[string]report.Requested{"v1beta1": report.RequestedYes},
+			requested: map[string]render.Requested{"v1beta1": render.RequestedYes},
 			sentence:  "attention: v1beta1 is deprecated and still used: requested by another client than this plugin (1 request since its own verify, migrate)",
 		},
 		{
@@ -155,7 +155,7 @@ func TestUsageAttention(t *testing.T) {
 				r.CRDs[0].Requests = map[string]usage.VersionRequests{"v1": {Subresources: []string{""}}}
 				return r
 			},
-			requested: map[string]report.Requested{"v1": report.RequestedYes},
+			requested: map[string]render.Requested{"v1": render.RequestedYes},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,7 +169,7 @@ func TestUsageAttention(t *testing.T) {
 				}
 			}
 			var buf bytes.Buffer
-			if err := report.WriteUsage(&buf, report.FormatTable, r); err != nil {
+			if err := render.WriteUsage(&buf, render.FormatTable, r); err != nil {
 				t.Fatal(err)
 			}
 			if tc.sentence != "" && !strings.Contains(buf.String(), tc.sentence) {
@@ -181,7 +181,7 @@ func TestUsageAttention(t *testing.T) {
 
 func TestWriteUsageDocument(t *testing.T) {
 	var buf bytes.Buffer
-	if err := report.WriteUsage(&buf, report.FormatJSON, From(midDeprecation())); err != nil {
+	if err := render.WriteUsage(&buf, render.FormatJSON, From(midDeprecation())); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -199,7 +199,7 @@ func TestWriteUsageDocument(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, buf.String())
 	}
-	if doc.APIVersion != report.APIVersion || doc.Kind != "UsageReport" || doc.Attention != 1 || doc.Metrics["access"] != "read" || doc.Metrics["startedAt"] != "2025-05-01T10:00:00Z" {
+	if doc.APIVersion != render.APIVersion || doc.Kind != "UsageReport" || doc.Attention != 1 || doc.Metrics["access"] != "read" || doc.Metrics["startedAt"] != "2025-05-01T10:00:00Z" {
 		t.Errorf("document head = %+v", doc)
 	}
 	it := doc.Items[0]
@@ -223,7 +223,7 @@ func TestWriteUsageDocument(t *testing.T) {
 	}
 
 	buf.Reset()
-	if err := report.WriteUsage(&buf, report.FormatName, From(midDeprecation())); err != nil {
+	if err := render.WriteUsage(&buf, render.FormatName, From(midDeprecation())); err != nil {
 		t.Fatal(err)
 	}
 	if got := buf.String(); got != "customresourcedefinition.apiextensions.k8s.io/widgets.example.com\n" {

@@ -178,4 +178,6 @@ func (o RollbackOptions) engine() migration.RollbackOptions {
 // Saw records crd as seen now, if new, and returns the latest moment its
 // storage switch can have happened: when the first of the unbroken run of
 // generations up to it with this storage version was seen.
-func (s *Sightings) Saw(crd *apiextensionsv1.CustomResourceDefinition) time.Time { return s.engine.Saw(crd) }
+func (s *Sightings) Saw(crd *apiextensionsv1.CustomResourceDefinition) time.Time {
+	return s.engine.Saw(crd)
+}

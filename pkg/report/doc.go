@@ -1,4 +1,5 @@
-// Package report renders what the plugin found or did: tables for people,
-// stable JSON and YAML documents for scripts. Every byte the plugin writes to
-// stdout about a result goes through here.
+// Package report holds the documents the commands print with -o json and
+// -o yaml (apiVersion crdversion.kubectl.io/v1alpha1), for programs that read
+// them: decode a command's output into the matching type (sigs.k8s.io/yaml
+// for YAML). The commands' tables are rendered from the same values.
 package report

@@ -22,8 +22,8 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -250,7 +250,7 @@ func TestCheckSaysClientSideApplyIsRefusedPastTheAnnotationLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	i := slices.IndexFunc(found, func(f results.Finding) bool { return f.Rule == "lastAppliedTooLong" })
-	if i < 0 || found[i].Severity != lifecycle.SeverityError || !strings.Contains(report.Advice(found[i].Fix[0]), "kubectl apply --server-side") {
+	if i < 0 || found[i].Severity != lifecycle.SeverityError || !strings.Contains(render.Advice(found[i].Fix[0]), "kubectl apply --server-side") {
 		t.Fatalf("findings %+v: want lastAppliedTooLong, an error", found)
 	}
 	// What kubectl apply -f sends: the new manifest with itself in the
