@@ -18,7 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 )
 
 // completionShim is what kubectl (1.26+) runs, found on PATH as
@@ -169,7 +169,7 @@ func completeCRDThenVersions(flags *genericclioptions.ConfigFlags, max int) cobr
 				names = append(names, v.Name)
 			}
 		}
-		lifecycle.SortByPriority(names)
+		stages.SortByPriority(names)
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
 // Exit codes, documented in README.md.
@@ -104,8 +104,8 @@ func execute(ctx context.Context, cmd *cobra.Command, streams genericiooptions.I
 // refused step ends with the one to take instead, as a command line, and
 // a library error with its hint.
 func withAdvice(msg string, err error) string {
-	var refusal *lifecycle.Refusal
-	var unknown *lifecycle.UnknownVersionError
+	var refusal *stages.Refusal
+	var unknown *stages.UnknownVersionError
 	switch {
 	case errors.As(err, &refusal) && refusal.Instead != nil && errors.As(err, &unknown):
 		msg += "; to introduce " + unknown.Version + ": " + render.Command(*refusal.Instead)

@@ -16,7 +16,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -209,7 +209,7 @@ func (o *MigrateOptions) targets(ctx context.Context) ([]*apiextensionsv1.Custom
 	// Seen now, every switch grace is counted from now, not from when each
 	// CRD's turn comes: the waits of many CRDs overlap.
 	for _, crd := range crds {
-		if lifecycle.MigrationPending(crd) {
+		if stages.MigrationPending(crd) {
 			o.sightings.Saw(crd)
 		}
 	}
@@ -218,7 +218,7 @@ func (o *MigrateOptions) targets(ctx context.Context) ([]*apiextensionsv1.Custom
 	}
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, crd := range crds {
-		take := lifecycle.MigrationPending(crd)
+		take := stages.MigrationPending(crd)
 		// Entries of versions no longer served outlive the prune: only the
 		// objects show them.
 		if !take && o.cleaning() {

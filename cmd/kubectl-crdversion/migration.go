@@ -17,7 +17,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -202,7 +202,7 @@ func erred(crd *apiextensionsv1.CustomResourceDefinition, err error) *results.Re
 	if h := hintFor(err); h != "" {
 		msg += " (" + h + ")"
 	}
-	return &results.Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, StoredVersionsAfter: crd.Status.StoredVersions,
+	return &results.Result{CRD: crd.Name, Storage: stages.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, StoredVersionsAfter: crd.Status.StoredVersions,
 		Proofs: []results.Proof{}, RestoreResult: results.RestoreResult{Failures: []results.Failure{}, StopReason: results.StopError, Stopped: "error: " + msg},
 		PruneReason: results.PruneIncomplete, PruneSkipped: "the migration ended in an error"}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -23,7 +24,7 @@ func notBridged(version string, losses int) error {
 // reusedCheck is the bridge step taking the round-trip check verify recorded.
 func reusedCheck(crd string, r *lifecycle.Verification) string {
 	return fmt.Sprintf("%s: the round-trip check verify recorded %s ago (%s) is taken: neither the CRD nor any object changed since",
-		crd, time.Since(r.At).Round(time.Second), lifecycle.Objects(r.Objects))
+		crd, time.Since(r.At).Round(time.Second), stages.Objects(r.Objects))
 }
 
 // switchedBack is a deprecated step undone because re-storing would lose
@@ -62,7 +63,7 @@ func lossAccepted(p *lifecycle.Plan, check *results.SwitchCheck) string {
 	}
 	slices.Sort(fields)
 	return fmt.Sprintf("warning: %s: %s is the storage version despite the loss accepted by name: %s lose %s (above) at their next write, or when kubectl crdversion migrate %s --accept-loss re-stores them",
-		p.CRD, p.Pair.Old, lifecycle.Objects(int64(len(objects))), strings.Join(fields, ", "), p.CRD)
+		p.CRD, p.Pair.Old, stages.Objects(int64(len(objects))), strings.Join(fields, ", "), p.CRD)
 }
 
 // managedFieldsLeft is the removed step's cleanup stopping short.

@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -140,7 +141,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	}
 	if o.Filename != "" {
 		return o.runOffline(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
-			return lifecycle.PlanPromote(crd, version, lifecycle.Stage(o.To), lifecycle.PromoteOptions{Manifest: o.manifestFor(crd.Name), DeprecationWarning: o.DeprecationWarning, Offline: true})
+			return stages.PlanPromote(crd, version, lifecycle.Stage(o.To), stages.PromoteOptions{Manifest: o.manifestFor(crd.Name), DeprecationWarning: o.DeprecationWarning, Offline: true})
 		}, o.offlineGate)
 	}
 	crd, err := o.target(ctx)
@@ -148,7 +149,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 		return err
 	}
 	// A step that cannot be planned is refused with its reason by the step.
-	target, _ := lifecycle.PromoteTarget(crd, o.Version, lifecycle.Stage(o.To), false)
+	target, _ := stages.PromoteTarget(crd, o.Version, lifecycle.Stage(o.To), false)
 	o.holdFor(crd, target.Next.EditsVersions())
 	bars := newTaskBars(o.ErrOut, isTerminal(o.ErrOut))
 	res, err := migration.Promote(ctx, migration.Clients{Clients: o.clients.Clients}, crd.Name, migration.PromoteOptions{
@@ -160,7 +161,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	bars.Finish()
 	var inUse *migration.ClientsInUse
 	if errors.As(err, &inUse) {
-		return o.inUse(inUse, *lifecycle.PromoteToStep(crd.Name, o.Version, lifecycle.StageBlocked))
+		return o.inUse(inUse, *stages.PromoteToStep(crd.Name, o.Version, lifecycle.StageBlocked))
 	}
 	o.despite(res.Overridden)
 	if errors.Is(err, migration.ErrNotBridgeable) {
@@ -189,7 +190,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 	}
 	p := res.Plan
 	if err == nil {
-		return o.heldBack(nil, lifecycle.PromoteToStep(p.CRD, p.Pair.New, p.To).InFile("CRD_MANIFEST"))
+		return o.heldBack(nil, stages.PromoteToStep(p.CRD, p.Pair.New, p.To).InFile("CRD_MANIFEST"))
 	}
 	switch {
 	case errors.Is(err, migration.ErrSwitchedBack):
@@ -231,7 +232,7 @@ func (o *PromoteOptions) offlineGate(ctx context.Context, p *lifecycle.Plan) err
 	var inUse *migration.ClientsInUse
 	switch {
 	case errors.As(err, &inUse):
-		return o.inUse(inUse, *lifecycle.PromoteToStep(p.CRD, p.Pair.New, p.To).InFile(o.Filename))
+		return o.inUse(inUse, *stages.PromoteToStep(p.CRD, p.Pair.New, p.To).InFile(o.Filename))
 	case err != nil:
 		return fmt.Errorf("check who uses %s on the cluster: %w", p.CRD, err)
 	}

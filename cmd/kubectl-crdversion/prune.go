@@ -10,7 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -58,7 +58,7 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 		})
 	}
 	return o.run(ctx, crds, o.dryRun == migration.DryRunNone, func(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts migration.Options) (*results.Result, error) {
-		fmt.Fprintln(o.ErrOut, pruneOnYourWord(crd.Name, lifecycle.StorageVersion(crd)))
+		fmt.Fprintln(o.ErrOut, pruneOnYourWord(crd.Name, stages.StorageVersion(crd)))
 		return migration.PruneUnproven(ctx, migration.Clients{Clients: o.clients}, crd.Name, opts)
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -74,7 +75,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	}
 	if o.Filename != "" {
 		return o.runOffline(ctx, func(crd *apiextensionsv1.CustomResourceDefinition, version string) (*lifecycle.Plan, error) {
-			return lifecycle.PlanRollback(crd, version, lifecycle.RollbackOptions{Offline: true, SwitchStorage: o.SwitchStorage})
+			return stages.PlanRollback(crd, version, stages.RollbackOptions{Offline: true, SwitchStorage: o.SwitchStorage})
 		}, nil)
 	}
 	crd, err := o.target(ctx)

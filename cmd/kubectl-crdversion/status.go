@@ -22,6 +22,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/releaseplan"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -191,7 +192,7 @@ func (o *StatusOptions) items(ctx context.Context) ([]render.StatusItem, error) 
 	items := make([]render.StatusItem, len(crds))
 	if file != nil {
 		for i, crd := range crds {
-			items[i].Assessment = lifecycle.Assess(crd)
+			items[i].Assessment = stages.Assess(crd)
 			items[i].Next = items[i].Next.InFile(cmp.Or(file.Path(crd.Name), "CRD_MANIFEST"))
 		}
 		return items, nil
@@ -200,7 +201,7 @@ func (o *StatusOptions) items(ctx context.Context) ([]render.StatusItem, error) 
 	// carry can be the next step.
 	stale, listed := o.staleManagedFields(ctx, crds)
 	for i, crd := range crds {
-		items[i].Assessment = lifecycle.AssessWith(crd, stale[i])
+		items[i].Assessment = stages.AssessWith(crd, stale[i])
 	}
 	if err := o.towardRelease(ctx, crds, items); err != nil {
 		return nil, err
@@ -210,7 +211,7 @@ func (o *StatusOptions) items(ctx context.Context) ([]render.StatusItem, error) 
 	// counts its switch grace from here.
 	sightings := newSightings(o.configFlags)
 	for _, crd := range crds {
-		if lifecycle.MigrationPending(crd) {
+		if stages.MigrationPending(crd) {
 			sightings.Saw(crd)
 		}
 	}
@@ -255,7 +256,7 @@ func (o *StatusOptions) staleManagedFields(ctx context.Context, crds []*apiexten
 	g.SetLimit(countWorkers)
 	for i, crd := range crds {
 		listed[i] = -1
-		if !lifecycle.MayHaveStaleManagedFields(crd) {
+		if !stages.MayHaveStaleManagedFields(crd) {
 			continue
 		}
 		g.Go(func() error {

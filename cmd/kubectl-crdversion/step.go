@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -116,7 +117,7 @@ func (o *stepOptions) holdFor(crd *apiextensionsv1.CustomResourceDefinition, edi
 	if o.Force || o.dryRun != migration.DryRunNone || !editsVersions {
 		return
 	}
-	if o.held = lifecycle.GitOpsOwner(crd); o.held != nil {
+	if o.held = stages.GitOpsOwner(crd); o.held != nil {
 		o.dryRun = migration.DryRunClient
 	}
 }
@@ -140,7 +141,7 @@ func (o *stepOptions) heldBack(err error, in *lifecycle.Step) error {
 // sawStep remembers the CRD a step wrote: when it switched the storage
 // version, a migrate run later counts the switch grace from this moment.
 func (o *stepOptions) sawStep(res *results.StepResult) {
-	if o.dryRun == migration.DryRunNone && res.After != nil && lifecycle.MigrationPending(res.After) {
+	if o.dryRun == migration.DryRunNone && res.After != nil && stages.MigrationPending(res.After) {
 		newSightings(o.configFlags).Saw(res.After)
 	}
 }
@@ -150,7 +151,7 @@ func (o *stepOptions) reportStep(name string, res *results.StepResult) error {
 	if res.Replans > 0 {
 		fmt.Fprintln(o.ErrOut, replanned(name, res.Replans))
 	}
-	if w := lifecycle.OwnersWarning(lifecycle.VersionsOwners(res.Before, cluster.FieldManager)); w != nil {
+	if w := stages.OwnersWarning(stages.VersionsOwners(res.Before, cluster.FieldManager)); w != nil {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", render.Advice(*w))
 	}
 	if res.FieldsKept != "" {

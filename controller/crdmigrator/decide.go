@@ -5,9 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
 // verb is what a decision does with a CRD.
@@ -38,12 +37,12 @@ type decision struct {
 // decide reads the CRD as it is now. It never decides a prune without the
 // re-store: only that pass proves what the prune makes permanent.
 func decide(crd *apiextensionsv1.CustomResourceDefinition, p phases) decision {
-	storage := lifecycle.StorageVersion(crd)
+	storage := migrate.Assess(crd).StorageVersion
 	if c := storageMigrating(crd); c != nil {
 		return decision{verb: doDefer, reason: fmt.Sprintf("the cluster's storage version migrator is at work on it (StorageMigrating=True, %s: %s)", c.Reason, c.Message)}
 	}
 	stored := fmt.Sprintf("status.storedVersions [%s]", strings.Join(crd.Status.StoredVersions, " "))
-	if !lifecycle.MigrationPending(crd) {
+	if len(migrate.Assess(crd).Pending()) == 0 {
 		if p.has(PhaseManagedFields) {
 			return decision{verb: doClean, clean: true, reason: stored + " holds only the storage version " + storage + "; dropping managedFields entries of versions no longer served"}
 		}
@@ -80,8 +79,8 @@ func storageMigrating(crd *apiextensionsv1.CustomResourceDefinition) *apiextensi
 // or the end of the cluster's own migration, which a decision deferred to.
 func changed(old, cur *apiextensionsv1.CustomResourceDefinition) (bool, string) {
 	switch {
-	case lifecycle.StorageVersion(old) != lifecycle.StorageVersion(cur):
-		return true, fmt.Sprintf("storage version %s → %s", lifecycle.StorageVersion(old), lifecycle.StorageVersion(cur))
+	case migrate.Assess(old).StorageVersion != migrate.Assess(cur).StorageVersion:
+		return true, fmt.Sprintf("storage version %s → %s", migrate.Assess(old).StorageVersion, migrate.Assess(cur).StorageVersion)
 	case old.Generation != cur.Generation:
 		return true, fmt.Sprintf("generation %d → %d", old.Generation, cur.Generation)
 	case storageMigrating(old) != nil && storageMigrating(cur) == nil:

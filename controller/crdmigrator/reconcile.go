@@ -8,7 +8,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -121,7 +120,7 @@ func (m *Migrator) cleaned(ctx context.Context, crd *apiextensionsv1.CustomResou
 		log.Info("stopped: this replica is stopping or lost the lease; the next leader starts over")
 		return settled
 	case res.Complete():
-		if !lifecycle.MigrationPending(crd) {
+		if len(migrate.Assess(crd).Pending()) == 0 {
 			// Every object is proven at the storage version only where
 			// storedVersions says so: a cleanup alone proves nothing of it.
 			markSuccess(crd.Name)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -143,7 +144,7 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 		}
 		out = append(out, applies...)
 	}
-	if why := lifecycle.NotServed(live); why != "" {
+	if why := stages.NotServed(live); why != "" {
 		// Its objects cannot be listed: every check of them would be a 404.
 		return Consequence(append(out, notServedFinding(live, n, why)), nil, opts.Policy), live, nil
 	}
@@ -171,9 +172,9 @@ func checkOne(ctx context.Context, c cluster.Clients, n *apiextensionsv1.CustomR
 		}
 		for _, v := range gone {
 			if len(managers[v]) > 0 {
-				out = append(out, managersFinding(n.Name, v, lifecycle.StorageVersion(n), managers[v]))
+				out = append(out, managersFinding(n.Name, v, stages.StorageVersion(n), managers[v]))
 			}
-			if f, ok := requestsFinding(requests, live, v, lifecycle.StorageVersion(n), opts.OwnRequests.Own(live, requests)); ok {
+			if f, ok := requestsFinding(requests, live, v, stages.StorageVersion(n), opts.OwnRequests.Own(live, requests)); ok {
 				out = append(out, f)
 			}
 		}
@@ -267,7 +268,7 @@ func serverFindings(crd string, refusal error, known []results.Finding) []result
 		return results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingRejected, CRD: crd, Rule: "serverDryRun", Path: field,
 			Message: "the API server refuses it (server-side dry run): " + msg,
 			// No plugin step changes the manifest: the author changes what the server names.
-			Fix: []lifecycle.Advice{lifecycle.Advise(lifecycle.CheckFileStep("NEW"), "change what the API server names in the manifest (no step of the plugin can: it is the manifest's content), then check it again")}}
+			Fix: []lifecycle.Advice{stages.Advise(stages.CheckFileStep("NEW"), "change what the API server names in the manifest (no step of the plugin can: it is the manifest's content), then check it again")}}
 	}
 	var out []results.Finding
 	var status apierrors.APIStatus
@@ -297,7 +298,7 @@ func notServedFinding(live, n *apiextensionsv1.CustomResourceDefinition, why str
 		Message: fmt.Sprintf("the API server serves none of the live CRD's objects (%s): every client of it fails, and its objects could not be checked; the new CRD keeps the same names", why),
 		Fix:     []lifecycle.Advice{{Text: "change the names another CRD holds (plural, kind, short names) in the new CRD, then check again"}}}
 	switch {
-	case !lifecycle.NamesRefused(live):
+	case !stages.NamesRefused(live):
 		// Being set up: no edit is needed, only time.
 		f.Severity = lifecycle.SeverityWarning
 		f.Message = fmt.Sprintf("the API server has not established the live CRD yet (%s): none of its objects is served, so none could be checked", why)

@@ -10,6 +10,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -21,7 +22,7 @@ import (
 // deprecated). Where own accounts for every request, the finding is a note saying so.
 func requestsFinding(d *usage.DeprecatedAPIs, crd *apiextensionsv1.CustomResourceDefinition, version, replacement string, own map[string]usage.OwnUse) (results.Finding, bool) {
 	f := results.Finding{Kind: results.FindingClients, CRD: crd.Name, Version: version}
-	if v := lifecycle.SpecVersion(crd, version); v == nil || !v.Deprecated {
+	if v := stages.SpecVersion(crd, version); v == nil || !v.Deprecated {
 		return f, false
 	}
 	if d.Access != usage.MetricsRead {
@@ -66,7 +67,7 @@ func managersFinding(crd, version, replacement string, managers map[string]int64
 	})
 	parts := make([]string, len(names))
 	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s (%s)", n, lifecycle.Objects(managers[n]))
+		parts[i] = fmt.Sprintf("%s (%s)", n, stages.Objects(managers[n]))
 	}
 	return results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingClients, CRD: crd, Version: version, Rule: "clientsOnVersion",
 		Message: fmt.Sprintf("field managers whose last write used %s, which this upgrade stops serving: %s", version, strings.Join(parts, ", ")),

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -24,7 +25,7 @@ import (
 func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, next *apiextensionsv1.CustomResourceDefinition, pageSize int64) ([]results.Finding, error) {
 	gone := func(mf metav1.ManagedFieldsEntry) (string, bool) {
 		gv, err := schema.ParseGroupVersion(mf.APIVersion)
-		if err != nil || gv.Group != next.Spec.Group || lifecycle.SpecVersion(next, gv.Version) != nil {
+		if err != nil || gv.Group != next.Spec.Group || stages.SpecVersion(next, gv.Version) != nil {
 			return "", false
 		}
 		return gv.Version, true
@@ -38,17 +39,17 @@ func removedVersionEntries(ctx context.Context, meta metadata.Interface, live, n
 		return nil, err
 	}
 	names := found.Objects
-	versions := slices.SortedFunc(slices.Values(found.Versions), func(a, b string) int { return -lifecycle.ByPriority(a, b) })
+	versions := slices.SortedFunc(slices.Values(found.Versions), func(a, b string) int { return -stages.ByPriority(a, b) })
 	f := results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingObjects, CRD: next.Name, Version: strings.Join(versions, ", "),
 		Rule: "managedFieldsOfRemovedVersion", Objects: names, Count: len(names), Object: firstNames(names)}
 	what := "the new CRD removes"
 	for _, v := range versions {
-		if lifecycle.SpecVersion(live, v) == nil {
+		if stages.SpecVersion(live, v) == nil {
 			what = "the CRD no longer has"
 		}
 	}
 	f.Message = fmt.Sprintf("%s carry managedFields entries recorded at %s, which %s: once it is gone, every server-side apply of them (kubectl apply --server-side, a GitOps sync, a controller's apply) fails with \"request to convert CR to an invalid group/version\" until the entries are dropped",
-		lifecycle.Objects(int64(len(names))), strings.Join(versions, ", "), what)
+		stages.Objects(int64(len(names))), strings.Join(versions, ", "), what)
 	// The fix is the plan toward the release (planned).
 	return []results.Finding{f}, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/crvalidation"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -152,7 +153,7 @@ func prunedFinding(live, next *apiextensionsv1.CustomResourceDefinition, version
 	}
 	f := results.Finding{Kind: results.FindingObjects, CRD: next.Name, Version: version, Rule: "objectLosesFields", Object: object,
 		Path: strings.Join(paths, ", ")}
-	if version == lifecycle.StorageVersion(next) || slices.Contains(live.Status.StoredVersions, version) {
+	if version == stages.StorageVersion(next) || slices.Contains(live.Status.StoredVersions, version) {
 		f.Severity = lifecycle.SeverityError
 		f.Message = fmt.Sprintf("holds fields the new schema of %s does not list: once the CRD is applied the API server drops them from every read, and they are gone from etcd at the object's next write (migrate's re-store included)", version)
 		f.Fix = []lifecycle.Advice{{Text: "keep the fields in the new schema (or under x-kubernetes-preserve-unknown-fields), or move what they hold into fields it keeps before applying"}}
@@ -200,15 +201,15 @@ func groupObjects(found []results.Finding) []results.Finding {
 // only a webhook can produce v's form (the live one for an unserved v, or the new CRD's, not
 // running yet), unless every object is stored at v already.
 func readVersion(live, next *apiextensionsv1.CustomResourceDefinition, v string) string {
-	lv := lifecycle.SpecVersion(live, v)
+	lv := stages.SpecVersion(live, v)
 	served := lv != nil && lv.Served
-	if lifecycle.ConvertsByWebhook(next) && !sameConverter(live, next) {
+	if stages.ConvertsByWebhook(next) && !sameConverter(live, next) {
 		if served && storedOnlyAt(live, v) {
 			return v
 		}
 		return ""
 	}
-	if lifecycle.ConvertsByWebhook(live) {
+	if stages.ConvertsByWebhook(live) {
 		if served {
 			return v
 		}
@@ -227,7 +228,7 @@ func readVersion(live, next *apiextensionsv1.CustomResourceDefinition, v string)
 // sameConverter says whether two CRDs convert through the same webhook, caBundle aside (a
 // cainjector keeps the live one; the manifest has none).
 func sameConverter(a, b *apiextensionsv1.CustomResourceDefinition) bool {
-	if !lifecycle.ConvertsByWebhook(a) || !lifecycle.ConvertsByWebhook(b) {
+	if !stages.ConvertsByWebhook(a) || !stages.ConvertsByWebhook(b) {
 		return false
 	}
 	where := func(c *apiextensionsv1.CustomResourceConversion) any {
@@ -243,15 +244,15 @@ func sameConverter(a, b *apiextensionsv1.CustomResourceDefinition) bool {
 
 // storedOnlyAt says whether every object of the CRD is stored at v.
 func storedOnlyAt(crd *apiextensionsv1.CustomResourceDefinition, v string) bool {
-	return lifecycle.StorageVersion(crd) == v && slices.Equal(crd.Status.StoredVersions, []string{v})
+	return stages.StorageVersion(crd) == v && slices.Equal(crd.Status.StoredVersions, []string{v})
 }
 
 // notVisible says whose form at v no check could see, and why: a question, not a finding.
 func notVisible(live, next *apiextensionsv1.CustomResourceDefinition, v string) results.Finding {
 	f := results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingObjects, CRD: next.Name, Version: v, Rule: "objectsNotVisible"}
-	if lifecycle.ConvertsByWebhook(next) && !sameConverter(live, next) {
+	if stages.ConvertsByWebhook(next) && !sameConverter(live, next) {
 		f.Message = fmt.Sprintf("live objects were not validated against the new schema of %s: the new CRD converts through a webhook (%s) that the cluster does not run yet, and only it produces their form at %s; not judged, neither passed nor refused",
-			v, lifecycle.ConversionSummary(next.Spec.Conversion), v)
+			v, stages.ConversionSummary(next.Spec.Conversion), v)
 		f.Fix = []lifecycle.Advice{{Text: "once the new converter runs, check again; after the upgrade, verify checks every object through it"}}
 		return f
 	}
@@ -264,12 +265,12 @@ func notVisible(live, next *apiextensionsv1.CustomResourceDefinition, v string) 
 func unreadable(live *apiextensionsv1.CustomResourceDefinition, err error) results.Finding {
 	return results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingObjects, CRD: live.Name, Rule: "objectsNotVisible",
 		Message: fmt.Sprintf("the live objects could not be read: the cluster's conversion webhook (%s) failed; their clients and their validation against the new schemas are not judged, neither passed nor refused: %v",
-			lifecycle.ConversionSummary(live.Spec.Conversion), err),
+			stages.ConversionSummary(live.Spec.Conversion), err),
 		Fix: []lifecycle.Advice{{Text: "make the conversion webhook answer, then check again"}}}
 }
 
 func schemaOf(crd *apiextensionsv1.CustomResourceDefinition, v string) *apiextensionsv1.CustomResourceValidation {
-	if sv := lifecycle.SpecVersion(crd, v); sv != nil {
+	if sv := stages.SpecVersion(crd, v); sv != nil {
 		return sv.Schema
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -14,7 +15,7 @@ import (
 var plannedRules = []string{"storedVersionRemoved", "managedFieldsOfRemovedVersion"}
 
 // planned gives the findings whose fix is the way to the release the plan's steps
-// (lifecycle.PlanUpgrade): check, status --release and upgrade then say the same next step, a
+// (stages.PlanUpgrade): check, status --release and upgrade then say the same next step, a
 // refused migrate gets its ways on instead of the same migrate, and the steps are ordered so no
 // client fails between them.
 func planned(found []results.Finding, live, next *apiextensionsv1.CustomResourceDefinition) []results.Finding {
@@ -38,7 +39,7 @@ func planned(found []results.Finding, live, next *apiextensionsv1.CustomResource
 
 // planFix is the plan from live to next as a finding's fix, each step in its phase's words.
 func planFix(live, next *apiextensionsv1.CustomResourceDefinition, entries []string) []lifecycle.Advice {
-	u := lifecycle.PlanUpgrade(live, next, lifecycle.UpgradeFacts{Entries: entries, Apply: lifecycle.HowApplied(live, "NEW_MANIFEST")})
+	u := stages.PlanUpgrade(live, next, stages.UpgradeFacts{Entries: entries, Apply: stages.HowApplied(live, "NEW_MANIFEST")})
 	fix := make([]lifecycle.Advice, 0, len(u.Steps))
 	for _, w := range u.Steps {
 		a := w.Advice

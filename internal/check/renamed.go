@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -117,7 +118,7 @@ func droppedBySource(ctx context.Context, c cluster.Clients, crds, live []*apiex
 	case apierrors.IsForbidden(err):
 		return []results.Finding{{Severity: lifecycle.SeverityNote, Kind: results.FindingDropped, Rule: "crdDroppedUnseen",
 			Message: "the CRDs on the cluster could not be listed (forbidden): a CRD that what applied these manifests applied too, and that they now lack, is not seen here",
-			Fix:     []lifecycle.Advice{{Text: "a comparison with the manifests they replace shows it", Step: lifecycle.CheckAgainstStep("NEW_MANIFESTS", "OLD_MANIFESTS")}}}}, nil
+			Fix:     []lifecycle.Advice{{Text: "a comparison with the manifests they replace shows it", Step: stages.CheckAgainstStep("NEW_MANIFESTS", "OLD_MANIFESTS")}}}}, nil
 	case err != nil:
 		return nil, fmt.Errorf("listing CustomResourceDefinitions: %w", err)
 	}
@@ -174,7 +175,7 @@ func inManifests(name string, crds []*apiextensionsv1.CustomResourceDefinition) 
 func countObjects(ctx context.Context, md metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition) (DroppedLive, error) {
 	// The storage version where served (no conversion), never a deprecated one where another
 	// is served: the read is no request the deprecated-API metric counts.
-	version := lifecycle.ListVersion(crd)
+	version := stages.ListVersion(crd)
 	if version == "" {
 		return DroppedLive{Why: "it serves no version"}, nil
 	}

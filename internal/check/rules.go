@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -29,7 +30,7 @@ func CheckUpgrade(old, new *apiextensionsv1.CustomResourceDefinition, stored []s
 	offline := stored == nil
 	if offline {
 		stored = slices.Clone(old.Status.StoredVersions)
-		if s := lifecycle.StorageVersion(old); s != "" && !slices.Contains(stored, s) {
+		if s := stages.StorageVersion(old); s != "" && !slices.Contains(stored, s) {
 			stored = append(stored, s)
 		}
 	}
@@ -50,10 +51,10 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 	if old.Spec.Scope != new.Spec.Scope {
 		out = append(out, results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingRejected, CRD: new.Name, Rule: "scopeChanged",
 			Message: fmt.Sprintf("spec.scope: Invalid value: %q: field is immutable (it is %s)", new.Spec.Scope, old.Spec.Scope),
-			Fix:     []lifecycle.Advice{lifecycle.Advise(nil, "keep spec.scope as it is; a resource cannot change scope (a new CRD under another name can)")}})
+			Fix:     []lifecycle.Advice{stages.Advise(nil, "keep spec.scope as it is; a resource cannot change scope (a new CRD under another name can)")}})
 	}
 	for i, v := range stored {
-		if lifecycle.SpecVersion(new, v) != nil {
+		if stages.SpecVersion(new, v) != nil {
 			continue
 		}
 		f := results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingRejected, CRD: new.Name, Version: v, Rule: "storedVersionRemoved",
@@ -73,14 +74,14 @@ func rejected(old, new *apiextensionsv1.CustomResourceDefinition, stored []strin
 func removedMaybeStored(old, new *apiextensionsv1.CustomResourceDefinition, stored []string) []results.Finding {
 	var out []results.Finding
 	for _, o := range old.Spec.Versions {
-		if lifecycle.SpecVersion(new, o.Name) != nil || slices.Contains(stored, o.Name) {
+		if stages.SpecVersion(new, o.Name) != nil || slices.Contains(stored, o.Name) {
 			continue
 		}
 		out = append(out, results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingRejected, CRD: new.Name, Version: o.Name, Rule: "removedVersionMayBeStored",
 			Message: fmt.Sprintf("%s is removed from spec.versions: on a cluster whose status.storedVersions still names it (objects were stored at it under an older release, and no migration pruned it), the API server refuses this CRD", o.Name),
 			Fix: []lifecycle.Advice{
-				lifecycle.Advise(lifecycle.MigrateStep(new.Name), "on every cluster, before applying, re-store every object at %s and prune %s from storedVersions (nothing happens where storedVersions no longer names it)", lifecycle.StorageVersion(old), o.Name),
-				lifecycle.Advise(lifecycle.CheckFileStep("NEW"), "or check against each cluster, which reads its storedVersions")}})
+				stages.Advise(stages.MigrateStep(new.Name), "on every cluster, before applying, re-store every object at %s and prune %s from storedVersions (nothing happens where storedVersions no longer names it)", stages.StorageVersion(old), o.Name),
+				stages.Advise(stages.CheckFileStep("NEW"), "or check against each cluster, which reads its storedVersions")}})
 	}
 	return out
 }
@@ -92,42 +93,42 @@ func lifecycleSkips(old, new *apiextensionsv1.CustomResourceDefinition) []result
 	add := func(v, rule, msg string, fix ...lifecycle.Advice) {
 		out = append(out, results.Finding{Severity: lifecycle.SeverityError, Kind: results.FindingLifecycle, CRD: new.Name, Version: v, Rule: rule, Message: msg, Fix: fix})
 	}
-	oldStorage, newStorage := lifecycle.StorageVersion(old), lifecycle.StorageVersion(new)
+	oldStorage, newStorage := stages.StorageVersion(old), stages.StorageVersion(new)
 	if newStorage != oldStorage && newStorage != "" {
-		if o := lifecycle.SpecVersion(old, newStorage); o == nil || !o.Served {
+		if o := stages.SpecVersion(old, newStorage); o == nil || !o.Served {
 			add(newStorage, "storageWithoutBridge",
 				fmt.Sprintf("the storage version switches from %s to %s, which the current CRD does not serve: no release served both, so no round trip was checked and clients of %s had no time to move", oldStorage, newStorage, oldStorage),
-				lifecycle.Advise(lifecycle.IntroduceStep(new.Name, newStorage, "NEW_MANIFEST"), "release 1: serve %s beside %s, storage unchanged", newStorage, oldStorage),
-				lifecycle.Advise(lifecycle.PromoteToStep(new.Name, newStorage, lifecycle.StageBridge), "then check the round trip and record bridge"),
-				lifecycle.Advise(lifecycle.PromoteToStep(new.Name, newStorage, lifecycle.StageDeprecated), "release 2: make %s the storage version and deprecate %s", newStorage, oldStorage))
+				stages.Advise(stages.IntroduceStep(new.Name, newStorage, "NEW_MANIFEST"), "release 1: serve %s beside %s, storage unchanged", newStorage, oldStorage),
+				stages.Advise(stages.PromoteToStep(new.Name, newStorage, lifecycle.StageBridge), "then check the round trip and record bridge"),
+				stages.Advise(stages.PromoteToStep(new.Name, newStorage, lifecycle.StageDeprecated), "release 2: make %s the storage version and deprecate %s", newStorage, oldStorage))
 		}
-		if n := lifecycle.SpecVersion(new, oldStorage); n != nil && !n.Served {
+		if n := stages.SpecVersion(new, oldStorage); n != nil && !n.Served {
 			add(oldStorage, "storageSwitchAndUnserve",
 				fmt.Sprintf("%s stops being the storage version and stops being served in the same release: two steps at once", oldStorage),
-				lifecycle.Advise(nil, "release 1: switch storage to %s and deprecate %s", newStorage, oldStorage),
-				lifecycle.Advise(lifecycle.PromoteToStep(new.Name, newStorage, lifecycle.StageBlocked), "release 2: stop serving %s", oldStorage))
+				stages.Advise(nil, "release 1: switch storage to %s and deprecate %s", newStorage, oldStorage),
+				stages.Advise(stages.PromoteToStep(new.Name, newStorage, lifecycle.StageBlocked), "release 2: stop serving %s", oldStorage))
 		}
 	}
 	for _, o := range old.Spec.Versions {
-		n := lifecycle.SpecVersion(new, o.Name)
+		n := stages.SpecVersion(new, o.Name)
 		switch {
 		case n == nil && o.Served && o.Deprecated:
 			add(o.Name, "removedWhileServed",
 				fmt.Sprintf("%s is removed while the current CRD still serves it: its clients get 404 with no release in between", o.Name),
-				lifecycle.Advise(lifecycle.PromoteToStep(new.Name, newStorage, lifecycle.StageBlocked), "release 1: stop serving %s (served: false)", o.Name),
-				lifecycle.Advise(lifecycle.MigrateStep(new.Name), "before removing it, prune it from storedVersions"),
-				lifecycle.Advise(nil, "release 2: remove it"))
+				stages.Advise(stages.PromoteToStep(new.Name, newStorage, lifecycle.StageBlocked), "release 1: stop serving %s (served: false)", o.Name),
+				stages.Advise(stages.MigrateStep(new.Name), "before removing it, prune it from storedVersions"),
+				stages.Advise(nil, "release 2: remove it"))
 		case n == nil && o.Served:
 			add(o.Name, "removedWhileServed",
 				fmt.Sprintf("%s is removed while the current CRD still serves it, never deprecated: its clients get 404 with no warning", o.Name),
-				lifecycle.Advise(nil, "release 1: deprecate %s, then release 2: stop serving it (served: false)", o.Name),
-				lifecycle.Advise(lifecycle.MigrateStep(new.Name), "before removing it, prune it from storedVersions"),
-				lifecycle.Advise(nil, "release 3: remove it"))
+				stages.Advise(nil, "release 1: deprecate %s, then release 2: stop serving it (served: false)", o.Name),
+				stages.Advise(stages.MigrateStep(new.Name), "before removing it, prune it from storedVersions"),
+				stages.Advise(nil, "release 3: remove it"))
 		case n != nil && o.Served && !n.Served && !o.Deprecated:
 			add(o.Name, "unservedWithoutDeprecation",
 				fmt.Sprintf("%s stops being served without ever having been deprecated: its clients were never warned", o.Name),
-				lifecycle.Advise(nil, "release 1: deprecate %s (deprecated: true, a deprecationWarning naming its replacement)", o.Name),
-				lifecycle.Advise(nil, "release 2: stop serving %s", o.Name))
+				stages.Advise(nil, "release 1: deprecate %s (deprecated: true, a deprecationWarning naming its replacement)", o.Name),
+				stages.Advise(nil, "release 2: stop serving %s", o.Name))
 		}
 	}
 	return out
@@ -140,7 +141,7 @@ func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []results.
 		out = append(out, results.Finding{Severity: lifecycle.SeverityWarning, Kind: results.FindingDeprecation, CRD: new.Name, Version: v, Rule: rule, Message: msg})
 	}
 	for _, o := range old.Spec.Versions {
-		n := lifecycle.SpecVersion(new, o.Name)
+		n := stages.SpecVersion(new, o.Name)
 		replacement := replacementFor(new, o.Name)
 		switch {
 		case n == nil && !o.Served:
@@ -162,12 +163,12 @@ func deprecations(old, new *apiextensionsv1.CustomResourceDefinition) []results.
 func replacementFor(crd *apiextensionsv1.CustomResourceDefinition, v string) string {
 	best := ""
 	for _, c := range crd.Spec.Versions {
-		if c.Name != v && c.Served && !c.Deprecated && (best == "" || lifecycle.Newer(c.Name, best)) {
+		if c.Name != v && c.Served && !c.Deprecated && (best == "" || stages.Newer(c.Name, best)) {
 			best = c.Name
 		}
 	}
 	if best == "" {
-		return lifecycle.StorageVersion(crd)
+		return stages.StorageVersion(crd)
 	}
 	return best
 }
@@ -177,7 +178,7 @@ func replacementFor(crd *apiextensionsv1.CustomResourceDefinition, v string) str
 func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []results.Finding {
 	var out []results.Finding
 	for _, o := range old.Spec.Versions {
-		n := lifecycle.SpecVersion(new, o.Name)
+		n := stages.SpecVersion(new, o.Name)
 		if n == nil || !o.Served || !n.Served {
 			continue
 		}
@@ -189,22 +190,22 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []results.
 			out = append(out, results.Finding{Severity: sev, Kind: results.FindingSchema, CRD: new.Name, Version: o.Name, Rule: c.Rule, Path: c.Path, Message: c.Message})
 		}
 	}
-	oldStorage, newStorage := lifecycle.StorageVersion(old), lifecycle.StorageVersion(new)
-	if oldStorage == newStorage || lifecycle.SpecVersion(new, newStorage) == nil || lifecycle.SpecVersion(old, oldStorage) == nil {
+	oldStorage, newStorage := stages.StorageVersion(old), stages.StorageVersion(new)
+	if oldStorage == newStorage || stages.SpecVersion(new, newStorage) == nil || stages.SpecVersion(old, oldStorage) == nil {
 		return out
 	}
 	// Old's storage schema as it is today: the objects stored now were written under it.
 	pair := new.DeepCopy()
-	pair.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{*lifecycle.SpecVersion(old, oldStorage).DeepCopy(), *lifecycle.SpecVersion(new, newStorage).DeepCopy()}
+	pair.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{*stages.SpecVersion(old, oldStorage).DeepCopy(), *stages.SpecVersion(new, newStorage).DeepCopy()}
 	if ok, why := schemacompat.SchemaProof(pair, oldStorage, newStorage); !ok {
 		sev := lifecycle.SeverityError
-		if lifecycle.ConvertsByWebhook(new) {
+		if stages.ConvertsByWebhook(new) {
 			sev = lifecycle.SeverityWarning // not a finding about the schemas: only the webhook knows
 		}
 		out = append(out, results.Finding{Severity: sev, Kind: results.FindingSchema, CRD: new.Name, Version: oldStorage, Rule: "storageSwitchMayLoseData",
 			Message: fmt.Sprintf("re-storing objects stored at %s at %s (what migrate does after this upgrade) is not proven lossless: %s", oldStorage, newStorage, why),
-			Fix: []lifecycle.Advice{lifecycle.Advise(lifecycle.MigrateStep(new.Name), "after applying, re-store the objects, each checked %s→%s→%s first, leaving as it is every object that would lose data", oldStorage, newStorage, oldStorage),
-				lifecycle.Advise(nil, "or carry the field into the new version's schema (or through the conversion webhook)")}})
+			Fix: []lifecycle.Advice{stages.Advise(stages.MigrateStep(new.Name), "after applying, re-store the objects, each checked %s→%s→%s first, leaving as it is every object that would lose data", oldStorage, newStorage, oldStorage),
+				stages.Advise(nil, "or carry the field into the new version's schema (or through the conversion webhook)")}})
 	}
 	return out
 }
@@ -213,7 +214,7 @@ func schemaBreaks(old, new *apiextensionsv1.CustomResourceDefinition) []results.
 func Unserved(old, new *apiextensionsv1.CustomResourceDefinition) []string {
 	var out []string
 	for _, o := range old.Spec.Versions {
-		if n := lifecycle.SpecVersion(new, o.Name); o.Served && (n == nil || !n.Served) {
+		if n := stages.SpecVersion(new, o.Name); o.Served && (n == nil || !n.Served) {
 			out = append(out, o.Name)
 		}
 	}
@@ -330,8 +331,8 @@ func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLiv
 	if to == nil {
 		f.Message = fmt.Sprintf("%s %s and not in the new manifests: %s", old.Name, where, gone)
 		f.Fix = []lifecycle.Advice{
-			lifecycle.Advise(nil, "keep %s in the manifests while any object of it is to stay", old.Name),
-			lifecycle.Advise(nil, "to retire it: delete its objects first (kubectl delete %s --all -A, on every cluster; a controller may clean up what they manage), then drop it from the manifests", old.Name)}
+			stages.Advise(nil, "keep %s in the manifests while any object of it is to stay", old.Name),
+			stages.Advise(nil, "to retire it: delete its objects first (kubectl delete %s --all -A, on every cluster; a controller may clean up what they manage), then drop it from the manifests", old.Name)}
 		return f
 	}
 	f.Rule = "crdRenamed"
@@ -350,17 +351,17 @@ func Dropped(old, to *apiextensionsv1.CustomResourceDefinition, live *DroppedLiv
 		old.Name, where, to.Name, old.Spec.Names.Kind, old.Spec.Names.Plural, newGroup, rename, upperFirst(gone), to.Name)
 	if empty {
 		f.Fix = []lifecycle.Advice{
-			lifecycle.Advise(nil, "move the clients and controllers of %s to %s: once %s is deleted, requests to it fail", old.Spec.Group, newGroup, old.Name)}
+			stages.Advise(nil, "move the clients and controllers of %s to %s: once %s is deleted, requests to it fail", old.Spec.Group, newGroup, old.Name)}
 		return f
 	}
-	version := lifecycle.StorageVersion(to)
+	version := stages.StorageVersion(to)
 	if version == "" {
 		version = "VERSION"
 	}
 	f.Fix = []lifecycle.Advice{
-		lifecycle.Advise(nil, "keep %s in the manifests beside %s until its objects are moved", old.Name, to.Name),
-		lifecycle.Advise(nil, "create each object again under %s (apiVersion: %s/%s, kind %s, the same name and namespace, without the old object's metadata.uid and resourceVersion), and move its clients and controllers to %s", newGroup, newGroup, version, to.Spec.Names.Kind, newGroup),
-		lifecycle.Advise(nil, "then, once no controller acts on them (one may clean up what a deleted object manages), delete the objects of %s (kubectl delete %s --all -A, on every cluster) and drop it from the manifests", old.Name, old.Name)}
+		stages.Advise(nil, "keep %s in the manifests beside %s until its objects are moved", old.Name, to.Name),
+		stages.Advise(nil, "create each object again under %s (apiVersion: %s/%s, kind %s, the same name and namespace, without the old object's metadata.uid and resourceVersion), and move its clients and controllers to %s", newGroup, newGroup, version, to.Spec.Names.Kind, newGroup),
+		stages.Advise(nil, "then, once no controller acts on them (one may clean up what a deleted object manages), delete the objects of %s (kubectl delete %s --all -A, on every cluster) and drop it from the manifests", old.Name, old.Name)}
 	return f
 }
 
@@ -393,12 +394,12 @@ func droppedLive(f results.Finding, old *apiextensionsv1.CustomResourceDefinitio
 		say = "nothing is lost: " + say
 	}
 	f.Message = fmt.Sprintf("%s %s and not in the new manifests%s: %s", old.Name, where, why, say)
-	keep := lifecycle.Advise(nil, "keep %s in the manifests while any object of it is to stay", old.Name)
+	keep := stages.Advise(nil, "keep %s in the manifests while any object of it is to stay", old.Name)
 	if helmMayKeep(old, owners) {
 		keep.Text += fmt.Sprintf(" (or, where a Helm chart templates it, keep it out of helm upgrade's deletes: kubectl annotate crd %s %s=keep)", old.Name, helmKeep)
 	}
 	f.Fix = []lifecycle.Advice{keep,
-		lifecycle.Advise(nil, "to retire it: delete its objects first (kubectl delete %s --all -A, on every cluster; a controller may clean up what they manage), then drop it from the manifests", old.Name)}
+		stages.Advise(nil, "to retire it: delete its objects first (kubectl delete %s --all -A, on every cluster; a controller may clean up what they manage), then drop it from the manifests", old.Name)}
 	return f
 }
 

@@ -8,6 +8,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -27,7 +28,7 @@ func TestCheckUpgrade(t *testing.T) {
 		for _, f := range fields {
 			spec.Properties[f] = apiextensionsv1.JSONSchemaProps{Type: "string"}
 		}
-		lifecycle.SpecVersion(c, v).Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+		stages.SpecVersion(c, v).Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 			Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": spec}}}
 		return c
 	}
@@ -97,7 +98,7 @@ func TestCheckUpgradeQuotesTheAPIServer(t *testing.T) {
 	if len(fs) == 0 || !strings.HasSuffix(fs[0].Message, want) {
 		t.Fatalf("finding %+v\nwant the message to end %q", fs, want)
 	}
-	if len(fs[0].Fix) != 2 || !sameStep(fs[0].Fix[0].Step, lifecycle.MigrateStep("widgets.example.com")) {
+	if len(fs[0].Fix) != 2 || !sameStep(fs[0].Fix[0].Step, stages.MigrateStep("widgets.example.com")) {
 		t.Errorf("fix %+v", fs[0].Fix)
 	}
 }
@@ -112,15 +113,15 @@ func TestRemovedStorageVersionFixBridgesOnTheCluster(t *testing.T) {
 		first *lifecycle.Step
 		steps int
 	}{
-		{"the new version is not served yet: added from the manifest", crd(nil, "v1alpha2:served,storage"), lifecycle.IntroduceStep("widgets.example.com", "v1alpha3", "NEW_MANIFEST"), 5},
-		{"the new version is served already: bridge first", crd(nil, "v1alpha2:served,storage", "v1alpha3:served"), lifecycle.PromoteToStep("widgets.example.com", "v1alpha3", lifecycle.StageBridge), 4},
+		{"the new version is not served yet: added from the manifest", crd(nil, "v1alpha2:served,storage"), stages.IntroduceStep("widgets.example.com", "v1alpha3", "NEW_MANIFEST"), 5},
+		{"the new version is served already: bridge first", crd(nil, "v1alpha2:served,storage", "v1alpha3:served"), stages.PromoteToStep("widgets.example.com", "v1alpha3", lifecycle.StageBridge), 4},
 	} {
 		fs := CheckUpgrade(tc.old, crd(nil, "v1alpha3:served,storage"), []string{"v1alpha2"})
 		if len(fs) == 0 || fs[0].Rule != "storedVersionRemoved" {
 			t.Fatalf("%s: %+v", tc.name, fs)
 		}
 		fix := fs[0].Fix
-		if len(fix) != tc.steps || !sameStep(fix[0].Step, tc.first) || !sameStep(fix[len(fix)-2].Step, lifecycle.MigrateStep("widgets.example.com")) {
+		if len(fix) != tc.steps || !sameStep(fix[0].Step, tc.first) || !sameStep(fix[len(fix)-2].Step, stages.MigrateStep("widgets.example.com")) {
 			t.Errorf("%s: fix %+v", tc.name, fix)
 		}
 	}

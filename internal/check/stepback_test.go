@@ -76,7 +76,7 @@ func TestStoredVersionRemovedStepsBack(t *testing.T) {
 }
 
 // Live objects' managedFields entries at a version the release removes: the finding's fix is the
-// plan toward the release (lifecycle.PlanUpgrade), the entries moved before the apply, served
+// plan toward the release (stages.PlanUpgrade), the entries moved before the apply, served
 // or not, from where the cluster is.
 func TestEntriesFixIsThePlan(t *testing.T) {
 	const w = "widgets.example.com"

@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -24,9 +24,9 @@ import (
 // old version holds does not show (reads are pruned by the asked version's schema), yet the
 // first write at the new storage drops it. Conversion None only: a webhook's form is its own.
 func storedFieldsLost(ctx context.Context, dyn dynamic.Interface, live, next *apiextensionsv1.CustomResourceDefinition, pageSize int64) ([]results.Finding, error) {
-	storage := lifecycle.StorageVersion(next)
-	sv := lifecycle.SpecVersion(next, storage)
-	if lifecycle.ConvertsByWebhook(live) || lifecycle.ConvertsByWebhook(next) || sv == nil || sv.Schema == nil || sv.Schema.OpenAPIV3Schema == nil {
+	storage := stages.StorageVersion(next)
+	sv := stages.SpecVersion(next, storage)
+	if stages.ConvertsByWebhook(live) || stages.ConvertsByWebhook(next) || sv == nil || sv.Schema == nil || sv.Schema.OpenAPIV3Schema == nil {
 		return nil, nil
 	}
 	internal := &apiextensions.JSONSchemaProps{}
@@ -39,7 +39,7 @@ func storedFieldsLost(ctx context.Context, dyn dynamic.Interface, live, next *ap
 	}
 	var out []results.Finding
 	for _, v := range live.Status.StoredVersions {
-		lv := lifecycle.SpecVersion(live, v)
+		lv := stages.SpecVersion(live, v)
 		switch {
 		case v == storage || lv == nil || !lv.Served:
 			continue

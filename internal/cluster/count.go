@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 )
 
 // CountObjects counts the CRD's objects without listing them: a metadata list of one item
@@ -30,9 +30,9 @@ func CountObjects(ctx context.Context, client metadata.Interface, crd *apiextens
 	return n, true, nil
 }
 
-// ServedResource is the resource to read the CRD's objects through (lifecycle.ListVersion):
+// ServedResource is the resource to read the CRD's objects through (stages.ListVersion):
 // served and not deprecated, so the deprecated-API metric counts no read.
 func ServedResource(crd *apiextensionsv1.CustomResourceDefinition) (schema.GroupVersionResource, bool) {
-	v := lifecycle.ListVersion(crd)
+	v := stages.ListVersion(crd)
 	return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}, v != ""
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -105,7 +106,7 @@ func StaleManagedFields(ctx context.Context, meta metadata.Interface, crd *apiex
 	if len(found.Objects) == 0 {
 		return nil, found.Listed, nil
 	}
-	removed, unserved := lifecycle.StaleVersions(crd, found.Versions)
+	removed, unserved := stages.StaleVersions(crd, found.Versions)
 	return &lifecycle.StaleManagedFields{Objects: int64(len(found.Objects)), First: found.Objects[:min(len(found.Objects), staleNamed)],
 		Removed: removed, Unserved: unserved}, found.Listed, nil
 }
@@ -126,7 +127,7 @@ func CountStale(ctx context.Context, meta metadata.Interface, crd *apiextensions
 // countStale counts up to limit objects with a StaleEntry (-1: all).
 func countStale(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.CustomResourceDefinition, pageSize, limit int64) (int64, error) {
 	stale := StaleEntry(crd)
-	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: stages.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
 	var n int64
 	_, err := ListPages(ctx, meta, gvr, pageSize, func(p Page) error {
 		for _, o := range p.Items {

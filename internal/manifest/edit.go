@@ -9,6 +9,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"errors"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -27,8 +29,8 @@ var ErrNotOffline = errors.New("the plugin does not write it in a manifest")
 func (c CRD) Apply(p *lifecycle.Plan) error {
 	var rec *lifecycle.StepRecord
 	if p.Record != nil {
-		if !lifecycle.StepsWellFormed(c.Obj) {
-			return fmt.Errorf("%s: metadata.annotations[%s]: %w", c.File.Path, lifecycle.StepsAnnotation, ErrStepsUnreadable)
+		if !stages.StepsWellFormed(c.Obj) {
+			return fmt.Errorf("%s: metadata.annotations[%s]: %w", c.File.Path, stages.StepsAnnotation, ErrStepsUnreadable)
 		}
 		r := *p.Record
 		r.Changes = nil
@@ -74,9 +76,9 @@ func (c CRD) apply(ch lifecycle.Change, p *lifecycle.Plan) error {
 		return fmt.Errorf("edit spec.conversion: %w", ErrNotOffline)
 	case ch.Field == lifecycle.FieldAnnotation:
 		if ch.To != "" {
-			return &lifecycle.Refusal{Reason: "the bridge record needs the cluster's objects: take this step on the cluster", Instead: lifecycle.PromoteToStep(p.CRD, ch.Version, lifecycle.StageBridge)}
+			return &stages.Refusal{Reason: "the bridge record needs the cluster's objects: take this step on the cluster", Instead: stages.PromoteToStep(p.CRD, ch.Version, lifecycle.StageBridge)}
 		}
-		return c.deleteAnnotation(lifecycle.VerifiedAnnotationPrefix + ch.Version)
+		return c.deleteAnnotation(stages.VerifiedAnnotationPrefix + ch.Version)
 	case item == nil:
 		return fmt.Errorf("version not found")
 	}

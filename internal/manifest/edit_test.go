@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"errors"
+
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -88,12 +90,12 @@ func step(t *testing.T, content string, plan func(CRD) (*lifecycle.Plan, error))
 
 func promote(to lifecycle.Stage, warning string) func(CRD) (*lifecycle.Plan, error) {
 	return func(c CRD) (*lifecycle.Plan, error) {
-		return lifecycle.PlanPromote(c.Obj, "v1", to, lifecycle.PromoteOptions{Offline: true, DeprecationWarning: warning})
+		return stages.PlanPromote(c.Obj, "v1", to, stages.PromoteOptions{Offline: true, DeprecationWarning: warning})
 	}
 }
 
 func rollback(c CRD) (*lifecycle.Plan, error) {
-	return lifecycle.PlanRollback(c.Obj, "v1", lifecycle.RollbackOptions{Offline: true})
+	return stages.PlanRollback(c.Obj, "v1", stages.RollbackOptions{Offline: true})
 }
 
 // withoutRecord is a file after steps with the record of them taken out:
@@ -101,10 +103,10 @@ func rollback(c CRD) (*lifecycle.Plan, error) {
 func withoutRecord(t *testing.T, content string, steps int) string {
 	t.Helper()
 	_, crd := load(t, content)
-	if n := len(lifecycle.Steps(crd.Obj)); n != steps {
+	if n := len(stages.Steps(crd.Obj)); n != steps {
 		t.Fatalf("%d steps recorded in the file, want %d:\n%s", n, steps, content)
 	}
-	start := strings.Index(content, "  annotations:\n    "+lifecycle.StepsAnnotation+": '")
+	start := strings.Index(content, "  annotations:\n    "+stages.StepsAnnotation+": '")
 	if start < 0 {
 		t.Fatalf("no record in the file:\n%s", content)
 	}
@@ -162,14 +164,14 @@ func TestOfflineRollbackRemovesWarning(t *testing.T) {
 
 func TestOfflineRefusesWhatNeedsTheCluster(t *testing.T) {
 	f, crd := load(t, original)
-	p, err := lifecycle.PlanPromote(crd.Obj, "v1", lifecycle.StageBridge, lifecycle.PromoteOptions{Offline: true})
+	p, err := stages.PlanPromote(crd.Obj, "v1", lifecycle.StageBridge, stages.PromoteOptions{Offline: true})
 	if err == nil || !strings.Contains(err.Error(), "the next stage is deprecated, not bridge") {
 		t.Fatalf("offline bridge: plan %v, err %v", p, err)
 	}
 	manifest := *crd.Obj.DeepCopy()
 	manifest.Spec.Versions = append(manifest.Spec.Versions, manifest.Spec.Versions[1])
 	manifest.Spec.Versions[2].Name = "v2"
-	p, err = lifecycle.PlanPromote(crd.Obj, "v2", "", lifecycle.PromoteOptions{Offline: true, Manifest: &manifest})
+	p, err = stages.PlanPromote(crd.Obj, "v2", "", stages.PromoteOptions{Offline: true, Manifest: &manifest})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +191,7 @@ func TestOfflineStepRefusesToOverwriteARecordThatDoesNotParse(t *testing.T) {
 	for _, value := range []string{"not json", "", "null", "{}", "[]", "[{}]", `[{"foo":1}]`, `[{"version":"v1"}]`, `[1]`} {
 		quoted := "'" + strings.ReplaceAll(value, "'", "''") + "'"
 		mangled := strings.Replace(original, "  name: widgets.example.com\n",
-			"  name: widgets.example.com\n  annotations:\n    "+lifecycle.StepsAnnotation+": "+quoted+"\n", 1)
+			"  name: widgets.example.com\n  annotations:\n    "+stages.StepsAnnotation+": "+quoted+"\n", 1)
 		f, crd := load(t, mangled)
 		p, err := promote(lifecycle.StageDeprecated, "")(crd)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -51,11 +52,11 @@ func checkOfflineStep(t *testing.T, content string) {
 		return
 	}
 	c := crds[0]
-	version, err := lifecycle.InFlight(c.Obj)
+	version, err := stages.InFlight(c.Obj)
 	if err != nil {
 		return
 	}
-	p, err := lifecycle.PlanPromote(c.Obj, version, "", lifecycle.PromoteOptions{Offline: true})
+	p, err := stages.PlanPromote(c.Obj, version, "", stages.PromoteOptions{Offline: true})
 	if err != nil {
 		return
 	}
@@ -82,7 +83,7 @@ func checkOfflineStep(t *testing.T, content string) {
 		}
 	}
 	// The step's rollback gives the file back byte for byte.
-	back, err := lifecycle.PlanRollback(again[0].Obj, version, lifecycle.RollbackOptions{Offline: true})
+	back, err := stages.PlanRollback(again[0].Obj, version, stages.RollbackOptions{Offline: true})
 	if err != nil {
 		return
 	}
@@ -97,7 +98,7 @@ func checkOfflineStep(t *testing.T, content string) {
 // withoutFileText is a CRD read from a file with the record's file-only
 // fields left out: what the plan's CRD holds.
 func withoutFileText(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
-	steps := lifecycle.Steps(crd)
+	steps := stages.Steps(crd)
 	if steps == nil {
 		return crd
 	}
@@ -108,7 +109,7 @@ func withoutFileText(crd *apiextensionsv1.CustomResourceDefinition) *apiextensio
 			steps[i].Changes[j].Text = nil
 		}
 	}
-	out.Annotations[lifecycle.StepsAnnotation] = lifecycle.EncodeSteps(steps)
+	out.Annotations[stages.StepsAnnotation] = stages.EncodeSteps(steps)
 	return out
 }
 

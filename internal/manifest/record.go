@@ -6,11 +6,12 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
 // A step on a file records what it changed in the file itself, under
-// lifecycle.StepsAnnotation, with each key's own lines as they were: the
+// stages.StepsAnnotation, with each key's own lines as they were: the
 // rollback -f of that step puts those lines back, and the file is
 // byte for byte what it was before the step.
 
@@ -62,7 +63,7 @@ func (f *File) restoreKey(m *yaml.Node, key, text string) error {
 // metadata.annotations: the step forward added, the step back taken off,
 // the annotation (and an annotations key it brought) gone with the last.
 func (c CRD) writeRecord(p *lifecycle.Plan, rec *lifecycle.StepRecord) error {
-	steps := lifecycle.Steps(c.Obj)
+	steps := stages.Steps(c.Obj)
 	var first *string
 	if len(steps) > 0 {
 		first = steps[0].AnnotationsText
@@ -72,10 +73,10 @@ func (c CRD) writeRecord(p *lifecycle.Plan, rec *lifecycle.StepRecord) error {
 		if len(steps) == 0 {
 			first = c.annotationsText()
 		}
-		steps = lifecycle.PushStep(steps, *rec)
+		steps = stages.PushStep(steps, *rec)
 		steps[0].AnnotationsText = first
 	case p.Restored != nil:
-		steps = lifecycle.Steps(p.After)
+		steps = stages.Steps(p.After)
 		if len(steps) > 0 {
 			steps[0].AnnotationsText = first
 		}
@@ -85,7 +86,7 @@ func (c CRD) writeRecord(p *lifecycle.Plan, rec *lifecycle.StepRecord) error {
 	if len(steps) == 0 {
 		return c.dropRecord(first)
 	}
-	return c.setRecord(lifecycle.EncodeSteps(steps))
+	return c.setRecord(stages.EncodeSteps(steps))
 }
 
 // annotationsText is metadata.annotations as the file has it before the
@@ -118,7 +119,7 @@ func (c CRD) setRecord(value string) error {
 		unit -= mk.key.Column - 1
 	}
 	entry := func(indent int) string {
-		return strings.Repeat(" ", indent) + lifecycle.StepsAnnotation + ": " + singleQuoted(value)
+		return strings.Repeat(" ", indent) + stages.StepsAnnotation + ": " + singleQuoted(value)
 	}
 	akv, _ := keyOf(meta, "annotations")
 	switch {
@@ -131,7 +132,7 @@ func (c CRD) setRecord(value string) error {
 		return f.replaceLines(akv.key.Line, f.blockEnd(akv.key, indent), strings.Repeat(" ", indent)+"annotations:"+f.newline()+entry(indent+unit)+f.newline())
 	}
 	annotations := akv.next
-	if kv, _ := keyOf(annotations, lifecycle.StepsAnnotation); kv != nil {
+	if kv, _ := keyOf(annotations, stages.StepsAnnotation); kv != nil {
 		return f.replaceLines(kv.key.Line, f.blockEnd(kv.key, kv.key.Column-1), entry(kv.key.Column-1)+f.newline())
 	}
 	last := annotations.Content[len(annotations.Content)-2]
@@ -148,7 +149,7 @@ func (c CRD) dropRecord(text *string) error {
 	if akv == nil {
 		return nil
 	}
-	kv, _ := keyOf(akv.next, lifecycle.StepsAnnotation)
+	kv, _ := keyOf(akv.next, stages.StepsAnnotation)
 	if kv == nil {
 		return nil
 	}

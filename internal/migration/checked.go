@@ -10,8 +10,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -57,5 +57,5 @@ func checkedRestore(ctx context.Context, meta metadata.Interface, dyn dynamic.In
 		}
 		return 0, fmt.Errorf("written by someone else %d times between its check and its re-store: not re-stored", maxRechecks)
 	}
-	return forEachObject(ctx, meta, crd, wholeObjects(dyn, meta, schema.GroupVersionResource{Group: crd.Spec.Group, Version: versions[0], Resource: crd.Spec.Names.Plural}, lifecycle.StorageVersion(crd)), opts, write)
+	return forEachObject(ctx, meta, crd, wholeObjects(dyn, meta, schema.GroupVersionResource{Group: crd.Spec.Group, Version: versions[0], Resource: crd.Spec.Names.Plural}, stages.StorageVersion(crd)), opts, write)
 }

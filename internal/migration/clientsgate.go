@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -75,7 +76,7 @@ func clientsAfter(pruned time.Time) time.Time {
 func clientsGate(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, p *lifecycle.Plan, opts PromoteOptions) ([]results.Client, error) {
 	var versions []string
 	for _, v := range crd.Spec.Versions {
-		if after := lifecycle.SpecVersion(p.After, v.Name); v.Served && (after == nil || !after.Served) {
+		if after := stages.SpecVersion(p.After, v.Name); v.Served && (after == nil || !after.Served) {
 			versions = append(versions, v.Name)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 )
 
 // CRDChanged is why a pass stopped writing: the CRD moved to another
@@ -141,7 +141,7 @@ func (g generationWatch) follow(w watch.Interface, rv string) (string, bool) {
 func changeOf(was, now *apiextensionsv1.CustomResourceDefinition) CRDChanged {
 	c := CRDChanged{Name: was.Name, From: was.Generation, To: now.Generation}
 	var what []string
-	if a, b := lifecycle.StorageVersion(was), lifecycle.StorageVersion(now); a != b {
+	if a, b := stages.StorageVersion(was), stages.StorageVersion(now); a != b {
 		what = append(what, fmt.Sprintf("storage version %s → %s", a, b))
 	}
 	old := map[string]apiextensionsv1.CustomResourceDefinitionVersion{}

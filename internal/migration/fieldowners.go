@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 )
 
 // maxReturnTries bounds the re-reads when another writer moves the CRD.
@@ -149,7 +149,7 @@ func carriedByManifests(p fieldpath.Path) bool {
 	switch {
 	case len(p) > 0 && isField(p[0], "spec"):
 		return true
-	case len(p) == 3 && isField(p[0], "metadata") && isField(p[1], "annotations") && isField(p[2], lifecycle.StepsAnnotation):
+	case len(p) == 3 && isField(p[0], "metadata") && isField(p[1], "annotations") && isField(p[2], stages.StepsAnnotation):
 		return true
 	}
 	return false

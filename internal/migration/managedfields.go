@@ -13,7 +13,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -41,7 +41,7 @@ func cleanManagedFields(ctx context.Context, meta metadata.Interface, crd *apiex
 
 // unprovenStored says why the CRD does not prove a write keeps every object, or "".
 func unprovenStored(crd *apiextensionsv1.CustomResourceDefinition) string {
-	storage := lifecycle.StorageVersion(crd)
+	storage := stages.StorageVersion(crd)
 	for _, v := range crd.Status.StoredVersions {
 		if v == storage {
 			continue
@@ -87,7 +87,7 @@ func entriesCleaner(crd *apiextensionsv1.CustomResourceDefinition, also ...strin
 		}
 		return gv.Version, true
 	}
-	storage := crd.Spec.Group + "/" + lifecycle.StorageVersion(crd)
+	storage := crd.Spec.Group + "/" + stages.StorageVersion(crd)
 	webhook := crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter
 	return func(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool) {
 		out := make([]metav1.ManagedFieldsEntry, 0, len(entries))
@@ -98,7 +98,7 @@ func entriesCleaner(crd *apiextensionsv1.CustomResourceDefinition, also ...strin
 			switch {
 			case !isStale || e.APIVersion == storage: // an unserved storage version's entries are where they would go
 				out = append(out, e)
-			case !webhook && lifecycle.SpecVersion(crd, v) != nil:
+			case !webhook && stages.SpecVersion(crd, v) != nil:
 				changed = true
 				e.APIVersion = storage
 				moved = append(moved, e)

@@ -22,8 +22,8 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -104,7 +104,7 @@ func Migrate(ctx context.Context, cs Clients, name string, opts Options) (*resul
 		return nil, err
 	}
 	hidden := hiddenVersions(crd)
-	if len(hidden) > 0 && lifecycle.StorageMigrating(crd) && !opts.Force {
+	if len(hidden) > 0 && stages.StorageMigrating(crd) && !opts.Force {
 		// Refused before the CRD is touched, as migrate refuses it.
 		return nil, fmt.Errorf("%s has %w on it; let it finish, or force the migration", crd.Name, ErrStorageMigrating)
 	}
@@ -191,7 +191,7 @@ func migrate(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	// A second pass checks the same objects again: it adds losses, never objects.
 	objects := checked.Load() + res.Lost
 	describeChecks(res, objects, losses)
-	if opts.Restore.DryRun == DryRunServer && lifecycle.MigrationPending(crd) {
+	if opts.Restore.DryRun == DryRunServer && stages.MigrationPending(crd) {
 		// A dry run writes no etcd key, so no answer shows which objects it would
 		// re-encode: count each accepted one as re-stored.
 		res.Rewritten, res.Unchanged = res.Rewritten+res.Unchanged, 0
@@ -260,9 +260,9 @@ func describeChecks(res *results.Result, n int64, losses []results.Loss) {
 		}
 		switch {
 		case len(pr.Losses) > 0:
-			pr.Detail = fmt.Sprintf("%s loses data on %d of %s: those were not re-stored", t, len(pr.Losses), lifecycle.Objects(n))
+			pr.Detail = fmt.Sprintf("%s loses data on %d of %s: those were not re-stored", t, len(pr.Losses), stages.Objects(n))
 		default:
-			pr.Detail = fmt.Sprintf("%s checked on each of %s as it was re-stored, through the API server: a dry run at %s, then the write at the resourceVersion checked", t, lifecycle.Objects(n), at)
+			pr.Detail = fmt.Sprintf("%s checked on each of %s as it was re-stored, through the API server: a dry run at %s, then the write at the resourceVersion checked", t, stages.Objects(n), at)
 		}
 	}
 }
@@ -296,9 +296,9 @@ func prepare(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	}
 	p.crd = crd
 	p.grace = newGrace(crd, opts)
-	res := &results.Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, Proofs: []results.Proof{}}
+	res := &results.Result{CRD: crd.Name, Storage: stages.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions, Proofs: []results.Proof{}}
 	res.StoredVersionsAfter = res.StoredVersions
-	if lifecycle.StorageMigrating(crd) && !opts.Force {
+	if stages.StorageMigrating(crd) && !opts.Force {
 		return p, fmt.Errorf("%s has %w on it; let it finish, or force the migration", crd.Name, ErrStorageMigrating)
 	}
 	for _, v := range crd.Status.StoredVersions {
@@ -349,7 +349,7 @@ func prepare(ctx context.Context, c cluster.Clients, name string, opts Options, 
 	if err := probeConversion(ctx, c.Dynamic, crd); err != nil {
 		return p, err
 	}
-	log.Info("conversion answers", "webhook", lifecycle.ConvertsByWebhook(crd))
+	log.Info("conversion answers", "webhook", stages.ConvertsByWebhook(crd))
 	p.res = res
 	for _, pr := range res.Proofs {
 		log.Info("old→new→old", "version", pr.Version, "by", pr.By, "detail", pr.Detail)
@@ -392,7 +392,7 @@ const graceMargin = 5 * time.Second
 func newGrace(crd *apiextensionsv1.CustomResourceDefinition, opts Options) grace {
 	g := grace{name: crd.Name, length: opts.SwitchGrace, notify: opts.Notify, countdown: opts.Countdown}
 	switch {
-	case g.length < 0 || !lifecycle.MigrationPending(crd):
+	case g.length < 0 || !stages.MigrationPending(crd):
 		return grace{}
 	case g.length == 0:
 		g.length = DefaultSwitchGrace
@@ -439,7 +439,7 @@ func (g grace) wait(ctx context.Context, then string) bool {
 // written: a read at every served version, and where the webhook refuses an
 // object, a conversion of the smallest object the schema allows.
 func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
-	if !lifecycle.ConvertsByWebhook(crd) {
+	if !stages.ConvertsByWebhook(crd) {
 		return nil
 	}
 	for _, v := range crd.Spec.Versions {
@@ -464,7 +464,7 @@ func probeConversion(ctx context.Context, dyn dynamic.Interface, crd *apiextensi
 
 // converting is a served version whose writes convert ("" if none).
 func converting(crd *apiextensionsv1.CustomResourceDefinition, v string) string {
-	storage := lifecycle.StorageVersion(crd)
+	storage := stages.StorageVersion(crd)
 	if v != storage {
 		return v
 	}
@@ -500,7 +500,7 @@ func prune(ctx context.Context, client apiextensionsclient.Interface, started *a
 		opts.FieldManager = cluster.FieldManager
 	}
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
-	storage := lifecycle.StorageVersion(started)
+	storage := stages.StorageVersion(started)
 	for range maxReplans {
 		fresh, err := crds.Get(ctx, started.Name, metav1.GetOptions{})
 		if err != nil {
@@ -525,13 +525,13 @@ func prune(ctx context.Context, client apiextensionsclient.Interface, started *a
 }
 
 func pruneRefusal(started, fresh *apiextensionsv1.CustomResourceDefinition) (results.PruneReason, string) {
-	storage := lifecycle.StorageVersion(started)
+	storage := stages.StorageVersion(started)
 	switch {
-	case lifecycle.StorageVersion(fresh) != storage:
-		return results.PruneStorageChanged, fmt.Sprintf("the storage version changed from %s to %s during the migration", storage, lifecycle.StorageVersion(fresh))
+	case stages.StorageVersion(fresh) != storage:
+		return results.PruneStorageChanged, fmt.Sprintf("the storage version changed from %s to %s during the migration", storage, stages.StorageVersion(fresh))
 	case fresh.Generation != started.Generation:
 		return results.PruneCRDChanged, fmt.Sprintf("the CRD was changed during the migration (generation %d → %d)", started.Generation, fresh.Generation)
-	case lifecycle.StorageMigrating(fresh):
+	case stages.StorageMigrating(fresh):
 		return results.PruneClusterMigrating, "the cluster's storage version migrator is at work on this CRD (StorageMigrating=True)"
 	}
 	for _, v := range fresh.Status.StoredVersions {
@@ -568,7 +568,7 @@ func PruneUnproven(ctx context.Context, cs Clients, name string, opts Options) (
 	if err := waitForSwitch(ctx, c.Discovery, c.FreshDiscovery, crd, opts.SwitchTimeout); err != nil {
 		return nil, err
 	}
-	res := &results.Result{CRD: crd.Name, Storage: lifecycle.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions}
+	res := &results.Result{CRD: crd.Name, Storage: stages.StorageVersion(crd), StoredVersions: crd.Status.StoredVersions}
 	if err := pruneInto(ctx, c, crd, opts, res); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -106,7 +107,7 @@ func Promote(ctx context.Context, cs Clients, name string, opts PromoteOptions) 
 		provenOn   *apiextensionsv1.CustomResourceDefinition
 	)
 	step, err := applyStep(ctx, c.CRDs, name, opts.DryRun, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		t, err := lifecycle.PromoteTarget(crd, opts.Version, opts.To, false)
+		t, err := stages.PromoteTarget(crd, opts.Version, opts.To, false)
 		switch {
 		case err != nil:
 			return nil, err
@@ -122,14 +123,14 @@ func Promote(ctx context.Context, cs Clients, name string, opts PromoteOptions) 
 			}
 			provenOn = crd
 		}
-		p, err := lifecycle.PlanPromote(crd, t.Version, opts.To, lifecycle.PromoteOptions{
+		p, err := stages.PlanPromote(crd, t.Version, opts.To, stages.PromoteOptions{
 			Manifest: opts.Manifest, ConversionFromFile: opts.ConversionFromFile, DeprecationWarning: opts.DeprecationWarning, Verification: verified})
 		if err == nil && t.Next == lifecycle.StageBlocked && opts.DryRun != DryRunClient {
 			res.Overridden, err = clientsGate(ctx, c, crd, p, opts)
 		}
 		if err == nil && switchesStorage(p) && opts.DryRun.persists() {
 			// Open until its check holds: a run killed before leaves it for the next command.
-			p.OpenWindow(lifecycle.WindowSwitchCheck)
+			stages.MarkOpen(p, lifecycle.WindowSwitchCheck)
 		}
 		return p, err
 	})
@@ -179,7 +180,7 @@ func bridgeCheck(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 
 // recordedCheck is the recorded check of version, if the CRD and objects still match.
 func recordedCheck(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, version string, pageSize int64) (lifecycle.Verification, bool) {
-	rec, ok := lifecycle.CheckFor(crd, version)
+	rec, ok := stages.CheckFor(crd, version)
 	if !ok {
 		return rec, false
 	}
@@ -195,7 +196,7 @@ func recordedCheck(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.
 // shows it only then) and switches back where it does not hold.
 func promoteCheckSwitch(ctx context.Context, c cluster.Clients, p *lifecycle.Plan, opts PromoteOptions, res *results.PromoteResult, progress func(string) func(int64, int64)) error {
 	back := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanUndo(crd, p)
+		return stages.PlanUndo(crd, p)
 	}
 	check, err := checkSwitch(ctx, c, p.CRD, p.Pair.Old, switchTimeout(opts.SwitchTimeout), verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize,
 		Progress: progress(fmt.Sprintf("check %s→%s→%s", p.Pair.Old, p.Pair.New, p.Pair.Old))}, back)
@@ -229,7 +230,7 @@ func promoteCleanManagedFields(ctx context.Context, c cluster.Clients, name stri
 // a webhook's dry-run probe, and the per-object check unless schemas prove it.
 func switchVerbs(crd *apiextensionsv1.CustomResourceDefinition, storage, version string) []string {
 	var verbs []string
-	if lifecycle.ConvertsByWebhook(crd) {
+	if stages.ConvertsByWebhook(crd) {
 		verbs = append(verbs, "create", "list", "update")
 	}
 	if ok, _ := schemacompat.SchemaProof(crd, storage, version); !ok {
@@ -247,10 +248,10 @@ func promoteAccess(ctx context.Context, c cluster.Clients, name string, opts Pro
 	}
 	a := cluster.Access{Op: "promote", Need: []cluster.Permission{cluster.CRDPermission("update", "", name)}}
 	// A step that cannot be planned is refused with its reason by the step.
-	if t, err := lifecycle.PromoteTarget(crd, opts.Version, opts.To, false); err == nil && opts.DryRun.persists() {
+	if t, err := stages.PromoteTarget(crd, opts.Version, opts.To, false); err == nil && opts.DryRun.persists() {
 		switch t.Next {
 		case lifecycle.StageDeprecated:
-			a.ObjectVerbs = switchVerbs(crd, lifecycle.StorageVersion(crd), t.Version)
+			a.ObjectVerbs = switchVerbs(crd, stages.StorageVersion(crd), t.Version)
 		case lifecycle.StageRemoved:
 			a.WriteVerbs = []string{"patch"}
 		}

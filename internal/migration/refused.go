@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -29,7 +30,7 @@ func noteRefused(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 	var value any // nil takes the annotation off
 	switch {
 	case lost > 0:
-		r := lifecycle.Refused{Storage: lifecycle.StorageVersion(crd), Generation: crd.Generation, Objects: lost, First: []string{}, Fields: []string{}, At: time.Now().UTC().Truncate(time.Second)}
+		r := lifecycle.Refused{Storage: stages.StorageVersion(crd), Generation: crd.Generation, Objects: lost, First: []string{}, Fields: []string{}, At: time.Now().UTC().Truncate(time.Second)}
 		for _, l := range losses {
 			name := l.Name
 			if l.Namespace != "" {
@@ -48,10 +49,10 @@ func noteRefused(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.Cu
 		slices.Sort(r.First)
 		slices.Sort(r.Fields)
 		value = r.Annotation()
-	case crd.Annotations[lifecycle.RefusedAnnotation] == "":
+	case crd.Annotations[stages.RefusedAnnotation] == "":
 		return
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{lifecycle.RefusedAnnotation: value}}})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{stages.RefusedAnnotation: value}}})
 	if _, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, crd.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: cluster.FieldManager}); err != nil {
 		log.Info("the objects left for data loss are not noted on the CRD (status will not name them)", "error", err.Error())
 	}

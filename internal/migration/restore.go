@@ -21,8 +21,8 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -149,7 +149,7 @@ func restore(ctx context.Context, meta metadata.Interface, crd *apiextensionsv1.
 }
 
 func storageGVR(crd *apiextensionsv1.CustomResourceDefinition) schema.GroupVersionResource {
-	return schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
+	return schema.GroupVersionResource{Group: crd.Spec.Group, Version: stages.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
 }
 
 type stop struct {

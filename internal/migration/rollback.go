@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -55,7 +56,7 @@ func Rollback(ctx context.Context, cs Clients, name string, opts RollbackOptions
 		return res, err
 	}
 	plan := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanRollback(crd, opts.Version, lifecycle.RollbackOptions{SwitchStorage: opts.SwitchStorage})
+		return stages.PlanRollback(crd, opts.Version, stages.RollbackOptions{SwitchStorage: opts.SwitchStorage})
 	}
 	if opts.DryRun != DryRunClient {
 		if err := rollbackAccess(ctx, c, name, opts, plan); err != nil {
@@ -68,14 +69,14 @@ func Rollback(ctx context.Context, cs Clients, name string, opts RollbackOptions
 		p, err := plan(crd)
 		if err == nil && switchesStorage(p) && !sameGeneration(provenOn, crd) && opts.DryRun != DryRunClient {
 			// As forward: the converter must answer both ways first.
-			if err := verify.ProveConverter(ctx, c.Dynamic, crd, lifecycle.StorageVersion(p.After)); err != nil {
+			if err := verify.ProveConverter(ctx, c.Dynamic, crd, stages.StorageVersion(p.After)); err != nil {
 				return nil, err
 			}
 			provenOn = crd
 		}
 		if err == nil && switchesStorage(p) && opts.DryRun.persists() {
 			// Open until its check holds: a run killed before leaves it for the next command.
-			p.OpenSwitchBack(crd)
+			stages.OpenSwitchBack(p, crd)
 		}
 		return p, err
 	})
@@ -95,14 +96,14 @@ func Rollback(ctx context.Context, cs Clients, name string, opts RollbackOptions
 	}
 	// Check the version storage left, as the CRD showed it: a step back planned
 	// from a record (an annotation anyone may write) may switch elsewhere.
-	left, to := lifecycle.StorageVersion(step.Before), lifecycle.StorageVersion(p.After)
+	left, to := stages.StorageVersion(step.Before), stages.StorageVersion(p.After)
 	po := verify.ProveOptions{Concurrency: opts.Concurrency, PageSize: opts.PageSize}
 	if opts.Progress != nil {
 		task := fmt.Sprintf("check %s→%s→%s", left, to, left)
 		po.Progress = func(done, total int64) { opts.Progress(task, done, total) }
 	}
 	undo := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanUndo(crd, p, left)
+		return stages.PlanUndo(crd, p, left)
 	}
 	w := &lifecycle.Window{CRD: p.CRD, Kind: lifecycle.WindowSwitchCheck, Record: *p.Record}
 	if opts.AcceptLoss {
@@ -129,7 +130,7 @@ var errLossAccepted = errors.New("the loss is accepted by name")
 // outright (no value lost: the object cannot be written at all), is no loss to accept, and the
 // switch goes back as without AcceptLoss.
 func acceptSwitchBack(ctx context.Context, c cluster.Clients, step *results.StepResult, left string, opts RollbackOptions, po verify.ProveOptions, undo planner, w *lifecycle.Window, res *results.RollbackResult) error {
-	p, to, timeout := step.Plan, lifecycle.StorageVersion(step.Plan.After), switchTimeout(opts.SwitchTimeout)
+	p, to, timeout := step.Plan, stages.StorageVersion(step.Plan.After), switchTimeout(opts.SwitchTimeout)
 	check, err := checkSwitch(ctx, c, p.CRD, left, timeout, po, func(*apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
 		return nil, errLossAccepted
 	})
@@ -142,7 +143,7 @@ func acceptSwitchBack(ctx context.Context, c cluster.Clients, step *results.Step
 		if err := closeSwitchBack(ctx, c, p.CRD, w); err != nil {
 			return err
 		}
-		noteSwitchBack(ctx, c, step.After, left, to, check, true, lifecycle.LossAcceptedFor(step.Before))
+		noteSwitchBack(ctx, c, step.After, left, to, check, true, stages.LossAcceptedFor(step.Before))
 		return nil
 	}
 	// Not a loss to accept: checked again, undone on anything but a pass.
@@ -174,7 +175,7 @@ func valuesLost(check *results.SwitchCheck) bool {
 // closeSwitchBack writes that a step back's switch stands: its window and the record it took back go.
 func closeSwitchBack(ctx context.Context, c cluster.Clients, name string, w *lifecycle.Window) error {
 	_, err := applyStep(ctx, c.CRDs, name, DryRunNone, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanCloseSwitchBack(crd, w)
+		return stages.PlanCloseSwitchBack(crd, w)
 	})
 	if err != nil {
 		return fmt.Errorf("%w on %s: the switch back stands, and writing so failed: %w", ErrWindowOpen, name, err)
@@ -201,7 +202,7 @@ func rollbackAccess(ctx context.Context, c cluster.Clients, name string, opts Ro
 	a := cluster.Access{Op: "rollback", Need: []cluster.Permission{cluster.CRDPermission("update", "", name)}}
 	// A step that cannot be planned is refused with its reason by the step.
 	if p, err := plan(crd); err == nil && opts.DryRun.persists() && switchesStorage(p) {
-		a.ObjectVerbs = switchVerbs(crd, lifecycle.StorageVersion(crd), lifecycle.StorageVersion(p.After))
+		a.ObjectVerbs = switchVerbs(crd, stages.StorageVersion(crd), stages.StorageVersion(p.After))
 	}
 	return cluster.RequireAccess(ctx, c, crd, a, nil)
 }

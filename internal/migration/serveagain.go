@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"errors"
+
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -24,10 +26,10 @@ var ErrStillServed = errors.New("serving no longer after the migration")
 // hiddenVersions are the old versions in storedVersions the CRD does not
 // serve and the schemas do not prove kept: no check sees what only they hold.
 func hiddenVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
-	storage := lifecycle.StorageVersion(crd)
+	storage := stages.StorageVersion(crd)
 	var hidden []string
 	for _, v := range crd.Status.StoredVersions {
-		sv := lifecycle.SpecVersion(crd, v)
+		sv := stages.SpecVersion(crd, v)
 		if v == storage || sv == nil || sv.Served {
 			continue
 		}
@@ -39,7 +41,7 @@ func hiddenVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
 }
 
 func hasObjects(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition) (bool, error) {
-	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: lifecycle.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: stages.StorageVersion(crd), Resource: crd.Spec.Names.Plural}
 	list, err := c.Metadata.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return false, fmt.Errorf("listing %s: %w", crd.Name, err)
@@ -56,7 +58,7 @@ func migrateServedAgain(ctx context.Context, c cluster.Clients, crd *apiextensio
 		return nil, fmt.Errorf("%w: serving %v again for the check needs it", err, hidden)
 	}
 	step, err := applyStep(ctx, c.CRDs, name, DryRunNone, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanServeAgain(crd, hidden)
+		return stages.PlanServeAgain(crd, hidden)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("serving %v again for the check: %w", hidden, err)
@@ -64,7 +66,7 @@ func migrateServedAgain(ctx context.Context, c cluster.Clients, crd *apiextensio
 	served := &results.ServedAgain{Versions: hidden}
 	if opts.Notify != nil {
 		opts.Notify(fmt.Sprintf("%s: %s not served: served again, deprecated, while each object is checked at it, then no longer served", name, strings.Join(hidden, ", ")))
-		if g := lifecycle.GitOpsOwner(crd); g != nil {
+		if g := stages.GitOpsOwner(crd); g != nil {
 			// Its self-heal unserves them mid-pass, which stops the pass (safely, with no progress).
 			opts.Notify(fmt.Sprintf("%s: %s syncs this CRD (%s): a sync during the pass unserves %s again and stops it (CRDChanged); pause its automated sync or self-heal for the run", name, g.Tool, g.Evidence, strings.Join(hidden, ", ")))
 		}
@@ -80,7 +82,7 @@ func migrateServedAgain(ctx context.Context, c cluster.Clients, crd *apiextensio
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.SwitchTimeout+time.Minute)
 	defer cancel()
 	undone, uerr := applyStep(uctx, c.CRDs, name, DryRunNone, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanUndo(crd, step.Plan)
+		return stages.PlanUndo(crd, step.Plan)
 	})
 	served.FieldsKept = step.FieldsKept
 	if undone != nil && undone.FieldsKept != "" {

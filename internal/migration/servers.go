@@ -18,8 +18,8 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/transport"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -85,7 +85,7 @@ const caughtUpMargin = time.Second
 const maxShows = 8
 
 func newSwitchedServers(c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) *switchedServers {
-	storage := lifecycle.StorageVersion(crd)
+	storage := stages.StorageVersion(crd)
 	s := &switchedServers{c: c, crd: crd.Name, uid: crd.UID, generation: crd.Generation, group: crd.Spec.Group, version: storage, plural: crd.Spec.Names.Plural,
 		want: storageVersionHash(crd.Spec.Group, storage, crd.Spec.Names.Kind), timeout: timeout,
 		since: map[transport.Server]time.Time{}, notYet: map[transport.Server]bool{}}

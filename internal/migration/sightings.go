@@ -9,7 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/crdnotes"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 )
 
 // Sightings remember when the plugin first saw each CRD generation with its
@@ -46,7 +46,7 @@ const keptPerCRD = 16
 func (s *Sightings) Saw(crd *apiextensionsv1.CustomResourceDefinition) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	storage := lifecycle.StorageVersion(crd)
+	storage := stages.StorageVersion(crd)
 	kept := s.load(crd)
 	first := func(gen int64) (time.Time, bool) {
 		at, ok := s.seen[sightingKey(crd, gen, storage)]

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -43,7 +43,7 @@ func newStorageDefaults(dyn dynamic.Interface, crd *apiextensionsv1.CustomResour
 		return nil
 	}
 	d := &storageDefaults{fields: fields, gvr: storageGVR(crd), written: map[string]*results.DefaultWritten{}}
-	if lifecycle.ConvertsByWebhook(crd) {
+	if stages.ConvertsByWebhook(crd) {
 		// A converter may rename or move fields: no field-by-field comparison holds.
 		return d
 	}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 )
 
 // storageVersionHash is discovery's hash of group/version/kind (the API
@@ -31,7 +31,7 @@ const consistentReads = 3
 // consistentReads reads: before then a write may still be encoded at the old
 // version. fresh, when set, makes a discovery client on new connections.
 func waitForSwitch(ctx context.Context, disc discovery.DiscoveryInterface, fresh func() (discovery.DiscoveryInterface, func(), error), crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
-	storage := lifecycle.StorageVersion(crd)
+	storage := stages.StorageVersion(crd)
 	want := storageVersionHash(crd.Spec.Group, storage, crd.Spec.Names.Kind)
 	got, err := waitForDiscovery(ctx, disc, fresh, crd.Spec.Group+"/"+storage, crd.Spec.Names.Plural, timeout, func(r discoveryRead) bool { return r.hash == want })
 	if err != nil {

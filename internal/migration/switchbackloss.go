@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -65,6 +66,6 @@ func noteSwitchBack(ctx context.Context, c cluster.Clients, crd *apiextensionsv1
 	}
 	slices.Sort(r.First)
 	slices.Sort(r.Fields)
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{lifecycle.SwitchBackAnnotation: r.Annotation()}}})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{stages.SwitchBackAnnotation: r.Annotation()}}})
 	_, _ = c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, crd.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: cluster.FieldManager})
 }

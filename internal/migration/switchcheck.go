@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -69,7 +69,7 @@ func checkSwitch(ctx context.Context, c cluster.Clients, name, old string, timeo
 	}
 	if berr == nil {
 		if berr = everyServerShows(bctx, c, res.Back.After, timeout); berr != nil {
-			berr = fmt.Errorf("%w (the switch back is written; until they have it, a write through them is stored at %s)", berr, lifecycle.StorageVersion(res.Back.Before))
+			berr = fmt.Errorf("%w (the switch back is written; until they have it, a write through them is stored at %s)", berr, stages.StorageVersion(res.Back.Before))
 		}
 	}
 	switch {

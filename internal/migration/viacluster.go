@@ -16,8 +16,8 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -168,12 +168,12 @@ func pruneAfterCluster(ctx context.Context, c cluster.Clients, crd *apiextension
 		if err != nil {
 			return false, err
 		}
-		return !lifecycle.StorageMigrating(fresh), nil
+		return !stages.StorageMigrating(fresh), nil
 	})
 	if err != nil && fresh == nil {
 		return err
 	}
-	storage := lifecycle.StorageVersion(crd)
+	storage := stages.StorageVersion(crd)
 	if slices.Equal(fresh.Status.StoredVersions, []string{storage}) {
 		res.StoredVersionsAfter = fresh.Status.StoredVersions
 		if slices.Equal(crd.Status.StoredVersions, []string{storage}) {

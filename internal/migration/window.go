@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -41,26 +42,26 @@ func closeWindow(ctx context.Context, c cluster.Clients, name string, o windowOp
 	if err != nil {
 		return err
 	}
-	w := lifecycle.OpenWindow(crd)
+	w := stages.OpenWindow(crd)
 	switch {
 	case w == nil:
 		return nil
 	case !o.dryRun.persists():
-		return fmt.Errorf("%w on %s: %s; a dry run changes nothing, so it would plan from the CRD as the stopped run left it", ErrWindowOpen, name, w.Reason())
+		return fmt.Errorf("%w on %s: %s; a dry run changes nothing, so it would plan from the CRD as the stopped run left it", ErrWindowOpen, name, stages.WindowReason(w))
 	}
 	if o.notify != nil {
-		o.notify(fmt.Sprintf("%s: closing first what a stopped run left open: %s", name, w.Reason()))
+		o.notify(fmt.Sprintf("%s: closing first what a stopped run left open: %s", name, stages.WindowReason(w)))
 	}
 	timeout := switchTimeout(o.timeout)
 	if w.Kind == lifecycle.WindowSwitchCheck {
 		return closeSwitchCheck(ctx, c, name, w, timeout, o.check)
 	}
 	step, err := applyStep(ctx, c.CRDs, name, DryRunNone, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		now := lifecycle.OpenWindow(crd)
+		now := stages.OpenWindow(crd)
 		if now == nil || !sameWindow(now, w) {
 			return nil, errWindowGone
 		}
-		return lifecycle.PlanUndoWindow(crd, now)
+		return stages.PlanUndoWindow(crd, now)
 	})
 	switch {
 	case errors.Is(err, errWindowGone):
@@ -83,11 +84,11 @@ func closeSwitchCheck(ctx context.Context, c cluster.Clients, name string, w *li
 	}
 	old := w.Versions[0]
 	back := func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		now := lifecycle.OpenWindow(crd)
+		now := stages.OpenWindow(crd)
 		if now == nil || !sameWindow(now, w) {
 			return nil, fmt.Errorf("%w: the record of the switch to %s is gone", ErrChangedMeanwhile, w.Record.Version)
 		}
-		return lifecycle.PlanUndoWindow(crd, now, old)
+		return stages.PlanUndoWindow(crd, now, old)
 	}
 	check, err := checkSwitch(ctx, c, name, old, timeout, po, back)
 	switch {
@@ -96,7 +97,7 @@ func closeSwitchCheck(ctx context.Context, c cluster.Clients, name string, w *li
 	case check.Back != nil:
 		if w.StepBack() {
 			// As a step back undone in its own run: the ways on, not the same switch back.
-			noteSwitchBack(ctx, c, check.Back.After, old, lifecycle.StorageVersion(check.Back.Before), check, false, nil)
+			noteSwitchBack(ctx, c, check.Back.After, old, stages.StorageVersion(check.Back.Before), check, false, nil)
 		}
 		return fmt.Errorf("%w: the switch from %s a stopped run left unchecked loses data (%s): %s is the storage version again", ErrSwitchedBack, old, lossWords(check), old)
 	case w.StepBack():
@@ -108,7 +109,7 @@ func closeSwitchCheck(ctx context.Context, c cluster.Clients, name string, w *li
 // closeChecked writes that a switch's check held: its record stays, no longer open.
 func closeChecked(ctx context.Context, c cluster.Clients, name string, w *lifecycle.Window) error {
 	_, err := applyStep(ctx, c.CRDs, name, DryRunNone, func(crd *apiextensionsv1.CustomResourceDefinition) (*lifecycle.Plan, error) {
-		return lifecycle.PlanCloseChecked(crd, w)
+		return stages.PlanCloseChecked(crd, w)
 	})
 	if err != nil {
 		return fmt.Errorf("%w on %s: the check after the switch held, and writing so failed: %w", ErrWindowOpen, name, err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
@@ -47,14 +48,14 @@ func Plan(ctx context.Context, c cluster.Clients, release []*apiextensionsv1.Cus
 
 // One plans the way from live to next.
 func One(ctx context.Context, c cluster.Clients, live, next *apiextensionsv1.CustomResourceDefinition, manifest string, pageSize int64) (Planned, error) {
-	facts := lifecycle.UpgradeFacts{Apply: lifecycle.HowApplied(live, manifest)}
+	facts := stages.UpgradeFacts{Apply: stages.HowApplied(live, manifest)}
 	if live != nil {
 		var err error
 		if facts.Entries, err = removedEntries(ctx, c, live, next, pageSize); err != nil {
 			return Planned{}, err
 		}
 	}
-	u := lifecycle.PlanUpgrade(live, next, facts)
+	u := stages.PlanUpgrade(live, next, facts)
 	for i, w := range u.Steps {
 		if w.Step != nil && w.Step.FromFile == "NEW_MANIFEST" {
 			s := *w.Step
@@ -68,7 +69,7 @@ func One(ctx context.Context, c cluster.Clients, live, next *apiextensionsv1.Cus
 // removedEntries lists the versions next lacks that the objects' managedFields still name: once
 // such a version is gone, every server-side apply of the object fails (kubernetes#111937).
 func removedEntries(ctx context.Context, c cluster.Clients, live, next *apiextensionsv1.CustomResourceDefinition, pageSize int64) ([]string, error) {
-	if len(live.Spec.Versions) == 1 && lifecycle.SpecVersion(next, live.Spec.Versions[0].Name) != nil && live.Generation == 1 {
+	if len(live.Spec.Versions) == 1 && stages.SpecVersion(next, live.Spec.Versions[0].Name) != nil && live.Generation == 1 {
 		return nil, nil // one version, kept, never changed: no entry can name another
 	}
 	version := usage.ListVersion(live)
@@ -77,7 +78,7 @@ func removedEntries(ctx context.Context, c cluster.Clients, live, next *apiexten
 	}
 	gone := func(mf metav1.ManagedFieldsEntry) (string, bool) {
 		gv, err := schema.ParseGroupVersion(mf.APIVersion)
-		if err != nil || gv.Group != next.Spec.Group || lifecycle.SpecVersion(next, gv.Version) != nil {
+		if err != nil || gv.Group != next.Spec.Group || stages.SpecVersion(next, gv.Version) != nil {
 			return "", false
 		}
 		return gv.Version, true
@@ -90,6 +91,6 @@ func removedEntries(ctx context.Context, c cluster.Clients, live, next *apiexten
 	if err != nil {
 		return nil, fmt.Errorf("listing the objects of %s: %w", live.Name, err)
 	}
-	lifecycle.SortByPriority(found.Versions)
+	stages.SortByPriority(found.Versions)
 	return found.Versions, nil
 }

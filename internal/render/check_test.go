@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -11,13 +12,13 @@ import (
 // One fix is said once per CRD, under every rule and version that leads to
 // it; a different fix, or another CRD's, is a block of its own.
 func TestCheckSaysEachFixOnce(t *testing.T) {
-	migrate := []lifecycle.Advice{{Text: "re-store the objects first", Step: lifecycle.MigrateStep("certificates.cert-manager.io")}}
+	migrate := []lifecycle.Advice{{Text: "re-store the objects first", Step: stages.MigrateStep("certificates.cert-manager.io")}}
 	findings := []results.Finding{
 		{Severity: lifecycle.SeverityError, CRD: "certificates.cert-manager.io", Version: "v1alpha2", Rule: "storedVersionDropped", Message: "a", Fix: migrate},
 		{Severity: lifecycle.SeverityError, CRD: "certificates.cert-manager.io", Version: "v1alpha3", Rule: "storedVersionDropped", Message: "b", Fix: migrate},
 		{Severity: lifecycle.SeverityError, CRD: "certificates.cert-manager.io", Version: "v1beta1", Rule: "removedWhileStored", Message: "c", Fix: migrate},
 		{Severity: lifecycle.SeverityWarning, CRD: "certificates.cert-manager.io", Version: "v1", Rule: "fieldRemoved", Message: "d", Fix: []lifecycle.Advice{{Text: "keep the field"}}},
-		{Severity: lifecycle.SeverityError, CRD: "issuers.cert-manager.io", Version: "v1alpha2", Rule: "storedVersionDropped", Message: "e", Fix: []lifecycle.Advice{{Text: "re-store the objects first", Step: lifecycle.MigrateStep("issuers.cert-manager.io")}}},
+		{Severity: lifecycle.SeverityError, CRD: "issuers.cert-manager.io", Version: "v1alpha2", Rule: "storedVersionDropped", Message: "e", Fix: []lifecycle.Advice{{Text: "re-store the objects first", Step: stages.MigrateStep("issuers.cert-manager.io")}}},
 	}
 	var b strings.Builder
 	if err := WriteCheck(&b, FormatTable, NewCheckReport("cluster", 2, findings)); err != nil {

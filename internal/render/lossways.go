@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -56,9 +57,9 @@ func writeLossWays(w io.Writer, r *results.Result) error {
 	}
 	lines := []string{
 		fmt.Sprintf("%s: %s left at %s: re-storing them at %s would lose %s. Ways on, each from here:",
-			r.CRD, lifecycle.Objects(int64(len(objs))), strings.Join(olds, ", "), r.Storage, what),
+			r.CRD, stages.Objects(int64(len(objs))), strings.Join(olds, ", "), r.Storage, what),
 		fmt.Sprintf("  keep the fields: give %s, the storage version, %s in the schema of the CRD's manifest (and in what its conversion webhook carries, if it has one), apply it, then run: %s",
-			r.Storage, what, Command(*lifecycle.MigrateStep(r.CRD))),
+			r.Storage, what, Command(*stages.MigrateStep(r.CRD))),
 		fmt.Sprintf("  accept the loss: %s (re-stores every object unchecked: %s lose %s)",
 			Command(lifecycle.Step{Op: lifecycle.OpMigrate, CRD: r.CRD, AcceptLoss: true}), named, what),
 	}
@@ -81,5 +82,5 @@ func stepBack(r *results.Result, olds []string) string {
 		return ""
 	}
 	return fmt.Sprintf("  step back: %s (%s is the storage version again, once every object stored at %s is checked %s→%s→%s)",
-		Command(*lifecycle.SwitchStorageBackStep(r.CRD, r.Storage)), olds[0], r.Storage, r.Storage, olds[0], r.Storage)
+		Command(*stages.SwitchStorageBackStep(r.CRD, r.Storage)), olds[0], r.Storage, r.Storage, olds[0], r.Storage)
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -206,7 +206,7 @@ func defaultsLine(r *results.Result, dryRun bool) string {
 	}
 	parts := make([]string, len(r.DefaultsWritten))
 	for i, d := range r.DefaultsWritten {
-		parts[i] = fmt.Sprintf("%s=%s into %s", d.Field, d.Default, lifecycle.Objects(d.Objects))
+		parts[i] = fmt.Sprintf("%s=%s into %s", d.Field, d.Default, stages.Objects(d.Objects))
 	}
 	verb := "written"
 	if dryRun {
@@ -223,7 +223,7 @@ func changedByWrite(n int64) string {
 }
 
 func managedFieldsLine(mf *results.RestoreResult) string {
-	return fmt.Sprintf("managedFields: %s cleaned of entries at unserved versions, %d had none, %d still have them", lifecycle.Objects(mf.Rewritten), mf.Unchanged, mf.Failed)
+	return fmt.Sprintf("managedFields: %s cleaned of entries at unserved versions, %d had none, %d still have them", stages.Objects(mf.Rewritten), mf.Unchanged, mf.Failed)
 }
 
 // WriteManagedFields reports a managedFields cleanup on its own (promote to

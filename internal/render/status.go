@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -108,14 +109,14 @@ func writeMigrateAll(w io.Writer, items []StatusItem) error {
 		if it.Cluster != "" {
 			return nil // a fleet: one command per cluster
 		}
-		if s := it.Next.Step; s != nil && Command(*s) == Command(*lifecycle.MigrateStep(it.Name)) {
+		if s := it.Next.Step; s != nil && Command(*s) == Command(*stages.MigrateStep(it.Name)) {
 			n++
 		}
 	}
 	if n < 2 {
 		return nil
 	}
-	_, err := fmt.Fprintf(w, "\nthe %d migrations above, in one command: %s\n", n, Command(*lifecycle.MigrateAllStep()))
+	_, err := fmt.Fprintf(w, "\nthe %d migrations above, in one command: %s\n", n, Command(*stages.MigrateAllStep()))
 	return err
 }
 

@@ -9,7 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 )
 
 func midMigration() StatusItem {
@@ -26,7 +26,7 @@ func midMigration() StatusItem {
 		Status: apiextensionsv1.CustomResourceDefinitionStatus{StoredVersions: []string{"v1beta1", "v1"}},
 	}
 	n := int64(42)
-	return StatusItem{Assessment: lifecycle.Assess(crd), Objects: &n}
+	return StatusItem{Assessment: stages.Assess(crd), Objects: &n}
 }
 
 func TestWriteStatusTable(t *testing.T) {
@@ -125,7 +125,7 @@ func TestStatusNamesMigrateAll(t *testing.T) {
 	named := func(name, cluster string) StatusItem {
 		it := midMigration()
 		it.Name, it.Cluster = name, cluster
-		it.Next.Step = lifecycle.MigrateStep(name)
+		it.Next.Step = stages.MigrateStep(name)
 		return it
 	}
 	const all = "the 2 migrations above, in one command: kubectl crdversion migrate --all"

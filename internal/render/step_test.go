@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -17,13 +18,13 @@ func TestCommand(t *testing.T) {
 		step *lifecycle.Step
 		want string
 	}{
-		{lifecycle.PromoteStep("widgets.example.com", "v1"), "kubectl crdversion promote widgets.example.com v1"},
-		{lifecycle.PromoteToStep("widgets.example.com", "v1", lifecycle.StageBridge), "kubectl crdversion promote widgets.example.com v1 --to bridge"},
-		{lifecycle.IntroduceStep("widgets.example.com", "v2", "CRD_MANIFEST"), "kubectl crdversion promote widgets.example.com v2 --from-file CRD_MANIFEST"},
-		{lifecycle.PromoteFileStep("FILE"), "kubectl crdversion promote -f FILE"},
-		{lifecycle.MigrateStep("widgets.example.com"), "kubectl crdversion migrate widgets.example.com"},
-		{lifecycle.CleanManagedFieldsStep("widgets.example.com"), "kubectl crdversion migrate widgets.example.com --clean-managed-fields"},
-		{lifecycle.CheckFileStep("NEW"), "kubectl crdversion check -f NEW"},
+		{stages.PromoteStep("widgets.example.com", "v1"), "kubectl crdversion promote widgets.example.com v1"},
+		{stages.PromoteToStep("widgets.example.com", "v1", lifecycle.StageBridge), "kubectl crdversion promote widgets.example.com v1 --to bridge"},
+		{stages.IntroduceStep("widgets.example.com", "v2", "CRD_MANIFEST"), "kubectl crdversion promote widgets.example.com v2 --from-file CRD_MANIFEST"},
+		{stages.PromoteFileStep("FILE"), "kubectl crdversion promote -f FILE"},
+		{stages.MigrateStep("widgets.example.com"), "kubectl crdversion migrate widgets.example.com"},
+		{stages.CleanManagedFieldsStep("widgets.example.com"), "kubectl crdversion migrate widgets.example.com --clean-managed-fields"},
+		{stages.CheckFileStep("NEW"), "kubectl crdversion check -f NEW"},
 	} {
 		if got := Command(*tc.step); got != tc.want {
 			t.Errorf("Command(%+v) = %q, want %q", *tc.step, got, tc.want)
@@ -32,7 +33,7 @@ func TestCommand(t *testing.T) {
 	if got := Advice(lifecycle.Advice{Text: "then apply this manifest"}); got != "then apply this manifest" {
 		t.Errorf("advice without a step = %q", got)
 	}
-	if got := Advice(lifecycle.Advice{Text: "re-store them", Step: lifecycle.MigrateStep("widgets.example.com")}); got != "re-store them: kubectl crdversion migrate widgets.example.com" {
+	if got := Advice(lifecycle.Advice{Text: "re-store them", Step: stages.MigrateStep("widgets.example.com")}); got != "re-store them: kubectl crdversion migrate widgets.example.com" {
 		t.Errorf("advice with a step = %q", got)
 	}
 }
@@ -40,7 +41,7 @@ func TestCommand(t *testing.T) {
 // A check report's fixes carry their commands spelled out in the document,
 // and in the table after their text.
 func TestCheckFixCommands(t *testing.T) {
-	fix := []lifecycle.Advice{{Text: "re-store every object", Step: lifecycle.MigrateStep("widgets.example.com")}, {Text: "then apply this manifest"}}
+	fix := []lifecycle.Advice{{Text: "re-store every object", Step: stages.MigrateStep("widgets.example.com")}, {Text: "then apply this manifest"}}
 	findings := []results.Finding{{Severity: lifecycle.SeverityError, Kind: results.FindingRejected, CRD: "widgets.example.com", Version: "v1alpha1", Rule: "storedVersionRemoved", Message: "refused", Fix: fix}}
 	r := NewCheckReport("cluster", 1, findings)
 	if findings[0].Fix[0].Command != "" {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 )
 
 // onlyOwn: every request to the version while deprecated was this plugin's.
@@ -27,7 +27,7 @@ func WriteUsage(w io.Writer, f Format, r UsageReport) error {
 		}
 		listed := "no version served: objects not listed"
 		if it.ListedAt != "" {
-			listed = fmt.Sprintf("%s, listed at %s", lifecycle.Objects(it.Objects), it.ListedAt)
+			listed = fmt.Sprintf("%s, listed at %s", stages.Objects(it.Objects), it.ListedAt)
 		}
 		fmt.Fprintf(&b, "%s (%s)\n", it.Name, listed)
 		t := newTable(&b, "VERSION", "SERVED", "DEPRECATED", "STORAGE", "REQUESTED", "MANAGERS")
@@ -112,7 +112,7 @@ func managersCell(it UsageItem, v VersionUsage) string {
 	for i, m := range v.Managers {
 		n := fmt.Sprint(m.Objects)
 		if i == 0 {
-			n = lifecycle.Objects(m.Objects)
+			n = stages.Objects(m.Objects)
 		}
 		parts[i] = fmt.Sprintf("%s (%s) on %s", m.Manager, m.Operation, n)
 	}

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -97,7 +97,7 @@ func cut(s string) string {
 	return s
 }
 
-func objects(n int64) string { return lifecycle.Objects(n) }
+func objects(n int64) string { return stages.Objects(n) }
 
 // WriteSwitchCheck renders the check made right after a storage switch:
 // how each round trip is known, what was lost, and the step back if one was

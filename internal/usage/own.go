@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/crdnotes"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 )
 
 // OwnRequests tells this plugin's own requests at deprecated versions from others': the
@@ -200,7 +200,7 @@ func specVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) *ap
 	if crd == nil {
 		return nil
 	}
-	return lifecycle.SpecVersion(crd, name)
+	return stages.SpecVersion(crd, name)
 }
 
 // resourcePath reads the GVR of /apis/G/V/[namespaces/NS/]R..., with or without /watch/;

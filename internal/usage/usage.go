@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 )
 
 // systemManagers write to every resource for the cluster's own reasons, so
@@ -79,10 +79,10 @@ func FieldManagersSince(ctx context.Context, client metadata.Interface, crd *api
 	return out, nil
 }
 
-// ListVersion is the version to list at (lifecycle.ListVersion): served and not deprecated,
+// ListVersion is the version to list at (stages.ListVersion): served and not deprecated,
 // so the list is no request the deprecated-API metric counts.
 func ListVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
-	return lifecycle.ListVersion(crd)
+	return stages.ListVersion(crd)
 }
 
 func countManagers(items []metav1.PartialObjectMetadata, crd *apiextensionsv1.CustomResourceDefinition, since time.Time, counts map[managerKey]int64) {
@@ -113,7 +113,7 @@ func sortedUses(counts map[managerKey]int64) []ManagerUse {
 	}
 	slices.SortFunc(out, func(a, b ManagerUse) int {
 		if a.Version != b.Version {
-			if lifecycle.Newer(a.Version, b.Version) {
+			if stages.Newer(a.Version, b.Version) {
 				return -1
 			}
 			return 1

@@ -11,8 +11,8 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/auditlog"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
 // From judges what usage.Read found.
@@ -42,7 +42,7 @@ func FromAudit(res *usage.Result, log *auditlog.Result) render.UsageReport {
 		for _, v := range u.CRD.Spec.Versions {
 			names = append(names, v.Name)
 		}
-		lifecycle.SortByPriority(names)
+		stages.SortByPriority(names)
 		for _, name := range names {
 			v := versionUsage(u, name, m.Access)
 			if log != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -29,10 +29,10 @@ var (
 // dry-run create at v of the smallest object the schema allows persists nothing; if the
 // schema refuses it, an existing object sent back as a dry-run update at v shows the same.
 func ProveConverter(ctx context.Context, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string) error {
-	if !lifecycle.ConvertsByWebhook(crd) {
+	if !stages.ConvertsByWebhook(crd) {
 		return nil
 	}
-	storage := lifecycle.StorageVersion(crd)
+	storage := stages.StorageVersion(crd)
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
 	failed := func(how string, err error) error {
 		return fmt.Errorf("%w: %s: %s at %s, converted to %s and back, failed: %w", results.ErrWebhookUnavailable, crd.Name, how, v, storage, err)

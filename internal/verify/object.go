@@ -13,7 +13,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
 
@@ -56,7 +56,7 @@ type ObjectCheck struct {
 // NewObjectCheck checks crd's objects at versions, the old ones they may be stored at.
 func NewObjectCheck(dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition, versions []string) ObjectCheck {
 	c := ObjectCheck{dyn: dyn, resource: schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}, versions: versions,
-		storage: schemacompat.SchemaOf(crd, lifecycle.StorageVersion(crd))}
+		storage: schemacompat.SchemaOf(crd, stages.StorageVersion(crd))}
 	for _, v := range versions {
 		c.schemas = append(c.schemas, schemacompat.SchemaOf(crd, v))
 	}

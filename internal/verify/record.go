@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -22,16 +23,16 @@ const maxRecordTries = 5
 // fingerprint and storage version checked: a record on other schemas would lie. The API
 // server's own status updates move resourceVersion, so a conflict means compare again.
 func RecordVerification(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string, rec lifecycle.Verification) error {
-	return record(ctx, client, crd, v, rec, lifecycle.Verification.Annotation)
+	return record(ctx, client, crd, v, rec, stages.VerifiedAnnotation)
 }
 
-// recordCheck records verify's check of v (lifecycle.CheckedAnnotationPrefix) when it
+// recordCheck records verify's check of v (stages.CheckedAnnotationPrefix) when it
 // passed, and removes an earlier record when it did not.
 func recordCheck(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string, rec lifecycle.Verification, passed bool) error {
 	if passed {
-		return record(ctx, client, crd, v, rec, lifecycle.Verification.CheckAnnotation)
+		return record(ctx, client, crd, v, rec, stages.CheckAnnotation)
 	}
-	key, _ := rec.CheckAnnotation(v)
+	key, _ := stages.CheckAnnotation(rec, v)
 	if _, ok := crd.Annotations[key]; !ok {
 		return nil
 	}
@@ -44,7 +45,7 @@ func recordCheck(ctx context.Context, client apiextensionsclient.Interface, crd 
 
 func record(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, v string, rec lifecycle.Verification, annotation func(lifecycle.Verification, string) (string, string)) error {
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
-	rec.Fingerprint = lifecycle.Fingerprint(crd, rec.From, v)
+	rec.Fingerprint = stages.Fingerprint(crd, rec.From, v)
 	rec.Generation = crd.Generation
 	key, val := annotation(rec, v)
 	rv := crd.ResourceVersion
@@ -64,7 +65,7 @@ func record(ctx context.Context, client apiextensionsclient.Interface, crd *apie
 		if err != nil {
 			return err
 		}
-		if fresh.Generation != crd.Generation || lifecycle.StorageVersion(fresh) != rec.From || lifecycle.Fingerprint(fresh, rec.From, v) != rec.Fingerprint {
+		if fresh.Generation != crd.Generation || stages.StorageVersion(fresh) != rec.From || stages.Fingerprint(fresh, rec.From, v) != rec.Fingerprint {
 			return nil // changed under the check: nothing to record
 		}
 		rv = fresh.ResourceVersion

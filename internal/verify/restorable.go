@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -32,7 +33,7 @@ type ProveOptions struct {
 // effect so a dry-run update at the old version is exactly old→new→old. A recorded pass
 // marks the stage for status and promote, never the proof before a re-store.
 func ProveRestorable(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomResourceDefinition, opts ProveOptions) ([]results.Proof, error) {
-	storage := lifecycle.StorageVersion(crd)
+	storage := stages.StorageVersion(crd)
 	proofs := []results.Proof{}
 	for _, v := range crd.Status.StoredVersions {
 		if v == storage || (len(opts.Versions) > 0 && !slices.Contains(opts.Versions, v)) {
@@ -51,12 +52,12 @@ func ProveRestorable(ctx context.Context, c cluster.Clients, crd *apiextensionsv
 				return nil, fmt.Errorf("checking %s on the objects of %s: %w", Trip(v, storage), crd.Name, err)
 			}
 			p.By, p.Objects, p.Skipped, p.NotStored, p.Losses = results.ProofObjects, vr.Objects, vr.Skipped, vr.NotStored, vr.Losses
-			p.Detail = fmt.Sprintf("%s checked on %s through the API server", CheckedTrip(p), lifecycle.Objects(vr.Objects))
+			p.Detail = fmt.Sprintf("%s checked on %s through the API server", CheckedTrip(p), stages.Objects(vr.Objects))
 			if vr.NotStored > 0 {
-				p.Detail += fmt.Sprintf("; the converter will not express %s at %s, so none of them is stored there (a read at an object's stored version converts nothing)", lifecycle.Objects(vr.NotStored), v)
+				p.Detail += fmt.Sprintf("; the converter will not express %s at %s, so none of them is stored there (a read at an object's stored version converts nothing)", stages.Objects(vr.NotStored), v)
 			}
 			if len(vr.Losses) > 0 {
-				p.Detail = fmt.Sprintf("%s loses data on %d of %s: re-storing them at %s would make it permanent", CheckedTrip(p), len(vr.Losses), lifecycle.Objects(vr.Objects+vr.Skipped), storage)
+				p.Detail = fmt.Sprintf("%s loses data on %d of %s: re-storing them at %s would make it permanent", CheckedTrip(p), len(vr.Losses), stages.Objects(vr.Objects+vr.Skipped), storage)
 			} else if opts.Record {
 				if err := RecordVerification(ctx, c.CRDs, crd, v, lifecycle.Verification{From: storage, Objects: vr.Objects}); apierrors.IsForbidden(err) {
 					p.Detail += "; not recorded on the CRD (you may not patch it)"
@@ -84,7 +85,7 @@ func CheckedTrip(pr results.Proof) string {
 // ProofByCRD says what the CRD alone shows of re-storing the objects that may be stored
 // at old version v; false when each object must be checked.
 func ProofByCRD(crd *apiextensionsv1.CustomResourceDefinition, v string, acceptLoss bool) (results.Proof, bool) {
-	storage := lifecycle.StorageVersion(crd)
+	storage := stages.StorageVersion(crd)
 	p := results.Proof{Version: v, Storage: storage}
 	ok, why := schemacompat.SchemaProof(crd, v, storage)
 	switch {
@@ -113,14 +114,14 @@ func checkVersions(crd *apiextensionsv1.CustomResourceDefinition, v string) []st
 	if served(crd, v) {
 		return []string{v}
 	}
-	storage := lifecycle.StorageVersion(crd)
+	storage := stages.StorageVersion(crd)
 	var at []string
 	for _, ver := range crd.Spec.Versions {
 		if ver.Served && ver.Name != storage {
 			at = append(at, ver.Name)
 		}
 	}
-	lifecycle.SortByPriority(at)
+	stages.SortByPriority(at)
 	return at
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/schemacompat"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -43,7 +44,7 @@ type Options struct {
 	// RefusedNotStored counts an object the converter refuses at a checked version as
 	// NotStored, not a loss. Only for old versions after the switch, never the bridge's.
 	RefusedNotStored bool
-	// Record records each non-storage version's passed check on the CRD (lifecycle.CheckFor),
+	// Record records each non-storage version's passed check on the CRD (stages.CheckFor),
 	// so promote --to bridge need not check again while nothing changed.
 	Record bool
 	// Progress hears each version's pass (task, done, estimated total), from many goroutines.
@@ -66,7 +67,7 @@ func Verify(ctx context.Context, c cluster.Clients, crd *apiextensionsv1.CustomR
 	if err := cluster.RequireAccess(ctx, c, crd, cluster.Access{Op: "check old→new→old on", ObjectVerbs: []string{"list", "get", "update"}}, nil); err != nil {
 		return nil, err
 	}
-	res := &results.VerifyResult{Storage: lifecycle.StorageVersion(crd), Versions: opts.Versions, Losses: []results.Loss{}}
+	res := &results.VerifyResult{Storage: stages.StorageVersion(crd), Versions: opts.Versions, Losses: []results.Loss{}}
 	if len(res.Versions) == 0 {
 		for _, v := range crd.Spec.Versions {
 			if v.Served {

@@ -1,4 +1,8 @@
-// Package lifecycle models a CRD version's lifecycle: version priority, each version's stage,
-// what is wrong with a CRD's versions and what to do next. It reads CRD objects and never talks
-// to a cluster, so every decision the plugin makes can be tested by a table.
+// Package lifecycle is the vocabulary of a CRD version's lifecycle, as the
+// commands' documents and pkg/migrate's options use it: the stages a version
+// moves through (Stages), where each version of a CRD stands and the next
+// step (Assessment, as status -o json prints it), a step's plan and the
+// commands the plugin points to (Plan, Step, Advice), and the plan toward a
+// release (Upgrade). The decisions themselves are the plugin's; a program
+// reads them from a command's -o json output or gets them from pkg/migrate.
 package lifecycle

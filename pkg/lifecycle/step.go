@@ -1,7 +1,5 @@
 package lifecycle
 
-import "fmt"
-
 // Op is a command of the plugin a Step runs.
 type Op string
 
@@ -56,60 +54,10 @@ func (a Advice) On(name string) Advice {
 	return a
 }
 
-// PromoteStep is the step that moves version one stage along.
-func PromoteStep(crd, version string) *Step {
-	return &Step{Op: OpPromote, CRD: crd, Version: version}
-}
-
-// PromoteToStep is the step that moves version to stage to.
-func PromoteToStep(crd, version string, to Stage) *Step {
-	return &Step{Op: OpPromote, CRD: crd, Version: version, To: to}
-}
-
-// IntroduceStep is the step that adds version with its schema from manifest.
-func IntroduceStep(crd, version, manifest string) *Step {
-	return &Step{Op: OpPromote, CRD: crd, Version: version, FromFile: manifest}
-}
-
-// PromoteFileStep is the step that takes the next step in manifest, offline.
-func PromoteFileStep(manifest string) *Step {
-	return &Step{Op: OpPromote, File: manifest}
-}
-
 // InFile is the same step taken on manifest, offline.
 func (s Step) InFile(manifest string) *Step {
 	s.File = manifest
 	return &s
-}
-
-// SwitchStorageBackStep is the step that switches storage from version back to the one below it.
-func SwitchStorageBackStep(crd, version string) *Step {
-	return &Step{Op: OpRollback, CRD: crd, Version: version, SwitchStorage: true}
-}
-
-// MigrateStep is the step that re-stores every object at storage and prunes storedVersions.
-func MigrateStep(crd string) *Step {
-	return &Step{Op: OpMigrate, CRD: crd}
-}
-
-// MigrateAllStep is the step that migrates every CRD with a migration pending.
-func MigrateAllStep() *Step {
-	return &Step{Op: OpMigrate, All: true}
-}
-
-// CleanManagedFieldsStep is the step that migrates and cleans entries at unserved versions.
-func CleanManagedFieldsStep(crd string) *Step {
-	return &Step{Op: OpMigrate, CRD: crd, CleanManagedFields: true}
-}
-
-// CheckFileStep is the step that checks the upgrade to manifest.
-func CheckFileStep(manifest string) *Step {
-	return &Step{Op: OpCheck, File: manifest}
-}
-
-// CheckAgainstStep is the step that checks the upgrade from the manifests old to manifest, offline.
-func CheckAgainstStep(manifest, old string) *Step {
-	return &Step{Op: OpCheck, File: manifest, AgainstFile: old}
 }
 
 // Advice is a sentence for a person and, when a command of the plugin does it, that command.
@@ -118,9 +66,4 @@ type Advice struct {
 	// Command is Step as a command line, filled in where the advice is printed, never here.
 	Command string `json:"command,omitempty"`
 	Step    *Step  `json:"step,omitempty"`
-}
-
-// Advise is advice in words, with the step that takes it (nil: none).
-func Advise(step *Step, format string, args ...any) Advice {
-	return Advice{Text: fmt.Sprintf(format, args...), Step: step}
 }

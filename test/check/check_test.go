@@ -23,6 +23,7 @@ import (
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -412,11 +413,11 @@ func TestCheckOfACRDTheAPIServerDoesNotServe(t *testing.T) {
 	var live *apiextensionsv1.CustomResourceDefinition
 	if err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		live, err = crds.Get(ctx, clash.Name, metav1.GetOptions{})
-		return err == nil && lifecycle.NotServed(live) != "", err
+		return err == nil && stages.NotServed(live) != "", err
 	}); err != nil {
 		t.Fatalf("the clashing CRD never showed its names refused: %v", err)
 	}
-	if why := lifecycle.Assess(live).NotServed; !strings.Contains(why, "NamesAccepted=False") {
+	if why := stages.Assess(live).NotServed; !strings.Contains(why, "NamesAccepted=False") {
 		t.Errorf("status's reason %q, want the NamesAccepted condition", why)
 	}
 	found, err := check.AgainstCluster(t.Context(), c.Clients, []*apiextensionsv1.CustomResourceDefinition{clash}, check.Options{Objects: true})

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 )
 
@@ -385,7 +385,7 @@ func TestCheckFindsACRDTheReleaseDrops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	certs, err := e.clients.Dynamic.Resource(schema.GroupVersionResource{Group: "pki.example.com", Version: lifecycle.StorageVersion(e.crd("certificates.pki.example.com")), Resource: "certificates"}).List(t.Context(), metav1.ListOptions{})
+	certs, err := e.clients.Dynamic.Resource(schema.GroupVersionResource{Group: "pki.example.com", Version: stages.StorageVersion(e.crd("certificates.pki.example.com")), Resource: "certificates"}).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

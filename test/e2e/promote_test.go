@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 )
 
 const backups = "backups.storage.example.com"
@@ -28,7 +28,7 @@ func TestPromoteAndRollbackWalk(t *testing.T) {
 
 	r := e.plugin("promote", "backups", "v1").mustCode(t, 0)
 	contains(t, "promote to bridge", r.stdout, "backups.storage.example.com: v1 introduced → bridge (applied)", "v1        annotation   ", "objects round-trip v1→v1beta1→v1 without loss")
-	rec, ok := lifecycle.VerificationFor(e.crd(backups), "v1")
+	rec, ok := stages.VerificationFor(e.crd(backups), "v1")
 	if !ok || rec.From != "v1beta1" || rec.Objects != int64(objects) {
 		t.Fatalf("bridge record = %+v (present %v), want from v1beta1 with %d objects", rec, ok, objects)
 	}
@@ -40,8 +40,8 @@ func TestPromoteAndRollbackWalk(t *testing.T) {
 	contains(t, "promote to deprecated", r.stdout, "v1 bridge → deprecated", "kubectl crdversion migrate backups.storage.example.com",
 		"v1beta1→v1→v1beta1 proven by the schemas")
 	crd := e.crd(backups)
-	if old := specVersion(crd, "v1beta1"); lifecycle.StorageVersion(crd) != "v1" || !old.Deprecated || old.DeprecationWarning == nil {
-		t.Fatalf("after deprecated: storage %s, versions %+v", lifecycle.StorageVersion(crd), crd.Spec.Versions)
+	if old := specVersion(crd, "v1beta1"); stages.StorageVersion(crd) != "v1" || !old.Deprecated || old.DeprecationWarning == nil {
+		t.Fatalf("after deprecated: storage %s, versions %+v", stages.StorageVersion(crd), crd.Spec.Versions)
 	}
 	// Clients of the old version now get the warning, through real kubectl.
 	get := e.kubectl("get", "backups.v1beta1.storage.example.com", "-n", "team-a", "-o", "name").mustCode(t, 0)
@@ -113,7 +113,7 @@ func TestRollbackWalk(t *testing.T) {
 	r := e.plugin("rollback", "backups").mustCode(t, 0)
 	contains(t, "rollback to bridge", r.stdout, "v1 deprecated → bridge", "re-store them at v1beta1", "v1→v1beta1→v1")
 	crd := e.crd(backups)
-	if lifecycle.StorageVersion(crd) != "v1beta1" || specVersion(crd, "v1beta1").Deprecated || specVersion(crd, "v1beta1").DeprecationWarning != nil {
+	if stages.StorageVersion(crd) != "v1beta1" || specVersion(crd, "v1beta1").Deprecated || specVersion(crd, "v1beta1").DeprecationWarning != nil {
 		t.Fatalf("rollback to bridge: %+v", crd.Spec.Versions)
 	}
 	contains(t, "status after rollback", e.plugin("status", "backups").stdout, "bridge")
@@ -134,14 +134,14 @@ func TestRollbackWalk(t *testing.T) {
 
 	// The same CRD as a step by hand leaves it: no record.
 	crd = e.crd(backups)
-	delete(crd.Annotations, lifecycle.StepsAnnotation)
+	delete(crd.Annotations, stages.StepsAnnotation)
 	if _, err := e.clients.CRDs.ApiextensionsV1().CustomResourceDefinitions().Update(t.Context(), crd, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r = e.plugin("rollback", "backups").mustCode(t, 0)
 	contains(t, "rollback of the deprecation", r.stdout, "v1 deprecated → served", "v1 stays the storage version")
 	crd = e.crd(backups)
-	if lifecycle.StorageVersion(crd) != "v1" || specVersion(crd, "v1beta1").Deprecated {
+	if stages.StorageVersion(crd) != "v1" || specVersion(crd, "v1beta1").Deprecated {
 		t.Fatalf("rollback to served: %+v", crd.Spec.Versions)
 	}
 	oneError(t, e.plugin("rollback", "backups").mustCode(t, 1), "nothing to roll back")

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 )
 
@@ -49,7 +49,7 @@ func TestRollbackOfADeprecationNeverSwitchesStorage(t *testing.T) {
 	r = e.plugin("rollback", "relics").mustCode(t, 0)
 	contains(t, "rollback", r.stdout, "v1 deprecated → served", "v1 stays the storage version")
 	after = e.crd(crd.Name)
-	if lifecycle.StorageVersion(after) != "v1" || specVersion(after, "v1alpha2").Deprecated || specVersion(after, "v1alpha1").Deprecated {
+	if stages.StorageVersion(after) != "v1" || specVersion(after, "v1alpha2").Deprecated || specVersion(after, "v1alpha1").Deprecated {
 		t.Fatalf("after rollback: %+v", after.Spec.Versions)
 	}
 	if err := e.clients.CreateObjects(t.Context(), at("v1alpha2"), "Relic", []fixtures.Object{{Namespace: "default", Name: "r-1", Spec: map[string]any{"a": "y"}}}); err != nil {
@@ -115,10 +115,10 @@ func TestRollbackSwitchIsCheckedAndUndoneOnLoss(t *testing.T) {
 	}
 	contains(t, "the loss", r.stdout, "v1 deprecated → bridge", "v1→v1beta1→v1 loses data on 1 of 4 objects", "default/g-new", "spec.extra", "switched back")
 	after := e.crd(crd.Name)
-	if lifecycle.StorageVersion(after) != "v1" || !specVersion(after, "v1beta1").Deprecated {
+	if stages.StorageVersion(after) != "v1" || !specVersion(after, "v1beta1").Deprecated {
 		t.Fatalf("after the undone rollback: %+v", after.Spec.Versions)
 	}
-	if _, ok := lifecycle.VerificationFor(after, "v1"); ok {
+	if _, ok := stages.VerificationFor(after, "v1"); ok {
 		t.Error("the bridge record of v1 survived a check that found objects at v1 losing fields at v1beta1")
 	}
 	got, err := e.clients.Dynamic.Resource(v1).Namespace("default").Get(t.Context(), "g-new", metav1.GetOptions{})
@@ -216,7 +216,7 @@ func TestRollbackRestoresWhatItsStepRecorded(t *testing.T) {
 	if !equality.Semantic.DeepEqual(back.Spec.Versions, start) {
 		t.Errorf("after the steps and their rollbacks:\n%+v\nwant as after bridge:\n%+v", back.Spec.Versions, start)
 	}
-	if _, ok := back.Annotations[lifecycle.StepsAnnotation]; !ok {
+	if _, ok := back.Annotations[stages.StepsAnnotation]; !ok {
 		t.Error("the record of bridge went with the rollbacks of the steps after it")
 	}
 	got, err := e.clients.Dynamic.Resource(beta).Namespace("default").Get(t.Context(), "r-0", metav1.GetOptions{})

@@ -11,6 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -91,8 +92,8 @@ func TestLossyDowngradeTwoVersionsBackIsWalkedWithTheLossNamed(t *testing.T) {
 		"emojivoto/srv-0", "spec.proxyProtocol", "stopped at")
 	contains(t, "upgrade's plan after the refusal", walk.stdout, "DECIDE: keep the fields: add spec.proxyProtocol to the schema of v1beta1",
 		"DECIDE: or accept the loss of spec.proxyProtocol on 3 objects by name", accept, "DECIDE: or stay on the current release")
-	if crd := e.crd(servers); lifecycle.StorageVersion(crd) != "v1beta2" || lifecycle.OpenWindow(crd) != nil {
-		t.Fatalf("after the refused switch: storage %s, window %+v: want v1beta2, none", lifecycle.StorageVersion(crd), lifecycle.OpenWindow(crd))
+	if crd := e.crd(servers); stages.StorageVersion(crd) != "v1beta2" || stages.OpenWindow(crd) != nil {
+		t.Fatalf("after the refused switch: storage %s, window %+v: want v1beta2, none", stages.StorageVersion(crd), stages.OpenWindow(crd))
 	}
 	// The plan again never repeats the refused switch back: status --release and check say the decision.
 	again := e.plugin("upgrade", "-f", next, "--switch-grace=0").mustCode(t, 3)
@@ -112,8 +113,8 @@ func TestLossyDowngradeTwoVersionsBackIsWalkedWithTheLossNamed(t *testing.T) {
 	r.mustCode(t, 0)
 	contains(t, "the accepted loss", r.stdout+r.stderr, "emojivoto/srv-0", "emojivoto/srv-2", "spec.proxyProtocol",
 		"warning: "+servers+": v1beta1 is the storage version despite the loss accepted by name: 3 objects lose spec.proxyProtocol")
-	if crd := e.crd(servers); lifecycle.StorageVersion(crd) != "v1beta1" || lifecycle.OpenWindow(crd) != nil {
-		t.Fatalf("after the accepted switch: storage %s, window %+v", lifecycle.StorageVersion(crd), lifecycle.OpenWindow(crd))
+	if crd := e.crd(servers); stages.StorageVersion(crd) != "v1beta1" || stages.OpenWindow(crd) != nil {
+		t.Fatalf("after the accepted switch: storage %s, window %+v", stages.StorageVersion(crd), stages.OpenWindow(crd))
 	}
 
 	// The walk goes on to the owner's apply, the re-store taking the loss accepted.
@@ -190,11 +191,11 @@ func TestKilledSwitchBackCheckIsClosedByTheNextCommand(t *testing.T) {
 			const n = 600
 			e.switchBackGadgets(t, n, tc.held)
 			e.killIn(t, func(crd *apiextensionsv1.CustomResourceDefinition) bool {
-				return lifecycle.StorageVersion(crd) == "v1beta1"
+				return stages.StorageVersion(crd) == "v1beta1"
 			}, "rollback", windows, "v1", "--switch-storage")
 			crd := e.crd(windows)
-			if w := lifecycle.OpenWindow(crd); w == nil || !w.StepBack() {
-				t.Fatalf("setup: after the kill, storage %s, records %+v: want the switch back open", lifecycle.StorageVersion(crd), lifecycle.Steps(crd))
+			if w := stages.OpenWindow(crd); w == nil || !w.StepBack() {
+				t.Fatalf("setup: after the kill, storage %s, records %+v: want the switch back open", stages.StorageVersion(crd), stages.Steps(crd))
 			}
 			st, code := e.statusNext(t)
 			if code != 3 || st.Step == nil || st.Step.Op != lifecycle.OpMigrate || !strings.Contains(st.Reason, "switching storage from v1 to v1beta1 and before checking") {
@@ -203,23 +204,23 @@ func TestKilledSwitchBackCheckIsClosedByTheNextCommand(t *testing.T) {
 			r := e.plugin("migrate", windows, "--switch-grace=0")
 			t.Logf("migrate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			crd = e.crd(windows)
-			if w := lifecycle.OpenWindow(crd); w != nil || len(lifecycle.Steps(crd)) > 0 {
-				t.Errorf("after migrate: window %+v, records %+v: want none", w, lifecycle.Steps(crd))
+			if w := stages.OpenWindow(crd); w != nil || len(stages.Steps(crd)) > 0 {
+				t.Errorf("after migrate: window %+v, records %+v: want none", w, stages.Steps(crd))
 			}
 			if got := e.etcdHolding(t, "extra"); got != tc.held {
 				t.Errorf("%d objects hold spec.extra in etcd, want %d", got, tc.held)
 			}
 			if tc.held > 0 {
-				if r.code != 1 || lifecycle.StorageVersion(crd) != "v1" || !strings.Contains(r.stderr, "switched back") {
-					t.Errorf("exit %d, storage %s: want the unchecked switch back checked, found losing and undone (exit 1)\n%s", r.code, lifecycle.StorageVersion(crd), r.stderr)
+				if r.code != 1 || stages.StorageVersion(crd) != "v1" || !strings.Contains(r.stderr, "switched back") {
+					t.Errorf("exit %d, storage %s: want the unchecked switch back checked, found losing and undone (exit 1)\n%s", r.code, stages.StorageVersion(crd), r.stderr)
 				}
-				if rf := lifecycle.SwitchBackRefusedFor(crd); rf == nil || rf.To != "v1beta1" || rf.Objects != int64(tc.held) || !slices.Equal(rf.Fields, []string{"spec.extra"}) {
+				if rf := stages.SwitchBackRefusedFor(crd); rf == nil || rf.To != "v1beta1" || rf.Objects != int64(tc.held) || !slices.Equal(rf.Fields, []string{"spec.extra"}) {
 					t.Errorf("the refused switch back's record: %+v, want %d objects losing spec.extra at v1beta1", rf, tc.held)
 				}
 				return
 			}
-			if r.code != 0 || lifecycle.StorageVersion(crd) != "v1beta1" || fmt.Sprint(crd.Status.StoredVersions) != "[v1beta1]" {
-				t.Errorf("exit %d, storage %s, storedVersions %v: want the switch back kept and the migration done", r.code, lifecycle.StorageVersion(crd), crd.Status.StoredVersions)
+			if r.code != 0 || stages.StorageVersion(crd) != "v1beta1" || fmt.Sprint(crd.Status.StoredVersions) != "[v1beta1]" {
+				t.Errorf("exit %d, storage %s, storedVersions %v: want the switch back kept and the migration done", r.code, stages.StorageVersion(crd), crd.Status.StoredVersions)
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -176,7 +177,7 @@ func TestUpgradeFromStdinAddsTheNewVersion(t *testing.T) {
 		contains(t, "the steps taken", walk.stderr, step)
 	}
 	crd := e.crd(name)
-	if storage := lifecycle.StorageVersion(crd); storage != "v1beta1" || !slices.Equal(crd.Status.StoredVersions, []string{"v1beta1"}) {
+	if storage := stages.StorageVersion(crd); storage != "v1beta1" || !slices.Equal(crd.Status.StoredVersions, []string{"v1beta1"}) {
 		t.Fatalf("before the apply: storage %s, storedVersions %v; want v1beta1 alone", storage, crd.Status.StoredVersions)
 	}
 	e.kubectlIn(release, "apply", "--server-side", "-f", "-").mustCode(t, 0)

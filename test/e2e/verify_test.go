@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -88,7 +88,7 @@ func TestVerifyThroughConversionWebhook(t *testing.T) {
 	sameCRDs(t, before, e.crdVersions())
 	wh.SetMode(convwebhook.Correct)
 	e.plugin("promote", "endpoints", "v2").mustCode(t, 0)
-	if rec, ok := lifecycle.VerificationFor(e.crd(endpoints), "v2"); !ok || rec.Objects != n {
+	if rec, ok := stages.VerificationFor(e.crd(endpoints), "v2"); !ok || rec.Objects != n {
 		t.Fatalf("bridge record %+v, %v", rec, ok)
 	}
 }
@@ -113,8 +113,8 @@ func TestPromoteDeprecatedSwitchesBackWhenOldToNewLoses(t *testing.T) {
 	}
 	contains(t, "the losses", r.stdout, "v1→v2→v1 loses data on 2 of 6 objects", "default/ep-01", "default/ep-04", "spec.legacy", "switched back")
 	crd := e.crd(endpoints)
-	if lifecycle.StorageVersion(crd) != "v1" || specVersion(crd, "v1").Deprecated {
-		t.Fatalf("after the switch back: storage %s, versions %+v", lifecycle.StorageVersion(crd), crd.Spec.Versions)
+	if stages.StorageVersion(crd) != "v1" || specVersion(crd, "v1").Deprecated {
+		t.Fatalf("after the switch back: storage %s, versions %+v", stages.StorageVersion(crd), crd.Spec.Versions)
 	}
 	c, err := e.sb.StoredAPIVersions(t.Context(), "net.example.com", "endpoints")
 	if err != nil || len(c) != 1 || c["net.example.com/v1"] != n {
@@ -139,10 +139,10 @@ func TestPromoteBridgeTakesARecordedVerify(t *testing.T) {
 			e := newEnv(t, 0)
 			installEndpoints(t, e, n)
 			e.plugin("verify", "endpoints", "v2").mustCode(t, 0)
-			if _, ok := lifecycle.CheckFor(e.crd(endpoints), "v2"); !ok {
+			if _, ok := stages.CheckFor(e.crd(endpoints), "v2"); !ok {
 				t.Fatalf("verify recorded no check: %v", e.crd(endpoints).Annotations)
 			}
-			if _, ok := lifecycle.VerificationFor(e.crd(endpoints), "v2"); ok {
+			if _, ok := stages.VerificationFor(e.crd(endpoints), "v2"); ok {
 				t.Fatal("verify bridged v2: only promote may")
 			}
 			if tc.write {
@@ -156,7 +156,7 @@ func TestPromoteBridgeTakesARecordedVerify(t *testing.T) {
 			if taken == tc.write {
 				t.Errorf("record taken: %v, want %v\nstderr:\n%s", taken, !tc.write, r.stderr)
 			}
-			if rec, ok := lifecycle.VerificationFor(e.crd(endpoints), "v2"); !ok || rec.Objects != n {
+			if rec, ok := stages.VerificationFor(e.crd(endpoints), "v2"); !ok || rec.Objects != n {
 				t.Fatalf("bridge record %+v, %v", rec, ok)
 			}
 		})
@@ -195,7 +195,7 @@ func TestMigrateChecksEachObjectThroughTheWebhookAsItIsNow(t *testing.T) {
 		"edit those fields out of them", "kubectl crdversion migrate endpoints.net.example.com --accept-loss")
 	r = e.plugin("migrate", "endpoints", "--switch-grace=1s", "--accept-loss", "-q").mustCode(t, 0)
 	contains(t, "--accept-loss", r.stdout, "not checked: loss accepted", "(pruned)")
-	if _, ok := e.crd(endpoints).Annotations[lifecycle.RefusedAnnotation]; ok {
+	if _, ok := e.crd(endpoints).Annotations[stages.RefusedAnnotation]; ok {
 		t.Error("the note of the objects left stayed after a migrate that left none")
 	}
 	if st := e.plugin("status", "endpoints").mustCode(t, 0); strings.Contains(st.stdout, "--accept-loss") {

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -178,11 +179,11 @@ func TestKilledServeAgainIsClosedByTheNextCommand(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.killIn(t, func(crd *apiextensionsv1.CustomResourceDefinition) bool {
-				v := lifecycle.SpecVersion(crd, "v1beta1")
+				v := stages.SpecVersion(crd, "v1beta1")
 				return v != nil && v.Served
 			}, append([]string{"migrate", windows, "--switch-grace=0"}, slowly...)...)
-			if v := lifecycle.SpecVersion(e.crd(windows), "v1beta1"); !v.Served || !v.Deprecated || len(lifecycle.Steps(e.crd(windows))) == 0 {
-				t.Fatalf("setup: after the kill v1beta1 is %+v, records %+v: want the window left open", v, lifecycle.Steps(e.crd(windows)))
+			if v := stages.SpecVersion(e.crd(windows), "v1beta1"); !v.Served || !v.Deprecated || len(stages.Steps(e.crd(windows))) == 0 {
+				t.Fatalf("setup: after the kill v1beta1 is %+v, records %+v: want the window left open", v, stages.Steps(e.crd(windows)))
 			}
 			st, code := e.statusNext(t)
 			if code != 3 || st.Step == nil || st.Step.Op != lifecycle.OpMigrate || !strings.Contains(st.Reason, "v1beta1 was served again") {
@@ -196,11 +197,11 @@ func TestKilledServeAgainIsClosedByTheNextCommand(t *testing.T) {
 			r := e.plugin(next...)
 			t.Logf("%v: exit %d\n%s%s", next, r.code, r.stdout, r.stderr)
 			crd := e.crd(windows)
-			if v := lifecycle.SpecVersion(crd, "v1beta1"); v == nil || v.Served || v.Deprecated {
+			if v := stages.SpecVersion(crd, "v1beta1"); v == nil || v.Served || v.Deprecated {
 				t.Errorf("v1beta1 after %v: %+v, want unserved and not deprecated, as released", next, v)
 			}
-			if w := lifecycle.OpenWindow(crd); w != nil || len(lifecycle.Steps(crd)) > 0 {
-				t.Errorf("after %v: window %+v, records %+v: want none", next, w, lifecycle.Steps(crd))
+			if w := stages.OpenWindow(crd); w != nil || len(stages.Steps(crd)) > 0 {
+				t.Errorf("after %v: window %+v, records %+v: want none", next, w, stages.Steps(crd))
 			}
 			if next[0] == "migrate" {
 				if r.code != 0 || fmt.Sprint(crd.Status.StoredVersions) != "[v1]" {
@@ -231,9 +232,9 @@ func TestKilledSwitchCheckIsClosedByTheNextCommand(t *testing.T) {
 			e.windowWidgets(t, n, tc.held)
 			e.plugin("promote", windows, "v1").mustCode(t, 0) // bridge: v1→v1beta1→v1 keeps {a}
 			e.killIn(t, func(crd *apiextensionsv1.CustomResourceDefinition) bool {
-				return lifecycle.StorageVersion(crd) == "v1"
+				return stages.StorageVersion(crd) == "v1"
 			}, "promote", windows, "v1")
-			if s := lifecycle.StorageVersion(e.crd(windows)); s != "v1" {
+			if s := stages.StorageVersion(e.crd(windows)); s != "v1" {
 				t.Fatalf("setup: storage %s after the kill", s)
 			}
 			st, code := e.statusNext(t)
@@ -243,20 +244,20 @@ func TestKilledSwitchCheckIsClosedByTheNextCommand(t *testing.T) {
 			r := e.plugin("migrate", windows, "--switch-grace=0")
 			t.Logf("migrate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			crd := e.crd(windows)
-			if w := lifecycle.OpenWindow(crd); w != nil {
+			if w := stages.OpenWindow(crd); w != nil {
 				t.Errorf("window after migrate: %+v", w)
 			}
 			if got := e.etcdHolding(t, "snapshot"); got != tc.held {
 				t.Errorf("%d objects hold spec.snapshot in etcd, want %d", got, tc.held)
 			}
 			if tc.held > 0 {
-				if r.code != 1 || lifecycle.StorageVersion(crd) != "v1beta1" || !strings.Contains(r.stderr, "switched back") {
-					t.Errorf("exit %d, storage %s: want the unchecked switch checked, found losing and switched back (exit 1)\n%s", r.code, lifecycle.StorageVersion(crd), r.stderr)
+				if r.code != 1 || stages.StorageVersion(crd) != "v1beta1" || !strings.Contains(r.stderr, "switched back") {
+					t.Errorf("exit %d, storage %s: want the unchecked switch checked, found losing and switched back (exit 1)\n%s", r.code, stages.StorageVersion(crd), r.stderr)
 				}
 				return
 			}
-			if r.code != 0 || lifecycle.StorageVersion(crd) != "v1" || fmt.Sprint(crd.Status.StoredVersions) != "[v1]" {
-				t.Errorf("exit %d, storage %s, storedVersions %v: want the switch kept and the migration done", r.code, lifecycle.StorageVersion(crd), crd.Status.StoredVersions)
+			if r.code != 0 || stages.StorageVersion(crd) != "v1" || fmt.Sprint(crd.Status.StoredVersions) != "[v1]" {
+				t.Errorf("exit %d, storage %s, storedVersions %v: want the switch kept and the migration done", r.code, stages.StorageVersion(crd), crd.Status.StoredVersions)
 			}
 		})
 	}

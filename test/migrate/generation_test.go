@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -44,7 +44,7 @@ func TestBridgeIsNotRecordedWithTheProofOfAnotherGeneration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := lifecycle.VerificationFor(now, "v2"); ok {
+	if _, ok := stages.VerificationFor(now, "v2"); ok {
 		t.Errorf("v2 is recorded bridged through a converter that drops spec.port")
 	}
 }
@@ -111,7 +111,7 @@ func TestASwitchIsNotLeftStandingOnTheCheckOfAnotherGeneration(t *testing.T) {
 		t.Fatalf("the switch across a converter upgrade: %v (check %+v), want it checked again and switched back", err, res.Switch)
 	}
 	now, err := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
-	if err != nil || lifecycle.StorageVersion(now) != "v1" {
-		t.Errorf("storage %s after the check (%v), want v1 again", lifecycle.StorageVersion(now), err)
+	if err != nil || stages.StorageVersion(now) != "v1" {
+		t.Errorf("storage %s after the check (%v), want v1 again", stages.StorageVersion(now), err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/convwebhook"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -87,7 +87,7 @@ func newWidgets(t *testing.T, opts sandbox.Options, crd *apiextensionsv1.CustomR
 	if _, err := fx.CreateCRD(t.Context(), crd); err != nil {
 		t.Fatal(err)
 	}
-	old := schema.GroupVersionResource{Group: "example.com", Version: lifecycle.StorageVersion(crd), Resource: "widgets"}
+	old := schema.GroupVersionResource{Group: "example.com", Version: stages.StorageVersion(crd), Resource: "widgets"}
 	if err := fx.CreateObjects(t.Context(), old, "Widget", objs); err != nil {
 		t.Fatal(err)
 	}

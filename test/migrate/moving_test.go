@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
@@ -214,7 +215,7 @@ func TestAnUndoPutsBackWhatItsStepChangedWhateverElseChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := lifecycle.StorageVersion(now); got != "v1beta1" {
+	if got := stages.StorageVersion(now); got != "v1beta1" {
 		t.Errorf("storage version %s after the undo, want v1beta1", got)
 	}
 	for _, v := range now.Spec.Versions {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -194,8 +195,8 @@ func TestMigrateChecksAnUnservedVersionAtItself(t *testing.T) {
 func TestPromoteToBlockedNeedsTheMigration(t *testing.T) {
 	s := newSwitched(t, sandbox.Options{}, 4, nil)
 	_, err := migration.Promote(t.Context(), s.clients, s.crd, migration.PromoteOptions{Version: "v1", To: lifecycle.StageBlocked, DespiteClients: sharedMetric})
-	var refusal *lifecycle.Refusal
-	if !errors.As(err, &refusal) || refusal.Instead == nil || !reflect.DeepEqual(*refusal.Instead, *lifecycle.MigrateStep(s.crd)) {
+	var refusal *stages.Refusal
+	if !errors.As(err, &refusal) || refusal.Instead == nil || !reflect.DeepEqual(*refusal.Instead, *stages.MigrateStep(s.crd)) {
 		t.Fatalf("promote --to blocked with v1beta1 in storedVersions: %v, want a refusal naming migrate", err)
 	}
 	// The objects are this test's writes: a prune in their second would count them as a

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -73,7 +74,7 @@ func TestMigrateChecksTheObjectAWriteLandedOnAfterTheSwitchCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := lifecycle.ValidVerification(crd, "v1beta1"); !ok {
+	if _, ok := stages.ValidVerification(crd, "v1beta1"); !ok {
 		t.Fatal("setup: promote recorded no passed check of v1beta1")
 	}
 	if got := s.storedAt(t, "ns-1", "w-0001"); got != "example.com/v1beta1" || s.legacyAtV1beta1(t) != 1 {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -26,7 +27,7 @@ func (s *switched) forgeSteps(t *testing.T, steps []lifecycle.StepRecord) {
 		if crd.Annotations == nil {
 			crd.Annotations = map[string]string{}
 		}
-		crd.Annotations[lifecycle.StepsAnnotation] = string(raw)
+		crd.Annotations[stages.StepsAnnotation] = string(raw)
 	})
 }
 
@@ -40,7 +41,7 @@ func (s *switched) forgeSteps(t *testing.T, steps []lifecycle.StepRecord) {
 // stood: the next write of each object dropped spec.legacy.
 func TestAForgedRecordSwitchesNoStorageUnchecked(t *testing.T) {
 	s := newUnswitched(t, sandbox.Options{}, legacyWidgets(10), dropLegacyFromV1)
-	s.forgeSteps(t, []lifecycle.StepRecord{{Version: "v1", From: lifecycle.StageAbsent, To: lifecycle.StageIntroduced, Changes: []lifecycle.RecordedChange{
+	s.forgeSteps(t, []lifecycle.StepRecord{{Version: "v1", From: stages.StageAbsent, To: lifecycle.StageIntroduced, Changes: []lifecycle.RecordedChange{
 		{Change: lifecycle.Change{Version: "v1beta1", Field: lifecycle.FieldStorage, From: "false", To: "true"}},
 		{Change: lifecycle.Change{Version: "v1", Field: lifecycle.FieldStorage, From: "true", To: "false"}},
 	}}})
@@ -51,7 +52,7 @@ func TestAForgedRecordSwitchesNoStorageUnchecked(t *testing.T) {
 	if gerr != nil {
 		t.Fatal(gerr)
 	}
-	if sv := lifecycle.StorageVersion(crd); sv != "v1beta1" {
+	if sv := stages.StorageVersion(crd); sv != "v1beta1" {
 		t.Errorf("after rollback with a forged record the storage version is %s (err %v), want v1beta1: a switch nothing checked", sv, err)
 	}
 	// A client's write of every object: nothing it did not write may go.
@@ -81,7 +82,7 @@ func TestARecordTakesOutOnlyTheVersionItsStepBroughtIn(t *testing.T) {
 		fixtures.Version{Name: "v1beta1", Served: true, Storage: true},
 		fixtures.Version{Name: "v1", Served: true})
 	s := newWidgets(t, sandbox.Options{}, crd, widgets(2))
-	s.forgeSteps(t, []lifecycle.StepRecord{{Version: "v1", From: lifecycle.StageAbsent, To: lifecycle.StageIntroduced, Changes: []lifecycle.RecordedChange{
+	s.forgeSteps(t, []lifecycle.StepRecord{{Version: "v1", From: stages.StageAbsent, To: lifecycle.StageIntroduced, Changes: []lifecycle.RecordedChange{
 		{Change: lifecycle.Change{Version: "v1alpha1", Field: lifecycle.FieldVersion, From: "", To: "added"}},
 		{Change: lifecycle.Change{Version: "v1", Field: lifecycle.FieldVersion, From: "", To: "added"}},
 	}}})
@@ -92,10 +93,10 @@ func TestARecordTakesOutOnlyTheVersionItsStepBroughtIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lifecycle.SpecVersion(now, "v1alpha1") == nil {
+	if stages.SpecVersion(now, "v1alpha1") == nil {
 		t.Errorf("rollback of v1's introduction took v1alpha1 out of spec.versions too")
 	}
-	if lifecycle.SpecVersion(now, "v1") != nil {
+	if stages.SpecVersion(now, "v1") != nil {
 		t.Errorf("rollback of v1's introduction left v1 in spec.versions")
 	}
 }

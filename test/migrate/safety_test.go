@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -104,8 +105,8 @@ func TestMigrateReStoresNothingThatOldToNewLoses(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rec := lifecycle.Verification{From: "v1", Objects: n, Fingerprint: lifecycle.Fingerprint(crd, "v1", "v1beta1"), Generation: crd.Generation}
-				key, val := rec.Annotation("v1beta1")
+				rec := lifecycle.Verification{From: "v1", Objects: n, Fingerprint: stages.Fingerprint(crd, "v1", "v1beta1"), Generation: crd.Generation}
+				key, val := stages.VerifiedAnnotation(rec, "v1beta1")
 				patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, val)
 				if _, err := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Patch(t.Context(), s.crd, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 					t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -138,10 +139,10 @@ func (s *switched) assertAsReleased(t *testing.T, version string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := lifecycle.SpecVersion(crd, version); v == nil || v.Served || v.Deprecated {
+	if v := stages.SpecVersion(crd, version); v == nil || v.Served || v.Deprecated {
 		t.Errorf("%s after migrate: %+v, want it unserved and not deprecated, as released", version, v)
 	}
-	if steps := lifecycle.Steps(crd); len(steps) > 0 {
+	if steps := stages.Steps(crd); len(steps) > 0 {
 		t.Errorf("step records left on the CRD: %+v", steps)
 	}
 }
@@ -152,5 +153,5 @@ func (s *switched) refusedRecord(t *testing.T) *lifecycle.Refused {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return lifecycle.RefusedFor(crd)
+	return stages.RefusedFor(crd)
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/sandbox"
@@ -77,8 +78,8 @@ func TestAnUndoReturnsOnlyOnceEveryServerHasIt(t *testing.T) {
 		t.Fatalf("rollback with one server late to see the undo: %v\nwant it to say that server does not store at v1 yet", err)
 	}
 	now, err := s.fx.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), s.crd, metav1.GetOptions{})
-	if err != nil || lifecycle.StorageVersion(now) != "v1" {
-		t.Fatalf("after the undo: storage %s, %v", lifecycle.StorageVersion(now), err)
+	if err != nil || stages.StorageVersion(now) != "v1" {
+		t.Fatalf("after the undo: storage %s, %v", stages.StorageVersion(now), err)
 	}
 
 	// Once it has the undo, a label update through it keeps the field.

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/test/internal/fixtures"
 )
 
@@ -103,7 +103,7 @@ func upgrade(ctx context.Context, c fixtures.Clients, next []*apiextensionsv1.Cu
 		switch {
 		case err == nil:
 			a.applied++
-		case lifecycle.ConvertsByWebhook(n) && strings.Contains(err.Error(), "conversion webhook"):
+		case stages.ConvertsByWebhook(n) && strings.Contains(err.Error(), "conversion webhook"):
 			a.unjudged = append(a.unjudged, fmt.Sprintf("%s: %v", p, err))
 		default:
 			a.broken = append(a.broken, fmt.Sprintf("%s: %v", p, err))
@@ -118,10 +118,10 @@ func upgrade(ctx context.Context, c fixtures.Clients, next []*apiextensionsv1.Cu
 // does: the object is re-stored); then the client reads it where it
 // applied it, and must find what it applied.
 func reapply(ctx context.Context, c fixtures.Clients, p probe, n *apiextensionsv1.CustomResourceDefinition) error {
-	at := lifecycle.StorageVersion(n)
+	at := stages.StorageVersion(n)
 	ri := c.Dynamic.Resource(p.resource(at)).Namespace(p.namespace())
 	own := p.body
-	if v := lifecycle.SpecVersion(n, p.version); v == nil || !v.Served {
+	if v := stages.SpecVersion(n, p.version); v == nil || !v.Served {
 		got, err := ri.Get(ctx, p.name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("read at %s: %w", at, err)

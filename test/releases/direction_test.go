@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 )
 
@@ -24,19 +25,19 @@ func TestCrossplaneUsageIsRetiringNotBlocked(t *testing.T) {
 		t.Fatalf("%d CRDs in the file, want 1", len(found.CRDs))
 	}
 	crd := found.CRDs[0]
-	crd.Status.StoredVersions = []string{lifecycle.StorageVersion(crd)}
-	if v := lifecycle.SpecVersion(crd, "v1beta1"); lifecycle.StorageVersion(crd) != "v1alpha1" || v == nil || !v.Served || !v.Deprecated {
+	crd.Status.StoredVersions = []string{stages.StorageVersion(crd)}
+	if v := stages.SpecVersion(crd, "v1beta1"); stages.StorageVersion(crd) != "v1alpha1" || v == nil || !v.Served || !v.Deprecated {
 		t.Fatalf("the release changed: storage %s, v1beta1 %+v; this test needs v1alpha1 storage and v1beta1 served and deprecated",
-			lifecycle.StorageVersion(crd), v)
+			stages.StorageVersion(crd), v)
 	}
 
-	a := lifecycle.Assess(crd)
+	a := stages.Assess(crd)
 	next := a.Next
 	if s := next.Step; s != nil && s.Op == lifecycle.OpPromote {
 		if s.To == lifecycle.StageBlocked || s.To == lifecycle.StageRemoved {
 			t.Fatalf("next step %s %+v (%s) stops serving a version newer than storage", next.Action, s, next.Reason)
 		}
-		if p, err := lifecycle.PlanPromote(crd, s.Version, s.To, lifecycle.PromoteOptions{}); err == nil && !lifecycle.SpecVersion(p.After, "v1beta1").Served {
+		if p, err := stages.PlanPromote(crd, s.Version, s.To, stages.PromoteOptions{}); err == nil && !stages.SpecVersion(p.After, "v1beta1").Served {
 			t.Fatalf("next step %+v stops serving v1beta1", s)
 		}
 	}

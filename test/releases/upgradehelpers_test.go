@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/report"
 	crdresults "github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
@@ -114,8 +115,8 @@ func probesApply(ctx context.Context, c fixtures.Clients, probes []probe) []stri
 			continue
 		}
 		body := p.body
-		if v := lifecycle.SpecVersion(live, p.version); v == nil || !v.Served {
-			at := lifecycle.StorageVersion(live)
+		if v := stages.SpecVersion(live, p.version); v == nil || !v.Served {
+			at := stages.StorageVersion(live)
 			got, err := c.Dynamic.Resource(p.resource(at)).Namespace(p.namespace()).Get(ctx, p.name, metav1.GetOptions{})
 			if err != nil {
 				failed = append(failed, fmt.Sprintf("%s: read at %s: %v", p, at, err))
@@ -162,7 +163,7 @@ func releaseApplied(ctx context.Context, c fixtures.Clients, sb *sandbox.Sandbox
 	if got, want := shape(live), shape(next); !slices.Equal(got, want) {
 		out = append(out, fmt.Sprintf("%s: spec.versions %v, the release's %v", next.Name, got, want))
 	}
-	storage := lifecycle.StorageVersion(next)
+	storage := stages.StorageVersion(next)
 	if !slices.Equal(live.Status.StoredVersions, []string{storage}) {
 		out = append(out, fmt.Sprintf("%s: status.storedVersions %v, not [%s]", next.Name, live.Status.StoredVersions, storage))
 	}

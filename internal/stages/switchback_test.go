@@ -1,4 +1,4 @@
-package lifecycle
+package stages
 
 import (
 	"fmt"
@@ -36,13 +36,13 @@ func TestSwitchBackIsAWindow(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				p.OpenSwitchBack(crd)
+				OpenSwitchBack(p, crd)
 				w := OpenWindow(p.After)
 				if w == nil || !w.StepBack() || fmt.Sprint(w.Versions) != "[v1]" || StorageVersion(p.After) != "v1beta1" {
 					t.Fatalf("window %+v on %v", w, p.After.Spec.Versions)
 				}
-				if !strings.Contains(w.Reason(), "switching storage from v1 to v1beta1") {
-					t.Errorf("reason: %s", w.Reason())
+				if !strings.Contains(WindowReason(w), "switching storage from v1 to v1beta1") {
+					t.Errorf("reason: %s", WindowReason(w))
 				}
 				var done *Plan
 				switch end {

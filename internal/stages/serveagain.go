@@ -1,4 +1,4 @@
-package lifecycle
+package stages
 
 import (
 	"strings"
@@ -26,8 +26,8 @@ func PlanServeAgain(crd *apiextensionsv1.CustomResourceDefinition, versions []st
 	}
 	p.Changes = diffVersions(crd, p.After)
 	p.Notes = append(p.Notes, Advise(nil, "served again, deprecated, only while each object is checked: %s", strings.Join(versions, ", ")))
-	p.record(crd)
+	record(p, crd)
 	// Its run unserves them after the check; killed before, the next command does.
-	p.OpenWindow(WindowServedAgain)
+	MarkOpen(p, WindowServedAgain)
 	return p, nil
 }

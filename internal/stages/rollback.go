@@ -1,4 +1,4 @@
-package lifecycle
+package stages
 
 import (
 	"fmt"
@@ -46,13 +46,13 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 		}
 	}
 	rec, ok := lastStep(crd, nu, from)
-	if ok && p.restore(crd, rec) && (!opts.SwitchStorage || switchesBack(crd, p.After, old)) {
+	if ok && restore(p, crd, rec) && (!opts.SwitchStorage || switchesBack(crd, p.After, old)) {
 		dropStep(p.After, rec)
 		p.Restored = &rec
 	} else {
 		// The record stays: undoing this step back (a switch check found a loss) keeps it.
 		p.After, p.Notes, p.Restored = crd.DeepCopy(), nil, nil
-		if err := p.byRule(crd, opts); err != nil {
+		if err := byRule(p, crd, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -60,7 +60,7 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 		return nil, switchRefused(crd, p.Pair, from)
 	}
 	if switchesBack(crd, p.After, old) {
-		p.switchBackNotes(crd, opts)
+		switchBackNotes(p, crd, opts)
 	}
 	p.Changes = diffVersions(crd, p.After)
 	return p, nil
@@ -68,7 +68,7 @@ func PlanRollback(crd *apiextensionsv1.CustomResourceDefinition, name string, op
 
 // restore puts back what the step recorded, on the CRD as it is (what others changed since stays);
 // false, changing nothing, where the record no longer describes the CRD.
-func (p *Plan) restore(crd *apiextensionsv1.CustomResourceDefinition, rec StepRecord) bool {
+func restore(p *Plan, crd *apiextensionsv1.CustomResourceDefinition, rec StepRecord) bool {
 	after := p.After.DeepCopy()
 	var restored, left []string
 	for _, c := range rec.Changes {
@@ -141,7 +141,7 @@ func storageBack(before, after *apiextensionsv1.CustomResourceDefinition, pair P
 }
 
 // byRule steps back where no record says what the step changed.
-func (p *Plan) byRule(crd *apiextensionsv1.CustomResourceDefinition, opts RollbackOptions) error {
+func byRule(p *Plan, crd *apiextensionsv1.CustomResourceDefinition, opts RollbackOptions) error {
 	after, nu := p.After, p.Pair.New
 	switch p.From {
 	case StageIntroduced:
@@ -153,7 +153,7 @@ func (p *Plan) byRule(crd *apiextensionsv1.CustomResourceDefinition, opts Rollba
 		p.To = StageIntroduced
 		delete(after.Annotations, VerifiedAnnotationPrefix+nu)
 	case StageDeprecated, StageServed:
-		return p.rollbackDeprecated(crd, opts)
+		return rollbackDeprecated(p, crd, opts)
 	case StageBlocked:
 		p.To = StageDeprecated
 		// The step to blocked stopped serving every older version: serve them again, deprecated.
@@ -173,7 +173,7 @@ func switchesBack(before, after *apiextensionsv1.CustomResourceDefinition, old s
 
 // switchBackNotes says what a switch back to old means: objects written at old from now on were
 // never checked, so the old→new→old record no longer covers them.
-func (p *Plan) switchBackNotes(crd *apiextensionsv1.CustomResourceDefinition, opts RollbackOptions) {
+func switchBackNotes(p *Plan, crd *apiextensionsv1.CustomResourceDefinition, opts RollbackOptions) {
 	old, nu := p.Pair.Old, p.Pair.New
 	delete(p.After.Annotations, VerifiedAnnotationPrefix+old)
 	p.Notes = append(p.Notes,
@@ -196,7 +196,7 @@ func servedAgain(before, after *apiextensionsv1.CustomResourceDefinition) []stri
 
 // rollbackDeprecated undoes the step to deprecated: where storedVersions names old, it switched
 // storage, so switch back (the caller checks the objects); else only undo the deprecation.
-func (p *Plan) rollbackDeprecated(crd *apiextensionsv1.CustomResourceDefinition, opts RollbackOptions) error {
+func rollbackDeprecated(p *Plan, crd *apiextensionsv1.CustomResourceDefinition, opts RollbackOptions) error {
 	after, old, nu := p.After, p.Pair.Old, p.Pair.New
 	o := SpecVersion(after, old)
 	wasStorage := slices.Contains(crd.Status.StoredVersions, old) || (opts.Offline && len(crd.Status.StoredVersions) == 0) || opts.SwitchStorage
@@ -301,25 +301,8 @@ func PlanUndo(crd *apiextensionsv1.CustomResourceDefinition, step *Plan, forget 
 	return p, nil
 }
 
-// OpenSwitchBack marks a step back that switches storage as a window until its check holds
-// (rule 27): its record goes on the CRD, marked open, and the record it takes back stays until
-// then, so that a killed run's next command finds the switch, checks it, and keeps it or puts
-// back both storage and the record.
-func (p *Plan) OpenSwitchBack(before *apiextensionsv1.CustomResourceDefinition) {
-	rec := recordOf(p)
-	rec.Window = WindowSwitchCheck
-	p.Record = &rec
-	setSteps(p.After, PushStep(Steps(before), rec))
-}
-
-// StepBack says whether the window is a step back's switch (rollback --switch-storage): a step
-// forward never ends at introduced or bridge with a storage switch.
-func (w *Window) StepBack() bool {
-	return w.Kind == WindowSwitchCheck && (w.Record.To == StageIntroduced || w.Record.To == StageBridge)
-}
-
 // switchedTo is the version the window's switch made storage.
-func (w *Window) switchedTo() string {
+func switchedTo(w *Window) string {
 	for _, c := range w.Record.Changes {
 		if c.Field == FieldStorage && c.To == "true" {
 			return c.Version
@@ -332,11 +315,11 @@ func (w *Window) switchedTo() string {
 // accepted): the switch stands, and its record goes with the record it took back (the pair's
 // record before it, its inverse), as a step back that was never a window leaves them.
 func PlanCloseSwitchBack(crd *apiextensionsv1.CustomResourceDefinition, w *Window) (*Plan, error) {
-	p := &Plan{CRD: crd.Name, Pair: w.plan().Pair, From: w.Record.From, To: w.Record.To, After: crd.DeepCopy()}
+	p := &Plan{CRD: crd.Name, Pair: windowPlan(w).Pair, From: w.Record.From, To: w.Record.To, After: crd.DeepCopy()}
 	steps := Steps(p.After)
 	i := lastOf(steps, w.Record.Version)
 	if i < 0 || steps[i].Window != w.Kind || steps[i].From != w.Record.From || steps[i].To != w.Record.To {
-		return nil, refuse(nil, "%s: the record of the switch back to %s changed since its check began", crd.Name, w.switchedTo())
+		return nil, refuse(nil, "%s: the record of the switch back to %s changed since its check began", crd.Name, switchedTo(w))
 	}
 	steps = slices.Delete(steps, i, i+1)
 	if j := lastOf(steps, w.Record.Version); j >= 0 && steps[j].To == w.Record.From && steps[j].From == w.Record.To {
@@ -344,4 +327,15 @@ func PlanCloseSwitchBack(crd *apiextensionsv1.CustomResourceDefinition, w *Windo
 	}
 	setSteps(p.After, steps)
 	return p, nil
+}
+
+// OpenSwitchBack marks a step back that switches storage as a window until its check holds
+// (rule 27): its record goes on the CRD, marked open, and the record it takes back stays until
+// then, so that a killed run's next command finds the switch, checks it, and keeps it or puts
+// back both storage and the record.
+func OpenSwitchBack(p *Plan, before *apiextensionsv1.CustomResourceDefinition) {
+	rec := recordOf(p)
+	rec.Window = WindowSwitchCheck
+	p.Record = &rec
+	setSteps(p.After, PushStep(Steps(before), rec))
 }

@@ -1,4 +1,4 @@
-package lifecycle
+package stages
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ func TestCheckFor(t *testing.T) {
 		if rec.Fingerprint == "" {
 			rec.Fingerprint = Fingerprint(c, "v1beta1", "v1")
 		}
-		k, v := rec.CheckAnnotation("v1")
+		k, v := CheckAnnotation(rec, "v1")
 		c.Annotations = map[string]string{k: v}
 		if edit != nil {
 			edit(c)
