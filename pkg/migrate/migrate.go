@@ -41,11 +41,11 @@ func CleanManagedFields(ctx context.Context, cs Clients, crd *apiextensionsv1.Cu
 
 const (
 	// DefaultSwitchTimeout is how long a call waits for a storage switch to show.
-	DefaultSwitchTimeout = migration.DefaultSwitchTimeout
+	DefaultSwitchTimeout = 2 * time.Minute
 	// DefaultSwitchGrace is how long after a switch the prune waits for writes begun before it.
-	DefaultSwitchGrace = migration.DefaultSwitchGrace
+	DefaultSwitchGrace = 2 * time.Minute
 	// NoSwitchGrace is a SwitchGrace of none: a caller that knows no write is in flight.
-	NoSwitchGrace time.Duration = migration.NoSwitchGrace
+	NoSwitchGrace time.Duration = -1
 )
 
 // Errors a caller can branch on (errors.Is); results.ErrWebhookUnavailable too.

@@ -81,3 +81,11 @@ func contains(names []string, name string) bool {
 	}
 	return false
 }
+
+// The face's constants are the engine's, spelled out so that go doc shows values.
+func TestConstantsAreTheEngines(t *testing.T) {
+	if DefaultSwitchTimeout != migration.DefaultSwitchTimeout || DefaultSwitchGrace != migration.DefaultSwitchGrace || NoSwitchGrace != migration.NoSwitchGrace {
+		t.Errorf("the face's switch constants (%v, %v, %v) are not the engine's (%v, %v, %v)",
+			DefaultSwitchTimeout, DefaultSwitchGrace, NoSwitchGrace, migration.DefaultSwitchTimeout, migration.DefaultSwitchGrace, migration.NoSwitchGrace)
+	}
+}
