@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
@@ -37,12 +36,12 @@ type decision struct {
 // decide reads the CRD as it is now. It never decides a prune without the
 // re-store: only that pass proves what the prune makes permanent.
 func decide(crd *apiextensionsv1.CustomResourceDefinition, p phases) decision {
-	storage := migrate.Assess(crd).StorageVersion
+	storage := storageVersion(crd)
 	if c := storageMigrating(crd); c != nil {
 		return decision{verb: doDefer, reason: fmt.Sprintf("the cluster's storage version migrator is at work on it (StorageMigrating=True, %s: %s)", c.Reason, c.Message)}
 	}
 	stored := fmt.Sprintf("status.storedVersions [%s]", strings.Join(crd.Status.StoredVersions, " "))
-	if len(migrate.Assess(crd).Pending()) == 0 {
+	if !migrationPending(crd) {
 		if p.has(PhaseManagedFields) {
 			return decision{verb: doClean, clean: true, reason: stored + " holds only the storage version " + storage + "; dropping managedFields entries of versions no longer served"}
 		}
@@ -79,8 +78,8 @@ func storageMigrating(crd *apiextensionsv1.CustomResourceDefinition) *apiextensi
 // or the end of the cluster's own migration, which a decision deferred to.
 func changed(old, cur *apiextensionsv1.CustomResourceDefinition) (bool, string) {
 	switch {
-	case migrate.Assess(old).StorageVersion != migrate.Assess(cur).StorageVersion:
-		return true, fmt.Sprintf("storage version %s → %s", migrate.Assess(old).StorageVersion, migrate.Assess(cur).StorageVersion)
+	case storageVersion(old) != storageVersion(cur):
+		return true, fmt.Sprintf("storage version %s → %s", storageVersion(old), storageVersion(cur))
 	case old.Generation != cur.Generation:
 		return true, fmt.Sprintf("generation %d → %d", old.Generation, cur.Generation)
 	case storageMigrating(old) != nil && storageMigrating(cur) == nil:

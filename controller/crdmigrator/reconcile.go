@@ -120,7 +120,7 @@ func (m *Migrator) cleaned(ctx context.Context, crd *apiextensionsv1.CustomResou
 		log.Info("stopped: this replica is stopping or lost the lease; the next leader starts over")
 		return settled
 	case res.Complete():
-		if len(migrate.Assess(crd).Pending()) == 0 {
+		if !migrationPending(crd) {
 			// Every object is proven at the storage version only where
 			// storedVersions says so: a cleanup alone proves nothing of it.
 			markSuccess(crd.Name)
