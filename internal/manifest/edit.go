@@ -76,7 +76,7 @@ func (c CRD) apply(ch lifecycle.Change, p *lifecycle.Plan) error {
 		return fmt.Errorf("edit spec.conversion: %w", ErrNotOffline)
 	case ch.Field == lifecycle.FieldAnnotation:
 		if ch.To != "" {
-			return &stages.Refusal{Reason: "the bridge record needs the cluster's objects: take this step on the cluster", Instead: stages.PromoteToStep(p.CRD, ch.Version, lifecycle.StageBridge)}
+			return &stages.Refusal{Reason: "the bridge record needs the cluster's objects, which a manifest file does not hold", Instead: stages.PromoteToStep(p.CRD, ch.Version, lifecycle.StageBridge)}
 		}
 		return c.deleteAnnotation(stages.VerifiedAnnotationPrefix + ch.Version)
 	case item == nil:

@@ -24,7 +24,7 @@ var (
 	// within the timeout; nothing was written.
 	ErrSwitchNotInEffect = errors.New("the storage version switch is not in effect")
 	// ErrClientDryRun: dry-run=client sends nothing, so a pass or prune is refused.
-	ErrClientDryRun = errors.New(`dry run "client" sends nothing: use "server"`)
+	ErrClientDryRun = errors.New(`dry run "client" sends nothing, so no pass over objects or prune can run`)
 	// ErrNotProven: the CRD does not prove old→new→old for every object, and
 	// the re-store could not check each object; nothing was written.
 	ErrNotProven = errors.New("re-storing is not proven to lose nothing")

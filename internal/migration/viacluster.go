@@ -117,7 +117,7 @@ func MigrateViaCluster(ctx context.Context, cs Clients, name string, opts Option
 	res.Duration = time.Since(p.start)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		res.StopReason, res.Stopped = results.StopInterrupted, fmt.Sprintf("interrupted while following the cluster's migration %s; it goes on in the cluster (kubectl get storageversionmigration %s)", svmName, svmName)
+		res.StopReason, res.Stopped = results.StopInterrupted, fmt.Sprintf("interrupted while following the cluster's migration %s; it goes on in the cluster", svmName)
 		res.PruneReason, res.PruneSkipped = results.PruneIncomplete, "the cluster's migration had not finished"
 		return res, nil
 	case err != nil:

@@ -83,7 +83,11 @@ func WriteMigrate(w io.Writer, f Format, rs []*results.Result, dryRun bool) erro
 			}
 		}
 		if r.Stopped != "" {
-			if _, err := fmt.Fprintf(w, "  stopped: %s%s\n", r.Stopped, stopNext(r.StopReason)); err != nil {
+			next := stopNext(r.StopReason)
+			if r.ClusterMigration != nil && r.StopReason == results.StopInterrupted {
+				next = "; follow it with kubectl get storageversionmigration " + r.ClusterMigration.Name
+			}
+			if _, err := fmt.Fprintf(w, "  stopped: %s%s\n", r.Stopped, next); err != nil {
 				return err
 			}
 		}

@@ -66,6 +66,7 @@ func TestAStopSaysTheWayOn(t *testing.T) {
 		never string
 	}{
 		{"interrupted", results.Result{RestoreResult: results.RestoreResult{StopReason: results.StopInterrupted, Stopped: "interrupted"}}, "stopped: interrupted; run it again to go on", ""},
+		{"following the cluster's migration, interrupted", results.Result{ClusterMigration: &results.ClusterMigration{Name: "widgets-v1"}, RestoreResult: results.RestoreResult{StopReason: results.StopInterrupted, Stopped: "interrupted while following the cluster's migration widgets-v1; it goes on in the cluster"}}, "it goes on in the cluster; follow it with kubectl get storageversionmigration widgets-v1", "run it again"},
 		{"the cluster's migration failed", results.Result{RestoreResult: results.RestoreResult{StopReason: results.StopClusterFailed, Stopped: "failed"}}, "migrate without --via=cluster", ""},
 		{"the webhook fails", results.Result{RestoreResult: results.RestoreResult{StopReason: results.StopConversionFailing, Stopped: "the conversion webhook is failing"}}, "once the webhook converts again, run it again", ""},
 		{"a dry run sends nothing", results.Result{RestoreResult: results.RestoreResult{StopReason: results.StopClientDryRun, Stopped: "client dry run"}}, "stopped: client dry run\n", "run it again"},
