@@ -15,10 +15,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/transport"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 )
 
 // restConfig returns the client config the global flags describe. It sets

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/migration"
 )
 
 // dryRunBare is what a bare --dry-run sets, as in kubectl, where it is the

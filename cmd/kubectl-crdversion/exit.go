@@ -9,12 +9,12 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/cluster"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 )
 
 // Exit codes, documented in README.md.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/fleet"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )

@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/check"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/releaseplan"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/lifecycle"

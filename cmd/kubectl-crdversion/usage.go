@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/auditlog"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/pass"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usagereport"
 )
 

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/migration"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/manifest"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/migration"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/pass"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 )
 

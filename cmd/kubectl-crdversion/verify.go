@@ -9,8 +9,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/verify"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/verify"
 )
 
 // VerifyOptions holds what `kubectl crdversion verify` needs.

@@ -7,7 +7,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/usage"
 )
 
 // The deprecated-API metric as kube-apiserver serves it: v1beta1 of widgets

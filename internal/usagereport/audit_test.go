@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/auditlog"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 )
 
 const auditLines = `{"kind":"Event","apiVersion":"audit.k8s.io/v1","stage":"ResponseComplete","verb":"list","user":{"username":"system:serviceaccount:monitoring:exporter"},"userAgent":"exporter/v1.2","objectRef":{"resource":"widgets","apiGroup":"example.com","apiVersion":"v1beta1"},"stageTimestamp":"2026-11-28T10:00:00.000000Z"}

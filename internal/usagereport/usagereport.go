@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/auditlog"
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/stages"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 )
 
 // From judges what usage.Read found.

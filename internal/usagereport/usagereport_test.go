@@ -10,8 +10,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/usage"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/render"
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/usage"
 )
 
 func usageCRD(versions ...apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.CustomResourceDefinition {
