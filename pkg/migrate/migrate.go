@@ -50,19 +50,40 @@ const (
 
 // Errors a caller can branch on (errors.Is); results.ErrWebhookUnavailable too.
 var (
-	ErrClusterMigrating   = migration.ErrClusterMigrating
-	ErrStorageMigrating   = migration.ErrStorageMigrating
-	ErrSwitchNotInEffect  = migration.ErrSwitchNotInEffect
-	ErrClientDryRun       = migration.ErrClientDryRun
-	ErrNotProven          = migration.ErrNotProven
-	ErrChangedMeanwhile   = migration.ErrChangedMeanwhile
-	ErrKeepsChanging      = migration.ErrKeepsChanging
-	ErrInvalidDryRun      = migration.ErrInvalidDryRun
-	ErrNotBridgeable      = migration.ErrNotBridgeable
-	ErrSwitchedBack       = migration.ErrSwitchedBack
-	ErrManagedFieldsLeft  = migration.ErrManagedFieldsLeft
+	// ErrClusterMigrating: the cluster's own storage version migrator is at work on the CRD.
+	ErrClusterMigrating = migration.ErrClusterMigrating
+	// ErrStorageMigrating: the CRD reports StorageMigrating=True (an ErrClusterMigrating);
+	// Options.Force goes ahead, but never over a cluster migration under way.
+	ErrStorageMigrating = migration.ErrStorageMigrating
+	// ErrSwitchNotInEffect: discovery did not show the new storage version in time; nothing was written.
+	ErrSwitchNotInEffect = migration.ErrSwitchNotInEffect
+	// ErrClientDryRun: DryRunClient sends nothing, so a pass or prune is refused.
+	ErrClientDryRun = migration.ErrClientDryRun
+	// ErrNotProven: old→new→old could be proven neither by the CRD nor object by object; nothing was written.
+	ErrNotProven = migration.ErrNotProven
+	// ErrChangedMeanwhile: the CRD moved to another stage while a step was planned; it was not written.
+	ErrChangedMeanwhile = migration.ErrChangedMeanwhile
+	// ErrKeepsChanging: other writers kept updating the CRD through every retry; nothing was written.
+	ErrKeepsChanging = migration.ErrKeepsChanging
+	// ErrInvalidDryRun: a DryRun none of none, client, server or ""; refused before anything is sent.
+	ErrInvalidDryRun = migration.ErrInvalidDryRun
+	// ErrNotBridgeable: an object did not survive new→storage→new; the bridge step was not
+	// written (the losses in PromoteResult.Verify).
+	ErrNotBridgeable = migration.ErrNotBridgeable
+	// ErrSwitchedBack: re-storing at the new version would lose data; storage was switched
+	// back (the losses in PromoteResult.Switch).
+	ErrSwitchedBack = migration.ErrSwitchedBack
+	// ErrManagedFieldsLeft: the version was removed, but some objects keep its managedFields
+	// entries (PromoteResult.ManagedFields).
+	ErrManagedFieldsLeft = migration.ErrManagedFieldsLeft
+	// ErrServingNotInEffect: discovery did not show a step's change of serving in time; the step stays written.
 	ErrServingNotInEffect = migration.ErrServingNotInEffect
-	ErrStillServed        = migration.ErrStillServed
-	ErrRollbackUndone     = migration.ErrRollbackUndone
-	ErrWindowOpen         = migration.ErrWindowOpen
+	// ErrStillServed: a version served again for a migration's checks may still be served after it.
+	ErrStillServed = migration.ErrStillServed
+	// ErrRollbackUndone: storing at the old version would lose data; the step back was
+	// undone (the losses in RollbackResult.Switch).
+	ErrRollbackUndone = migration.ErrRollbackUndone
+	// ErrWindowOpen: a stopped run left a step of its own open on the CRD, and this call may
+	// not close it (a dry run).
+	ErrWindowOpen = migration.ErrWindowOpen
 )

@@ -161,6 +161,8 @@ func TestKilledServeAgainIsClosedByTheNextCommand(t *testing.T) {
 		{"migrate", windows, "--switch-grace=0"},
 		// What status named before windows were closed: it must not stop serving with the window open.
 		{"promote", windows, "v1", "--to", "blocked", "--despite-clients=requests"},
+		// Pruning on the user's word is a command too: it closes the window first.
+		{"prune", windows, "--i-have-migrated", "--switch-grace=0"},
 	} {
 		t.Run(next[0], func(t *testing.T) {
 			e := newEnv(t, 0)

@@ -558,6 +558,12 @@ func PruneUnproven(ctx context.Context, cs Clients, name string, opts Options) (
 	if err := opts.Restore.DryRun.check(true); err != nil {
 		return nil, err
 	}
+	// A stopped run's step first, as every command does: a version it served
+	// again goes back, and a switch it did not check is checked or undone.
+	if err := closeWindow(ctx, c, name, windowOptions{dryRun: opts.Restore.DryRun, timeout: opts.SwitchTimeout, notify: opts.Notify,
+		check: verify.ProveOptions{Concurrency: opts.Restore.Concurrency, PageSize: opts.Restore.PageSize}}); err != nil {
+		return nil, err
+	}
 	crd, err := c.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
