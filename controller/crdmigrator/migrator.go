@@ -10,7 +10,6 @@ import (
 	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	svmclient "k8s.io/client-go/kubernetes/typed/storagemigration/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -25,10 +24,8 @@ type Migrator struct {
 	opts    Options
 	phases  phases
 	clients migrate.Clients
-	// migrations lists the cluster's StorageVersionMigrations, which defer the Migrator.
-	migrations svmclient.StoragemigrationV1Interface
-	events     events.EventRecorder
-	log        logr.Logger
+	events  events.EventRecorder
+	log     logr.Logger
 	// deferred is the reason each CRD was last deferred for, while it
 	// stays deferred: a look again every DeferFor that finds the same
 	// reason records no Event. Only the one worker loop touches it.
@@ -55,22 +52,17 @@ func New(mgr manager.Manager, opts Options) (*Migrator, error) {
 	if err != nil {
 		return nil, err
 	}
-	migrations, err := svmclient.NewForConfig(mgr.GetConfig())
-	if err != nil {
-		return nil, err
-	}
 	if opts.Migrate.Sightings == nil {
 		// The switch grace counts from the first time this process saw a
 		// CRD's generation: the informer's sighting, not the later run.
 		opts.Migrate.Sightings = migrate.NewSightings("")
 	}
 	return &Migrator{
-		opts:       opts,
-		phases:     enabled(opts.Skip),
-		clients:    clients,
-		migrations: migrations,
-		events:     mgr.GetEventRecorder(opts.Name),
-		log:        mgr.GetLogger().WithName(opts.Name),
+		opts:    opts,
+		phases:  enabled(opts.Skip),
+		clients: clients,
+		events:  mgr.GetEventRecorder(opts.Name),
+		log:     mgr.GetLogger().WithName(opts.Name),
 	}, nil
 }
 

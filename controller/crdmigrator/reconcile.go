@@ -7,7 +7,6 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/migrate"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -64,12 +63,12 @@ func (m *Migrator) reconcile(ctx context.Context, crd *apiextensionsv1.CustomRes
 // condition to tell. "" when there is none, or the list is not allowed
 // (the condition is then what keeps the two apart).
 func (m *Migrator) clusterMigrationPending(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) string {
-	all, err := cluster.ListClusterMigrations(ctx, m.migrations)
+	svm, err := migrate.ClusterMigration(ctx, m.clients, crd)
 	if err != nil {
 		m.log.Error(err, "could not list the cluster's StorageVersionMigrations: the StorageMigrating condition alone keeps the Migrator out of their way", "crd", crd.Name)
 		return ""
 	}
-	if svm := all.For(crd.Spec.Group, crd.Spec.Names.Plural); svm != nil && !svm.Done() {
+	if svm != nil && !svm.Done() {
 		return fmt.Sprintf("the cluster's StorageVersionMigration %s of %s.%s is %s", svm.Name, crd.Spec.Names.Plural, crd.Spec.Group, svm.State)
 	}
 	return ""

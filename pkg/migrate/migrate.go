@@ -6,6 +6,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/cluster"
 	"github.com/kubectl-crdversion/kubectl-crdversion/internal/engine/migration"
 	"github.com/kubectl-crdversion/kubectl-crdversion/pkg/results"
 )
@@ -87,3 +88,16 @@ var (
 	// not close it (a dry run).
 	ErrWindowOpen = migration.ErrWindowOpen
 )
+
+// ClusterMigration is the newest of the cluster's StorageVersionMigrations
+// (storagemigration.k8s.io/v1) of crd's resource, nil where there is none or
+// the cluster does not serve them. One created and not yet taken up leaves no
+// StorageMigrating condition on the CRD: a program that runs Migrate on its
+// own waits for it to be Done.
+func ClusterMigration(ctx context.Context, cs Clients, crd *apiextensionsv1.CustomResourceDefinition) (*results.ClusterMigration, error) {
+	all, err := cluster.ListClusterMigrations(ctx, cs.engine.Migrations)
+	if err != nil {
+		return nil, err
+	}
+	return all.For(crd.Spec.Group, crd.Spec.Names.Plural), nil
+}

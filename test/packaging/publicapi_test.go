@@ -64,3 +64,25 @@ func goDoc(t *testing.T, args ...string) string {
 	}
 	return string(out)
 }
+
+// The controller is the plugin's first importer: it builds on the public
+// packages alone, so what it needs is what any operator can reach.
+func TestControllerImportsNoInternalPackage(t *testing.T) {
+	dir := filepath.Join(root, "controller")
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(src), `"github.com/kubectl-crdversion/kubectl-crdversion/internal/`) {
+			t.Errorf("%s imports an internal package of the plugin: what it needs belongs in pkg/", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
